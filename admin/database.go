@@ -1,0 +1,97 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/urfave/cli/v2"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/pglocal"
+)
+
+// databaseName is the database natter uses inside its private cluster.
+const databaseName = "natter"
+
+func dataDirFlag() cli.Flag {
+	return &cli.StringFlag{Name: "data-dir", EnvVars: []string{"NATTER_DATA_DIR"}, Value: "./data",
+		Usage: "directory for the private PostgreSQL cluster (used when --database-url is empty), the embedded NATS store and uploads"}
+}
+
+func databaseURLFlag() cli.Flag {
+	return &cli.StringFlag{Name: "database-url", EnvVars: []string{"NATTER_DATABASE_URL"},
+		Usage: "PostgreSQL connection URL; empty runs a private cluster under --data-dir from the local PostgreSQL server binaries"}
+}
+
+// database is an open store plus whatever it took to open it.
+type database struct {
+	Store   *persist.Store
+	cluster *pglocal.Cluster
+}
+
+// Close closes the store and stops the private cluster if this process started it.
+func (d *database) Close(ctx context.Context) error {
+	d.Store.Close()
+	if d.cluster != nil {
+		return d.cluster.Stop(ctx)
+	}
+	return nil
+}
+
+// openDatabase opens --database-url, or the private cluster under --data-dir (starting it
+// unless a running `natter dev` already has), and applies pending migrations.
+func openDatabase(ctx context.Context, c *cli.Context, logger *slog.Logger, cfg persist.Config) (*database, error) {
+	d := &database{}
+	cfg.URL = c.String("database-url")
+	cfg.Logger = logger
+	if cfg.URL == "" {
+		cluster, err := pglocal.Open(ctx, pglocal.Config{Dir: filepath.Join(c.String("data-dir"), "pg"),
+			Durable: true, MaxConnections: 200, Logger: logger})
+		if err != nil {
+			return nil, err
+		}
+		d.cluster = cluster
+		if err := ensureDatabase(ctx, cluster.URL("postgres"), databaseName); err != nil {
+			_ = cluster.Stop(ctx)
+			return nil, err
+		}
+		cfg.URL = cluster.URL(databaseName)
+	}
+	store, err := persist.Open(ctx, cfg)
+	if err != nil {
+		if d.cluster != nil {
+			_ = d.cluster.Stop(ctx)
+		}
+		return nil, err
+	}
+	d.Store = store
+	applied, err := store.Migrate(ctx)
+	if err != nil {
+		_ = d.Close(ctx)
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	if len(applied) > 0 {
+		logger.Info("migrations applied", "versions", applied)
+	}
+	return d, nil
+}
+
+// ensureDatabase creates db in the cluster on first use.
+func ensureDatabase(ctx context.Context, adminURL, db string) error {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return fmt.Errorf("connect to private postgres: %w", err)
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `CREATE DATABASE `+pgx.Identifier{db}.Sanitize())
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P04" { // duplicate_database
+		return nil
+	}
+	return err
+}

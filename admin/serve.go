@@ -1,0 +1,209 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/server"
+	"github.com/natterchat/natter/streams"
+)
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "serve",
+		Usage:  "run Natter in production: explicit --database-url, embedded or external NATS, development features off",
+		Flags:  serverFlags(false),
+		Action: func(c *cli.Context) error { return runServer(c, false) },
+	}
+}
+
+func devCommand() *cli.Command {
+	return &cli.Command{
+		Name: "dev",
+		Usage: "run Natter for development: a private PostgreSQL under --data-dir, embedded NATS, dev bootstrap " +
+			"(a local owner, a default workspace and #general) and local dev sign-in, on 127.0.0.1:8080",
+		Flags:  serverFlags(true),
+		Action: func(c *cli.Context) error { return runServer(c, true) },
+	}
+}
+
+func serverFlags(dev bool) []cli.Flag {
+	addr := ":8080"
+	if dev {
+		addr = "127.0.0.1:8080"
+	}
+	return []cli.Flag{
+		&cli.StringFlag{Name: "addr", EnvVars: []string{"NATTER_ADDR"}, Value: addr,
+			Usage: "host:port the HTTP API listens on"},
+		databaseURLFlag(),
+		dataDirFlag(),
+		&cli.StringFlag{Name: "nats-url", EnvVars: []string{"NATTER_NATS_URL"},
+			Usage: "URL(s) of an external NATS JetStream cluster, comma-separated; empty runs NATS embedded in this process"},
+		&cli.StringFlag{Name: "nats-listen", EnvVars: []string{"NATTER_NATS_LISTEN"},
+			Usage: "host:port on which the embedded NATS server accepts bot runtimes; empty keeps it off the network"},
+		&cli.StringFlag{Name: "public-url", EnvVars: []string{"NATTER_PUBLIC_URL"},
+			Usage: "the origin browsers use, such as https://chat.example.com (https unless loopback); sets accepted origins and Secure cookies"},
+		&cli.BoolFlag{Name: "dev-bootstrap", EnvVars: []string{"NATTER_DEV_BOOTSTRAP"}, Value: dev,
+			Usage: "create a local owner, default workspace and #general when none exist, and let local requests fall back to the first user"},
+		&cli.BoolFlag{Name: "dev-auth", EnvVars: []string{"NATTER_DEV_AUTH"}, Value: dev,
+			Usage: "let loopback clients mint magic-link tokens through POST /api/auth/magic/request"},
+		&cli.BoolFlag{Name: "metrics", EnvVars: []string{"NATTER_METRICS"},
+			Usage: "serve Prometheus metrics at /metrics"},
+		&cli.StringFlag{Name: "cookie-namespace", EnvVars: []string{"NATTER_COOKIE_NAMESPACE"},
+			Usage: "suffix for the session cookie name (cc_session_<namespace>) when deployments share a domain"},
+		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
+			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
+	}
+}
+
+// serverConfig is the validated configuration of serve and dev.
+type serverConfig struct {
+	addr       string
+	natsURL    string
+	natsListen string
+	server     server.Config
+}
+
+func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
+	cfg := serverConfig{addr: c.String("addr"), natsURL: c.String("nats-url"), natsListen: c.String("nats-listen")}
+	if err := checkHostPort(cfg.addr); err != nil {
+		return cfg, configError("addr", "%v", err)
+	}
+	if !dev && c.String("database-url") == "" {
+		return cfg, configError("database-url", "serve needs a database URL (NATTER_DATABASE_URL); use `natter dev` for a private database")
+	}
+	if cfg.natsURL != "" {
+		for _, u := range strings.Split(cfg.natsURL, ",") {
+			p, err := url.Parse(strings.TrimSpace(u))
+			if err != nil || p.Host == "" || !map[string]bool{"nats": true, "tls": true, "ws": true, "wss": true}[p.Scheme] {
+				return cfg, configError("nats-url", "%q must be nats://host:port (or tls://, ws://, wss://)", u)
+			}
+		}
+		if cfg.natsListen != "" {
+			return cfg, configError("nats-listen", "only the embedded server listens; with --nats-url, bots connect to that cluster")
+		}
+	}
+	if cfg.natsListen != "" {
+		if err := checkHostPort(cfg.natsListen); err != nil {
+			return cfg, configError("nats-listen", "%v", err)
+		}
+	}
+	if p := c.String("public-url"); p != "" {
+		if _, err := server.ParsePublicURL(p); err != nil {
+			return cfg, configError("public-url", "%v", err)
+		}
+	}
+	if ns := c.String("cookie-namespace"); ns != "" && !server.ValidCookieNamespace(ns) {
+		return cfg, configError("cookie-namespace", "%q may contain only letters, digits, '-' and '_' (at most 32)", ns)
+	}
+	cfg.server = server.Config{
+		PublicURL:       c.String("public-url"),
+		DevBootstrap:    c.Bool("dev-bootstrap"),
+		DevAuth:         c.Bool("dev-auth"),
+		Metrics:         c.Bool("metrics"),
+		CookieNamespace: c.String("cookie-namespace"),
+		AccessLog:       c.Bool("access-log"),
+	}
+	return cfg, nil
+}
+
+func checkHostPort(hp string) error {
+	_, port, err := net.SplitHostPort(hp)
+	if err != nil {
+		return fmt.Errorf("%q must be host:port, such as 127.0.0.1:8080", hp)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("%q: the port must be a number from 0 to 65535", hp)
+	}
+	return nil
+}
+
+// runServer starts every component, serves until the context ends (SIGINT or SIGTERM in main),
+// then stops them in reverse order.
+func runServer(c *cli.Context, dev bool) (err error) {
+	cfg, err := readServerConfig(c, dev)
+	if err != nil {
+		return err
+	}
+	ctx := c.Context
+	logger := newLogger(c)
+	db, err := openDatabase(ctx, c, logger, persist.Config{MaxConns: 32})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		stopCtx := context.WithoutCancel(ctx)
+		if cerr := db.Close(stopCtx); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+
+	nc, stopNATS, err := startNATS(ctx, cfg, c.String("data-dir"), logger)
+	if err != nil {
+		return err
+	}
+	defer stopNATS()
+	_ = nc // the relay and realtime fan-out take it over in the event-pipeline issue
+
+	if cfg.server.DevBootstrap {
+		b, err := persist.WithTxV(ctx, db.Store, func(tx *persist.Tx) (persist.Bootstrap, error) { return tx.DevBootstrap(ctx) })
+		if err != nil {
+			return fmt.Errorf("dev bootstrap: %w", err)
+		}
+		logger.Info("dev bootstrap", "created", b.Created, "owner_user_id", b.Owner.ID, "workspace_id", b.Workspace.ID)
+	}
+
+	cfg.server.Store = db.Store
+	cfg.server.Logger = logger
+	srv, err := server.New(cfg.server)
+	if err != nil {
+		return fmt.Errorf("invalid configuration: %w", err)
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen on --addr %s: %w", cfg.addr, err)
+	}
+	fmt.Fprintf(c.App.Writer, "natter listening on http://%s\n", ln.Addr())
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return srv.Serve(gctx, ln) })
+	err = g.Wait()
+	logger.Info("natter stopped")
+	return err
+}
+
+// startNATS connects to --nats-url, or starts the embedded server under the data dir.
+func startNATS(ctx context.Context, cfg serverConfig, dataDir string, logger *slog.Logger) (*nats.Conn, func(), error) {
+	if cfg.natsURL != "" {
+		nc, err := streams.ConnectURL(ctx, cfg.natsURL, "natter")
+		if err != nil {
+			return nil, nil, err
+		}
+		return nc, nc.Close, nil
+	}
+	emb, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: filepath.Join(dataDir, "nats"),
+		Listen: cfg.natsListen, Logger: logger})
+	if err != nil {
+		return nil, nil, err
+	}
+	nc, err := emb.Connect("natter")
+	if err != nil {
+		emb.Shutdown()
+		return nil, nil, errors.Join(errors.New("connect to embedded nats"), err)
+	}
+	if url := emb.ClientURL(); url != "" {
+		logger.Info("embedded nats listening for bots", "url", url)
+	}
+	return nc, func() { nc.Close(); emb.Shutdown() }, nil
+}

@@ -1,0 +1,29 @@
+package migrations_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/migrations"
+	"github.com/natterchat/natter/persist/persisttest"
+)
+
+func TestApply(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, persisttest.URL(t))
+	require.NoError(t, err)
+	defer pool.Close()
+
+	applied, err := migrations.Apply(ctx, pool)
+	require.NoError(t, err)
+	require.Empty(t, applied, "the test database is already migrated")
+
+	_, err = pool.Exec(ctx, `UPDATE schema_migrations SET checksum = 'edited' WHERE version = 1`)
+	require.NoError(t, err)
+	_, err = migrations.Apply(ctx, pool)
+	require.ErrorContains(t, err, "changed after it was applied")
+}

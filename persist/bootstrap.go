@@ -1,0 +1,106 @@
+package persist
+
+import (
+	"context"
+)
+
+// bootstrapLock serialises dev bootstrap across processes ("natter-bs").
+const bootstrapLock int64 = 0x6e61747465726273
+
+// Defaults of the development bootstrap.
+const (
+	DevOwnerEmail   = "owner@localhost"
+	DevOwnerName    = "Local Owner"
+	DevWorkspace    = "Natter"
+	DevChannel      = "general"
+	devWorkspaceTag = "natter"
+)
+
+// Bootstrap is what DevBootstrap found or made.
+type Bootstrap struct {
+	Owner     User
+	Workspace Workspace
+	Created   bool
+}
+
+// DevBootstrap makes sure a default workspace exists: when there is none, it creates one with a
+// `general` channel, owned by the pinned owner (natter admin owner pin), else the first human,
+// else a new local owner. It is idempotent and safe to run from several processes at once.
+func (tx *Tx) DevBootstrap(ctx context.Context) (Bootstrap, error) {
+	if _, err := tx.exec(ctx, `SELECT pg_advisory_xact_lock($1)`, bootstrapLock); err != nil {
+		return Bootstrap{}, err
+	}
+	wsID, err := tx.SettingGet(ctx, SettingDefaultWorkspace)
+	if err != nil {
+		return Bootstrap{}, err
+	}
+	if wsID != "" {
+		w, err := tx.WorkspaceGet(ctx, wsID)
+		if err == nil {
+			owner, err := tx.workspaceOwner(ctx, w.ID)
+			return Bootstrap{Owner: owner, Workspace: w}, err
+		}
+		if e, ok := ErrorOf(err); !ok || e.Code != CodeNotFound {
+			return Bootstrap{}, err
+		}
+	}
+	owner, err := tx.bootstrapOwner(ctx)
+	if err != nil {
+		return Bootstrap{}, err
+	}
+	w, err := tx.WorkspaceCreate(ctx, owner.ID, DevWorkspace, "")
+	if e, ok := ErrorOf(err); ok && e.Code == CodeConflict {
+		// Someone already took the slug "natter"; any free slug will do for the default.
+		w, err = tx.WorkspaceCreate(ctx, owner.ID, DevWorkspace, devWorkspaceTag+"-"+NewID("", tx.now)[20:])
+	}
+	if err != nil {
+		return Bootstrap{}, err
+	}
+	if _, _, err := tx.ChannelCreate(ctx, owner.ID, w.ID, ChannelCreateParams{Name: DevChannel}); err != nil {
+		return Bootstrap{}, err
+	}
+	if err := tx.SettingSet(ctx, SettingDefaultWorkspace, w.ID); err != nil {
+		return Bootstrap{}, err
+	}
+	return Bootstrap{Owner: owner, Workspace: w, Created: true}, nil
+}
+
+func (tx *Tx) bootstrapOwner(ctx context.Context) (User, error) {
+	pinned, err := tx.SettingGet(ctx, SettingPinnedOwner)
+	if err != nil {
+		return User{}, err
+	}
+	if pinned != "" {
+		if u, err := tx.UserGet(ctx, pinned); err == nil && u.DeletedAt == nil {
+			return u, nil
+		}
+	}
+	u, err := tx.UserFirst(ctx)
+	if e, ok := ErrorOf(err); ok && e.Code == CodeNotFound {
+		return tx.UserFindOrCreateByEmail(ctx, DevOwnerEmail, DevOwnerName)
+	}
+	return u, err
+}
+
+func (tx *Tx) workspaceOwner(ctx context.Context, workspaceID string) (User, error) {
+	var id string
+	err := tx.queryRow(ctx, `SELECT user_id FROM workspace_members WHERE workspace_id = $1 AND role = 'owner'
+		ORDER BY join_seq LIMIT 1`, workspaceID).Scan(&id)
+	if err != nil {
+		return User{}, notFoundAs(err, "owner")
+	}
+	return tx.UserGet(ctx, id)
+}
+
+// OwnerPin records the person dev bootstrap makes owner, creating the account by email when
+// needed, and returns it. It does not change an existing workspace's owner.
+func (tx *Tx) OwnerPin(ctx context.Context, email, displayName string) (User, error) {
+	if displayName == "" {
+		return User{}, Invalid("a display name is required")
+	}
+	u, err := tx.UserFindOrCreateByEmail(ctx, email, displayName)
+	if err != nil {
+		return User{}, err
+	}
+	return u, tx.SettingSet(ctx, SettingPinnedOwner, u.ID)
+}

@@ -1,0 +1,179 @@
+package persist
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Error is Natter's one application error: an HTTP status, a snake_case machine code, a sentence
+// for a person, and optionally the cause (never shown to clients). server writes it as
+// {"error": Message, "code": Code}; realtime maps it to close codes.
+type Error struct {
+	Status  int
+	Code    Code
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Code is a machine-readable error code. Every code is a constant below; its status comes from
+// statusOf, so a code always answers with the same status.
+type Code string
+
+const (
+	// CodeInvalidRequest: a field or parameter breaks a rule; the message names it.
+	CodeInvalidRequest Code = "invalid_request"
+	// CodeInvalidJSON: the body is not one JSON value of the expected shape.
+	CodeInvalidJSON Code = "invalid_json"
+	// CodeBodyTooLarge: the body passes the size limit.
+	CodeBodyTooLarge Code = "body_too_large"
+	// CodeUnsupportedMediaType: the endpoint needs another Content-Type.
+	CodeUnsupportedMediaType Code = "unsupported_media_type"
+	// CodeUnauthenticated: no usable credentials (absent, unknown, expired or revoked).
+	CodeUnauthenticated Code = "unauthenticated"
+	// CodeInvalidCredentials: a password sign-in failed; one body for every reason.
+	CodeInvalidCredentials Code = "invalid_credentials"
+	// CodeForbidden: the caller is known but may not do this.
+	CodeForbidden Code = "forbidden"
+	// CodeMissingScope: a bot token lacks the scope the route needs.
+	CodeMissingScope Code = "missing_scope"
+	// CodeHumanOnly: the route refuses bot tokens.
+	CodeHumanOnly Code = "human_only"
+	// CodeCSRF: a cookie-authenticated unsafe request failed the same-origin or CSRF header check.
+	CodeCSRF Code = "csrf_failed"
+	// CodeCrossSite: a sign-in request came from another site.
+	CodeCrossSite Code = "cross_site_request"
+	// CodeNotFound: the resource does not exist or is not visible to the caller.
+	CodeNotFound Code = "not_found"
+	// CodeRouteNotFound: no API route matches the path.
+	CodeRouteNotFound Code = "route_not_found"
+	// CodeMethodNotAllowed: the route exists but not for this method.
+	CodeMethodNotAllowed Code = "method_not_allowed"
+	// CodeConflict: the request conflicts with the current state (a duplicate, a stale value).
+	CodeConflict Code = "conflict"
+	// CodeResyncRequired: a cursor is unknown or older than the retained event window.
+	CodeResyncRequired Code = "resync_required"
+	// CodeRateLimited: too many attempts; try later.
+	CodeRateLimited Code = "rate_limited"
+	// CodeUpgradeRequired: the client protocol is no longer served here.
+	CodeUpgradeRequired Code = "upgrade_required"
+	// CodeNotImplemented: the feature is not configured on this server.
+	CodeNotImplemented Code = "not_implemented"
+	// CodeUnavailable: a dependency (the database) is down.
+	CodeUnavailable Code = "unavailable"
+	// CodeInternal: anything unexpected; the cause is logged, never shown.
+	CodeInternal Code = "internal"
+)
+
+var statusOf = map[Code]int{
+	CodeInvalidRequest:       http.StatusBadRequest,
+	CodeInvalidJSON:          http.StatusBadRequest,
+	CodeBodyTooLarge:         http.StatusRequestEntityTooLarge,
+	CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	CodeUnauthenticated:      http.StatusUnauthorized,
+	CodeInvalidCredentials:   http.StatusUnauthorized,
+	CodeForbidden:            http.StatusForbidden,
+	CodeMissingScope:         http.StatusForbidden,
+	CodeHumanOnly:            http.StatusForbidden,
+	CodeCSRF:                 http.StatusForbidden,
+	CodeCrossSite:            http.StatusForbidden,
+	CodeNotFound:             http.StatusNotFound,
+	CodeRouteNotFound:        http.StatusNotFound,
+	CodeMethodNotAllowed:     http.StatusMethodNotAllowed,
+	CodeConflict:             http.StatusConflict,
+	CodeResyncRequired:       http.StatusGone,
+	CodeRateLimited:          http.StatusTooManyRequests,
+	CodeUpgradeRequired:      http.StatusUpgradeRequired,
+	CodeNotImplemented:       http.StatusNotImplemented,
+	CodeUnavailable:          http.StatusServiceUnavailable,
+	CodeInternal:             http.StatusInternalServerError,
+}
+
+// Errorf builds an Error for code with a message for a person.
+func Errorf(code Code, format string, args ...any) *Error {
+	status, ok := statusOf[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalid is Errorf(CodeInvalidRequest, ...).
+func Invalid(format string, args ...any) *Error { return Errorf(CodeInvalidRequest, format, args...) }
+
+// NotFound says that a thing (a lowercase noun: "workspace", "message") does not exist for the caller.
+func NotFound(thing string) *Error { return Errorf(CodeNotFound, "%s not found", thing) }
+
+// Forbidden is Errorf(CodeForbidden, ...).
+func Forbidden(format string, args ...any) *Error { return Errorf(CodeForbidden, format, args...) }
+
+// Conflict is Errorf(CodeConflict, ...).
+func Conflict(format string, args ...any) *Error { return Errorf(CodeConflict, format, args...) }
+
+// ErrorOf returns the *Error in err's chain, if any.
+func ErrorOf(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// constraintErrors turns a violated constraint, by name, into the sentence a person reads.
+// Constraints not listed here become a generic conflict or invalid-request error.
+var constraintErrors = map[string]*Error{
+	"users_handle_key":            Conflict("that handle is taken"),
+	"users_email_key":             Conflict("an account with that email already exists"),
+	"workspaces_slug_key":         Conflict("that workspace slug is taken"),
+	"channels_workspace_name_key": Conflict("a channel with that name already exists in this workspace"),
+}
+
+// translate is the one place database errors become application errors: no rows → not found;
+// unique, foreign-key and check violations by constraint name; everything else stays internal
+// (wrapped with %w, never shown to a client).
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := ErrorOf(err); ok {
+		return err
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return NotFound("resource")
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		if known, ok := constraintErrors[pe.ConstraintName]; ok {
+			e := *known
+			e.Err = err
+			return &e
+		}
+		switch pe.Code {
+		case "23505":
+			return &Error{Status: http.StatusConflict, Code: CodeConflict, Message: "that already exists", Err: err}
+		case "23503":
+			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: "a referenced resource does not exist", Err: err}
+		case "23514", "22001", "22P02":
+			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: "a value breaks a rule", Err: err}
+		}
+	}
+	return fmt.Errorf("database: %w", err)
+}
+
+// notFoundAs names the missing thing when err is "no rows", and passes any other error through.
+func notFoundAs(err error, thing string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return NotFound(thing)
+	}
+	return err
+}

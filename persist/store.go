@@ -1,0 +1,177 @@
+package persist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/natterchat/natter/migrations"
+)
+
+// Config configures a Store.
+type Config struct {
+	// URL is the pgx connection string. Required.
+	URL string
+	// MaxConns caps the pool. Default 16.
+	MaxConns int32
+	// Clock returns "now"; each transaction reads it once. Default time.Now.
+	Clock func() time.Time
+	// Logger receives pool-level problems. Default slog.Default().
+	Logger *slog.Logger
+	// OnEventsCommitted is called after a commit that appended events, with the workspaces they
+	// belong to (the relay's wake-up). It must not block. Default: nothing.
+	OnEventsCommitted func(workspaceIDs []string)
+}
+
+// Store is the database. Its only entry points are WithTx and WithTxV: every query, reads
+// included, is a method of the *Tx they hand out.
+type Store struct {
+	pool      *pgxpool.Pool
+	clock     func() time.Time
+	logger    *slog.Logger
+	committed func(workspaceIDs []string)
+}
+
+// Open connects and checks the connection. It does not migrate; call Migrate.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.URL == "" {
+		return nil, errors.New("persist: Config.URL is required")
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = 16
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	pc, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", redactURLError(err))
+	}
+	pc.MaxConns = cfg.MaxConns
+	// Timestamps leave the database in UTC whatever the process's zone, so JSON shows them so.
+	pc.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		c.TypeMap().RegisterType(&pgtype.Type{Name: "timestamptz", OID: pgtype.TimestamptzOID,
+			Codec: &pgtype.TimestamptzCodec{ScanLocation: time.UTC}})
+		return nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return &Store{pool: pool, clock: cfg.Clock, logger: cfg.Logger, committed: cfg.OnEventsCommitted}, nil
+}
+
+// redactURLError keeps a password in the URL out of logs: pgx quotes the string it failed on.
+func redactURLError(err error) error {
+	var pe *pgconn.ParseConfigError
+	if errors.As(err, &pe) {
+		return errors.New("invalid connection string")
+	}
+	return err
+}
+
+// Close releases the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Migrate applies pending migrations and returns the versions applied.
+func (s *Store) Migrate(ctx context.Context) ([]int, error) { return migrations.Apply(ctx, s.pool) }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// Now returns the store's clock reading, for callers that stamp values outside a transaction.
+func (s *Store) Now() time.Time { return s.clock() }
+
+// Tx is one database transaction. It carries the instant the transaction began, taken once from
+// the store's clock, so every row it writes agrees on "now".
+type Tx struct {
+	tx      pgx.Tx
+	now     time.Time
+	touched []string // workspaces whose log this transaction appended to
+}
+
+// Now is the transaction's instant.
+func (tx *Tx) Now() time.Time { return tx.now }
+
+// WithTx runs fn in a transaction and commits when fn returns nil. fn must do no network I/O
+// besides the database, publish nothing and start no goroutine: it may run more than once, since
+// serialization failures and deadlocks are retried. Errors are translated (see translate).
+func (s *Store) WithTx(ctx context.Context, fn func(tx *Tx) error) error {
+	_, err := WithTxV(ctx, s, func(tx *Tx) (struct{}, error) { return struct{}{}, fn(tx) })
+	return err
+}
+
+// WithTxV is WithTx for a function that returns a value.
+func WithTxV[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (T, error) {
+	const attempts = 5
+	var zero T
+	for attempt := 1; ; attempt++ {
+		v, err := runTx(ctx, s, fn)
+		if err == nil {
+			return v, nil
+		}
+		if attempt < attempts && retryable(err) {
+			continue
+		}
+		return zero, translate(err)
+	}
+}
+
+func runTx[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (T, error) {
+	var zero T
+	ptx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return zero, fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		// Roll back under a context that outlives a cancelled request, so the connection
+		// returns to the pool clean.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = ptx.Rollback(rctx)
+	}()
+	tx := &Tx{tx: ptx, now: s.clock().UTC().Truncate(time.Microsecond)}
+	v, err := fn(tx)
+	if err != nil {
+		return zero, err
+	}
+	if err := ptx.Commit(ctx); err != nil {
+		return zero, fmt.Errorf("commit: %w", err)
+	}
+	if len(tx.touched) > 0 && s.committed != nil {
+		s.committed(tx.touched)
+	}
+	return v, nil
+}
+
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// exec, query and queryRow are the Tx's statement primitives; resource files use only these.
+func (tx *Tx) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return tx.tx.Exec(ctx, sql, args...)
+}
+
+func (tx *Tx) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return tx.tx.Query(ctx, sql, args...)
+}
+
+func (tx *Tx) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return tx.tx.QueryRow(ctx, sql, args...)
+}

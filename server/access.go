@@ -1,0 +1,257 @@
+package server
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/natterchat/natter/persist"
+)
+
+// audience says which callers a route admits.
+type audience int
+
+const (
+	// audiencePublic routes need no credentials and ignore any.
+	audiencePublic audience = iota + 1
+	// audienceOptional routes identify the caller when credentials are present and proceed
+	// without a caller when they are not (logout).
+	audienceOptional
+	// audienceHuman routes admit signed-in humans only; bot tokens get 403.
+	audienceHuman
+	// audienceMember routes admit humans and, with the route's scope, bot tokens.
+	audienceMember
+	// audienceBot routes admit bot tokens only, with the route's scope.
+	audienceBot
+)
+
+// access is a route's requirement: data in the route table, enforced by one middleware so that
+// handlers never look at the caller's kind or scopes.
+type access struct {
+	audience audience
+	scope    string // bot-token scope, for audienceMember and audienceBot
+}
+
+var (
+	public   = access{audience: audiencePublic}
+	optional = access{audience: audienceOptional}
+	human    = access{audience: audienceHuman}
+)
+
+// member admits humans, and bot tokens holding scope.
+func member(scope string) access { return access{audience: audienceMember, scope: scope} }
+
+// enforce wraps a handler with its route's requirement: identify the caller, check the
+// requirement, apply the CSRF rule, then call the handler with the caller in the context.
+func (s *Server) enforce(a access, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if a.audience == audiencePublic {
+			h(w, r)
+			return
+		}
+		caller, err := s.identify(r)
+		if err != nil && a.audience != audienceOptional {
+			s.writeError(w, r, err)
+			return
+		}
+		if caller == nil && a.audience != audienceOptional {
+			s.writeError(w, r, persist.Errorf(persist.CodeUnauthenticated, "sign in, or send a bearer token"))
+			return
+		}
+		if caller != nil {
+			if err := s.admit(a, caller); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			if err := s.checkCSRF(r, caller); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			r = r.WithContext(withCaller(r.Context(), caller))
+		}
+		h(w, r)
+	}
+}
+
+// admit checks a caller against a requirement. Bot tokens arrive with the bots issue; until then
+// every caller is human and audienceBot admits nobody.
+func (s *Server) admit(a access, c *Caller) error {
+	if a.audience == audienceBot {
+		return persist.Errorf(persist.CodeForbidden, "this endpoint is for bot tokens only")
+	}
+	return nil
+}
+
+// identify resolves the caller in the spec's order: bearer token, session cookie, the local
+// impersonation header, and the development fallback. It returns (nil, nil) when the request
+// carries no credentials at all.
+func (s *Server) identify(r *http.Request) (*Caller, error) {
+	ctx := r.Context()
+	if token, ok := bearerToken(r); ok {
+		if !strings.HasPrefix(token, persist.PrefixSessionToken) {
+			return nil, persist.Errorf(persist.CodeUnauthenticated, "the bearer token is not recognised")
+		}
+		return s.sessionCaller(r, token, viaBearer)
+	}
+	token, err := s.sessionCookie(r)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		return s.sessionCaller(r, token, viaCookie)
+	}
+	if id := devUserHeader(r); id != "" && isLocalRequest(r) {
+		u, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.User, error) { return tx.UserGet(ctx, id) })
+		if err != nil || u.Kind != persist.KindHuman || u.DeletedAt != nil {
+			return nil, persist.Errorf(persist.CodeUnauthenticated, "the impersonated user does not exist")
+		}
+		return &Caller{User: u, Via: viaDevHeader}, nil
+	}
+	if s.cfg.DevBootstrap && isLocalRequest(r) {
+		u, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.User, error) { return tx.UserFirst(ctx) })
+		if e, ok := persist.ErrorOf(err); ok && e.Code == persist.CodeNotFound {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &Caller{User: u, Via: viaDevFallback}, nil
+	}
+	return nil, nil
+}
+
+func (s *Server) sessionCaller(r *http.Request, token, via string) (*Caller, error) {
+	ctx := r.Context()
+	type resolved struct {
+		s persist.Session
+		u persist.User
+	}
+	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (resolved, error) {
+		sess, u, err := tx.SessionResolve(ctx, token)
+		return resolved{sess, u}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Caller{User: res.u, Session: &res.s, Via: via}, nil
+}
+
+// bearerToken returns the token of an Authorization: Bearer header.
+func bearerToken(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
+// sessionCookie returns the value of the active session cookie, "" when absent. Two cookies
+// with the active name are refused: a sibling subdomain could have planted one.
+func (s *Server) sessionCookie(r *http.Request) (string, error) {
+	var value string
+	n := 0
+	for _, c := range r.Cookies() {
+		if c.Name == s.cookieName {
+			value = c.Value
+			n++
+		}
+	}
+	if n > 1 {
+		return "", persist.Errorf(persist.CodeUnauthenticated, "the request carries more than one %s cookie; clear cookies for this site and sign in again", s.cookieName)
+	}
+	return value, nil
+}
+
+// presentedSessionToken is the session token a request carries, by the precedence of identify.
+func (s *Server) presentedSessionToken(r *http.Request) string {
+	if token, ok := bearerToken(r); ok {
+		return token
+	}
+	token, _ := s.sessionCookie(r)
+	return token
+}
+
+func devUserHeader(r *http.Request) string {
+	if v := r.Header.Get("X-Natter-User"); v != "" {
+		return v
+	}
+	return r.Header.Get("X-ClickClack-User")
+}
+
+// isLocalRequest reports whether the request comes from a loopback client and names a local
+// host, the condition of every development shortcut.
+func isLocalRequest(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback() && isLocalHost(r.Host)
+}
+
+func isLocalHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkCSRF applies to unsafe requests authenticated by cookie: the browser must say the request
+// is same-origin (Origin or Sec-Fetch-Site) and send X-Natter-CSRF: 1, a header no cross-site
+// form can set.
+func (s *Server) checkCSRF(r *http.Request, c *Caller) error {
+	if c.Via != viaCookie || isSafeMethod(r.Method) {
+		return nil
+	}
+	if !s.sameOrigin(r) {
+		return persist.Errorf(persist.CodeCSRF, "cross-site requests with a session cookie are refused")
+	}
+	v := r.Header.Get("X-Natter-CSRF")
+	if v == "" {
+		v = r.Header.Get("X-ClickClack-CSRF")
+	}
+	if v != "1" {
+		return persist.Errorf(persist.CodeCSRF, "send the header X-Natter-CSRF: 1 with requests authenticated by cookie")
+	}
+	return nil
+}
+
+func isSafeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// sameOrigin reports whether a browser request comes from this site: Sec-Fetch-Site, when sent,
+// must be same-origin or none; Origin, when sent, must be the request's own origin or the
+// configured public origin.
+func (s *Server) sameOrigin(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+	default:
+		return false
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	return s.allowedOrigin(r, origin)
+}
+
+// allowedOrigin reports whether origin is the request host's own or the configured public one.
+func (s *Server) allowedOrigin(r *http.Request, origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if s.publicOrigin != "" && strings.EqualFold(origin, s.publicOrigin) {
+		return true
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}

@@ -1,0 +1,6 @@
+// Package server is Natter's HTTP API: the chi router and its one route table (routes.go), the
+// middleware that identifies the caller and enforces each route's requirement, one file per
+// resource, and the JSON error model (error.go is the only writer of error responses). Handlers
+// parse, make one persist call, and write; authorization lives in persist, in the transaction of
+// the write. It imports persist, streams and realtime.
+package server

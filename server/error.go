@@ -1,0 +1,34 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/natterchat/natter/persist"
+)
+
+// writeError is the only writer of error responses: a *persist.Error answers with its status,
+// code and message; anything else is a 500 with a fixed sentence, its cause logged once with the
+// correlation id. Database and internal text never reach the client.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if e, ok := persist.ErrorOf(err); ok {
+		if e.Status >= 500 {
+			s.logger.Error("request failed", "correlation_id", correlationID(r.Context()), "code", e.Code, "error", err)
+		}
+		writeJSON(w, e.Status, errorBody{Error: e.Message, Code: e.Code})
+		return
+	}
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		// The client went away; nobody reads this answer.
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	s.logger.Error("request failed", "correlation_id", correlationID(r.Context()), "error", err)
+	writeJSON(w, http.StatusInternalServerError, errorBody{Error: "something went wrong on our side; it has been logged", Code: persist.CodeInternal})
+}
+
+type errorBody struct {
+	Error string       `json:"error"`
+	Code  persist.Code `json:"code"`
+}

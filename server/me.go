@@ -1,0 +1,62 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/natterchat/natter/persist"
+)
+
+// meView is the caller's own account: the public profile plus what only they see.
+type meView struct {
+	persist.PublicUser
+	Email                string               `json:"email,omitempty"`
+	NotificationSettings notificationSettings `json:"notification_settings"`
+	PasswordEnrolled     bool                 `json:"password_enrolled"`
+}
+
+type notificationSettings struct {
+	PushoverEnabled bool   `json:"pushover_enabled"`
+	PushoverUserKey string `json:"pushover_user_key"`
+}
+
+func newMeView(u persist.User) meView {
+	return meView{PublicUser: u.Public(), Email: u.Email, PasswordEnrolled: u.PasswordEnrolled,
+		NotificationSettings: notificationSettings{PushoverEnabled: u.PushoverEnabled, PushoverUserKey: u.PushoverUserKey}}
+}
+
+// handleMeGet serves GET /api/me.
+func (s *Server) handleMeGet(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"user": newMeView(callerOf(r.Context()).User)})
+}
+
+type meUpdateRequest struct {
+	DisplayName          *string `json:"display_name"`
+	Handle               *string `json:"handle"`
+	AvatarURL            *string `json:"avatar_url"`
+	NotificationSettings *struct {
+		PushoverEnabled *bool   `json:"pushover_enabled"`
+		PushoverUserKey *string `json:"pushover_user_key"`
+	} `json:"notification_settings"`
+}
+
+// handleMeUpdate serves PATCH /api/me: omitted fields stay unchanged.
+func (s *Server) handleMeUpdate(w http.ResponseWriter, r *http.Request) {
+	var req meUpdateRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	patch := persist.UserPatch{DisplayName: req.DisplayName, Handle: req.Handle, AvatarURL: req.AvatarURL}
+	if ns := req.NotificationSettings; ns != nil {
+		patch.PushoverEnabled, patch.PushoverUserKey = ns.PushoverEnabled, ns.PushoverUserKey
+	}
+	ctx := r.Context()
+	u, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.User, error) {
+		return tx.UserUpdate(ctx, callerOf(ctx).User.ID, patch)
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"user": newMeView(u)})
+}

@@ -1,0 +1,89 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/natterchat/natter/persist"
+)
+
+// maxJSONBody is the size limit of every JSON request body (uploads have their own).
+const maxJSONBody = 1 << 20
+
+// writeJSON is the one writer of successful JSON responses.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		// Our own types always marshal; reaching this is a programming error.
+		status = http.StatusInternalServerError
+		body = []byte(`{"error":"something went wrong on our side; it has been logged","code":"internal"}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// decodeJSON reads exactly one JSON value of at most 1 MiB into dst. Codes: body_too_large,
+// invalid_json (malformed, wrong field types, empty, or trailing values).
+func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if err := dec.Decode(dst); err != nil {
+		return jsonError(err)
+	}
+	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return jsonError(err)
+		}
+		return persist.Errorf(persist.CodeInvalidJSON, "the body must hold exactly one JSON value")
+	}
+	return nil
+}
+
+func jsonError(err error) error {
+	var tooLarge *http.MaxBytesError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return persist.Errorf(persist.CodeBodyTooLarge, "the body is larger than %d bytes", maxJSONBody)
+	case errors.Is(err, io.EOF):
+		return persist.Errorf(persist.CodeInvalidJSON, "the body must be a JSON object")
+	case errors.As(err, &typeErr):
+		if typeErr.Field != "" {
+			return persist.Errorf(persist.CodeInvalidJSON, "field %s must be a %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()))
+		}
+		return persist.Errorf(persist.CodeInvalidJSON, "the body must be a JSON object")
+	default:
+		return persist.Errorf(persist.CodeInvalidJSON, "the body is not valid JSON")
+	}
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "slice", "array":
+		return "array"
+	case "map", "struct", "ptr":
+		return "object"
+	default:
+		return "number"
+	}
+}
+
+// requireJSONContent refuses bodies that are not declared as JSON, for the sign-in endpoints
+// that must not be reachable by a cross-site form post. Codes: unsupported_media_type.
+func requireJSONContent(r *http.Request) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return persist.Errorf(persist.CodeUnsupportedMediaType, "Content-Type must be application/json")
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/natterchat/natter/persist"
+)
+
+// routeTable is every route of the API, one line each: method, pattern, requirement, handler.
+// TestRouteTable walks the router and fails on a route that is missing here or from the
+// OpenAPI document.
+func (s *Server) routeTable() []route {
+	return []route{
+		{"GET", "/healthz", public, s.handleHealthz},
+		{"GET", "/readyz", public, s.handleReadyz},
+		{"GET", "/metrics", public, s.handleMetrics},
+		{"GET", "/api/openapi.json", public, s.handleOpenAPI},
+
+		{"POST", "/api/auth/magic/request", public, s.handleMagicLinkRequest},
+		{"POST", "/api/auth/magic/consume", public, s.handleMagicLinkConsume},
+		{"POST", "/api/auth/logout", optional, s.handleLogout},
+
+		{"GET", "/api/me", member("profile:read"), s.handleMeGet},
+		{"PATCH", "/api/me", human, s.handleMeUpdate},
+	}
+}
+
+type route struct {
+	method  string
+	pattern string
+	access  access
+	handler http.HandlerFunc
+}
+
+func (s *Server) buildRouter() chi.Router {
+	r := chi.NewRouter()
+	r.Use(correlate, s.observe, s.recoverPanics)
+	r.NotFound(s.notFound)
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, persist.Errorf(persist.CodeMethodNotAllowed, "%s is not allowed on this route", r.Method))
+	})
+	for _, rt := range s.routeTable() {
+		r.Method(rt.method, rt.pattern, s.enforce(rt.access, rt.handler))
+	}
+	return r
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	s.writeError(w, r, persist.Errorf(persist.CodeRouteNotFound, "no route matches %s %s", r.Method, r.URL.Path))
+}

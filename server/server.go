@@ -1,0 +1,140 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/natterchat/natter/persist"
+)
+
+// Config configures the HTTP API.
+type Config struct {
+	// Store is the database. Required.
+	Store *persist.Store
+	// Logger receives the access log and errors. Default slog.Default().
+	Logger *slog.Logger
+	// PublicURL is the origin browsers use, such as https://chat.example.com; it sets the
+	// accepted Origin and the cookie's Secure flag. Default "" (derived from each request).
+	PublicURL string
+	// DevBootstrap enables the development fallback identity for local requests. Default false.
+	DevBootstrap bool
+	// DevAuth lets local clients mint magic links through the API. Default false.
+	DevAuth bool
+	// Metrics serves /metrics. Default false.
+	Metrics bool
+	// CookieNamespace namespaces the session cookie (cc_session_<namespace>), so several
+	// deployments can share a parent domain. Default "" (cc_session).
+	CookieNamespace string
+	// AccessLog writes one log line per request. Default false.
+	AccessLog bool
+	// ShutdownTimeout bounds the drain of active requests at shutdown. Default 5s.
+	ShutdownTimeout time.Duration
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg          Config
+	store        *persist.Store
+	logger       *slog.Logger
+	metrics      *metrics
+	router       chi.Router
+	cookieName   string
+	publicOrigin string
+}
+
+// New validates cfg and builds the router.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("server: Config.Store is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.ShutdownTimeout == 0 {
+		cfg.ShutdownTimeout = 5 * time.Second
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session"}
+	if cfg.PublicURL != "" {
+		origin, err := ParsePublicURL(cfg.PublicURL)
+		if err != nil {
+			return nil, err
+		}
+		s.publicOrigin = origin
+	}
+	if cfg.CookieNamespace != "" {
+		if !ValidCookieNamespace(cfg.CookieNamespace) {
+			return nil, errors.New("--cookie-namespace may contain only letters, digits, '-' and '_' (at most 32)")
+		}
+		s.cookieName = "cc_session_" + cfg.CookieNamespace
+	}
+	s.router = s.buildRouter()
+	return s, nil
+}
+
+// ParsePublicURL checks a --public-url value and returns its origin. Non-loopback origins must
+// be https; none may carry a path, credentials, query or fragment.
+func ParsePublicURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", fmt.Errorf("--public-url %q must be an absolute http(s) URL such as https://chat.example.com", raw)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/") {
+		return "", fmt.Errorf("--public-url %q must be an origin only: no path, credentials, query or fragment", raw)
+	}
+	if u.Scheme == "http" && !isLocalHost(u.Host) {
+		return "", fmt.Errorf("--public-url %q must use https (plain http is allowed only for loopback development)", raw)
+	}
+	return u.Scheme + "://" + strings.ToLower(u.Host), nil
+}
+
+// ValidCookieNamespace reports whether ns may suffix the session cookie name.
+func ValidCookieNamespace(ns string) bool {
+	if len(ns) > 32 {
+		return false
+	}
+	for _, c := range ns {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Handler is the API as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.router }
+
+// Serve answers on ln until ctx ends, then stops accepting and gives active requests up to
+// ShutdownTimeout to finish.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.router,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	<-errc
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+// Package servertest runs the real router on an httptest server over a fresh database and a
+// real embedded NATS, with helpers to act as a given user. Only _test.go files import it.
+package servertest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/server"
+	"github.com/natterchat/natter/streams"
+	"github.com/natterchat/natter/streams/streamstest"
+)
+
+// Harness is one test's running API.
+type Harness struct {
+	Store  *persist.Store
+	Server *server.Server
+	NATS   *nats.Conn
+	Embed  *streams.Embedded
+	// URL is the base URL of the API, on 127.0.0.1: requests from the test are local.
+	URL    string
+	client *http.Client
+}
+
+// Option adjusts the harness.
+type Option func(*options)
+
+type options struct {
+	config    func(*server.Config)
+	storeOpts []persisttest.Option
+}
+
+// WithConfig edits the server configuration before the server is built.
+func WithConfig(fn func(*server.Config)) Option { return func(o *options) { o.config = fn } }
+
+// WithStoreOptions passes options to the test store.
+func WithStoreOptions(opts ...persisttest.Option) Option {
+	return func(o *options) { o.storeOpts = append(o.storeOpts, opts...) }
+}
+
+// New starts a harness for t.
+func New(t testing.TB, opts ...Option) *Harness {
+	t.Helper()
+	o := &options{}
+	for _, opt := range opts {
+		opt(o)
+	}
+	store := persisttest.NewStore(t, o.storeOpts...)
+	emb, nc := streamstest.Embedded(t)
+	cfg := server.Config{Store: store, Logger: slog.New(slog.DiscardHandler)}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, URL: ts.URL, client: &http.Client{
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// Actor is a signed-in human with a real session token.
+type Actor struct {
+	User  persist.User
+	Token string
+}
+
+// NewUser creates a human and signs them in.
+func (h *Harness) NewUser(t testing.TB) Actor {
+	t.Helper()
+	u := persisttest.User(t, h.Store, nil)
+	return Actor{User: u, Token: persisttest.Session(t, h.Store, u.ID)}
+}
+
+// Request is one call; the zero value of each field means "none".
+type Request struct {
+	Method string
+	Path   string
+	// Body is marshalled to JSON unless it is a string or []byte, which are sent as they are.
+	Body    any
+	Token   string
+	Header  map[string]string
+	Cookies []*http.Cookie
+}
+
+// Response is what came back.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Do sends req and reads the whole response.
+func (h *Harness) Do(t testing.TB, req Request) *Response {
+	t.Helper()
+	var body io.Reader
+	switch b := req.Body.(type) {
+	case nil:
+	case string:
+		body = strings.NewReader(b)
+	case []byte:
+		body = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			t.Fatalf("marshal body: %v", err)
+		}
+		body = bytes.NewReader(raw)
+	}
+	hr, err := http.NewRequest(req.Method, h.URL+req.Path, body)
+	if err != nil {
+		t.Fatalf("new request: %v", err)
+	}
+	if body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if req.Token != "" {
+		hr.Header.Set("Authorization", "Bearer "+req.Token)
+	}
+	for k, v := range req.Header {
+		if strings.EqualFold(k, "Host") {
+			hr.Host = v
+			continue
+		}
+		hr.Header.Set(k, v)
+	}
+	for _, c := range req.Cookies {
+		hr.AddCookie(c)
+	}
+	resp, err := h.client.Do(hr)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.Path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read response: %v", err)
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
+}
+
+// Get is Do for a GET as token.
+func (h *Harness) Get(t testing.TB, path, token string) *Response {
+	t.Helper()
+	return h.Do(t, Request{Method: http.MethodGet, Path: path, Token: token})
+}
+
+// Post is Do for a POST of a JSON body as token.
+func (h *Harness) Post(t testing.TB, path, token string, body any) *Response {
+	t.Helper()
+	return h.Do(t, Request{Method: http.MethodPost, Path: path, Token: token, Body: body})
+}
+
+// JSON decodes the body into a generic map.
+func (r *Response) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("response is not a JSON object: %v: %s", err, r.Body)
+	}
+	return m
+}
+
+// Decode decodes the body into v.
+func (r *Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode response: %v: %s", err, r.Body)
+	}
+}
+
+// RequireError checks status and error code of an error response, and the error body shape.
+func (r *Response) RequireError(t testing.TB, status int, code persist.Code) {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status = %d, want %d: %s", r.Status, status, r.Body)
+	}
+	m := r.JSON(t)
+	if m["code"] != string(code) {
+		t.Fatalf("code = %v, want %s: %s", m["code"], code, r.Body)
+	}
+	if msg, _ := m["error"].(string); msg == "" {
+		t.Fatalf("error message missing: %s", r.Body)
+	}
+}
+
+// RequireStatus fails unless the status is status.
+func (r *Response) RequireStatus(t testing.TB, status int) {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status = %d, want %d: %s", r.Status, status, r.Body)
+	}
+}
