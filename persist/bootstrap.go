@@ -56,7 +56,7 @@ func (tx *Tx) DevBootstrap(ctx context.Context) (Bootstrap, error) {
 	if err != nil {
 		return Bootstrap{}, err
 	}
-	if _, _, err := tx.ChannelCreate(ctx, owner.ID, w.ID, ChannelCreateParams{Name: DevChannel}); err != nil {
+	if _, _, err := tx.ChannelCreate(ctx, ActorFor(owner), w.ID, ChannelCreateParams{Name: DevChannel}); err != nil {
 		return Bootstrap{}, err
 	}
 	if err := tx.SettingSet(ctx, SettingDefaultWorkspace, w.ID); err != nil {

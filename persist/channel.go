@@ -48,8 +48,8 @@ type ChannelCreateParams struct {
 
 // ChannelCreate creates a channel and appends channel.created. The actor must be a member who is
 // not a guest. Codes: invalid_request, not_found (workspace), forbidden, conflict (name taken).
-func (tx *Tx) ChannelCreate(ctx context.Context, actorID, workspaceID string, p ChannelCreateParams) (Channel, Event, error) {
-	m, err := tx.requireMember(ctx, workspaceID, actorID)
+func (tx *Tx) ChannelCreate(ctx context.Context, actor Actor, workspaceID string, p ChannelCreateParams) (Channel, Event, error) {
+	m, err := tx.requireMember(ctx, workspaceID, actor)
 	if err != nil {
 		return Channel{}, Event{}, err
 	}
@@ -64,11 +64,11 @@ func (tx *Tx) ChannelCreate(ctx context.Context, actorID, workspaceID string, p 
 	c, err := scanChannel(tx.queryRow(ctx, `
 		INSERT INTO channels (id, route_id, workspace_id, name, created_by, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING `+channelColumns,
-		id, RouteID("C", id), workspaceID, name, actorID, tx.now))
+		id, RouteID("C", id), workspaceID, name, actor.UserID, tx.now))
 	if err != nil {
 		return Channel{}, Event{}, err
 	}
 	ev, err := tx.EventAppend(ctx, EventInput{WorkspaceID: workspaceID, Type: "channel.created",
-		ChannelID: c.ID, ActorID: actorID, Payload: map[string]any{"channel": c}})
+		ChannelID: c.ID, ActorID: actor.UserID, Payload: map[string]any{"channel": c}})
 	return c, ev, err
 }

@@ -151,12 +151,3 @@ func (tx *Tx) MemberGet(ctx context.Context, workspaceID, userID string) (Member
 		WHERE workspace_id = $1 AND user_id = $2`, workspaceID, userID))
 	return m, notFoundAs(err, "member")
 }
-
-// requireMember is the store's guard: the caller must belong to the workspace. It locks the
-// membership row against concurrent role changes until the transaction ends. A non-member gets
-// not_found for the workspace, so workspace ids do not leak.
-func (tx *Tx) requireMember(ctx context.Context, workspaceID, userID string) (Member, error) {
-	m, err := scanMember(tx.queryRow(ctx, `SELECT `+memberColumns+` FROM workspace_members
-		WHERE workspace_id = $1 AND user_id = $2 FOR SHARE`, workspaceID, userID))
-	return m, notFoundAs(err, "workspace")
-}

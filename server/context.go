@@ -32,6 +32,9 @@ type Caller struct {
 	Via string
 }
 
+// Actor is the caller as the store sees it.
+func (c *Caller) Actor() persist.Actor { return persist.ActorFor(c.User) }
+
 // How a caller was identified.
 const (
 	viaBearer      = "bearer"

@@ -24,6 +24,14 @@ func (s *Server) routeTable() []route {
 
 		{"GET", "/api/me", member("profile:read"), s.handleMeGet},
 		{"PATCH", "/api/me", human, s.handleMeUpdate},
+
+		// Workspaces, members, moderation, channels and route ids.
+
+		// Messages, threads, reactions, pins, direct conversations, search and read state.
+
+		// Realtime: backfill, WebSocket, ephemeral events.
+
+		// Bots, tokens, setup codes and command menus.
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/require"
@@ -57,4 +58,20 @@ func TestRouteTable(t *testing.T) {
 			require.True(t, declared[strings.ToUpper(method)+" "+path], "openapi.json documents %s %s, which is not routed", method, path)
 		}
 	}
+}
+
+func TestMergeOpenAPIRefusesDuplicates(t *testing.T) {
+	t.Parallel()
+	base := &fstest.MapFile{Data: []byte(`{"openapi":"3.1.0","components":{"schemas":{"Error":{}}},"paths":{}}`)}
+	_, err := mergeOpenAPI(fstest.MapFS{
+		"openapi/base.json": base,
+		"openapi/a.json":    {Data: []byte(`{"paths":{"/x":{"get":{}}}}`)},
+		"openapi/b.json":    {Data: []byte(`{"paths":{"/x":{"get":{}}}}`)},
+	})
+	require.ErrorContains(t, err, "documented twice")
+	_, err = mergeOpenAPI(fstest.MapFS{
+		"openapi/base.json": base,
+		"openapi/a.json":    {Data: []byte(`{"components":{"schemas":{"Error":{}}}}`)},
+	})
+	require.ErrorContains(t, err, "defined twice")
 }

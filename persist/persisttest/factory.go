@@ -90,12 +90,12 @@ func Member(t testing.TB, store *persist.Store, workspaceID, userID, role string
 	return m
 }
 
-// Channel creates a channel as actorID.
-func Channel(t testing.TB, store *persist.Store, actorID, workspaceID, name string) persist.Channel {
+// Channel creates a channel as actor.
+func Channel(t testing.TB, store *persist.Store, actor persist.Actor, workspaceID, name string) persist.Channel {
 	t.Helper()
 	ctx := context.Background()
 	c, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.Channel, error) {
-		c, _, err := tx.ChannelCreate(ctx, actorID, workspaceID, persist.ChannelCreateParams{Name: name})
+		c, _, err := tx.ChannelCreate(ctx, actor, workspaceID, persist.ChannelCreateParams{Name: name})
 		return c, err
 	})
 	if err != nil {

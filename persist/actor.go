@@ -1,0 +1,60 @@
+package persist
+
+import "context"
+
+// Actor is who performs a store operation. Every method that reads or writes workspace data takes
+// one and checks it in its own transaction: membership, the token's workspace binding, and a user
+// bot's owner.
+type Actor struct {
+	// UserID is the acting user (a bot's own id for bot tokens, never the owner's).
+	UserID string
+	// Kind is KindHuman or KindBot.
+	Kind string
+	// TokenWorkspaceID is the workspace a bot token is bound to; a token never reaches another
+	// workspace, even one the bot later joins. Empty for humans.
+	TokenWorkspaceID string
+	// OwnerUserID is a user bot's human owner, who must remain a member of the target workspace
+	// for the bot to act there. Empty for humans and service bots.
+	OwnerUserID string
+}
+
+// ActorFor is the actor of a human (or any user acting without a token).
+func ActorFor(u User) Actor {
+	return Actor{UserID: u.ID, Kind: u.Kind, OwnerUserID: u.OwnerUserID}
+}
+
+// requireMember is the store's membership guard for actor in a workspace, run inside the
+// transaction of the operation it guards. It locks the membership row (FOR SHARE) so a concurrent
+// removal or role change waits for this transaction. Codes: not_found (no such workspace),
+// forbidden (not a member, token bound elsewhere, or a user bot whose owner left).
+func (tx *Tx) requireMember(ctx context.Context, workspaceID string, actor Actor) (Member, error) {
+	if actor.TokenWorkspaceID != "" && actor.TokenWorkspaceID != workspaceID {
+		return Member{}, Forbidden("this token is bound to another workspace")
+	}
+	var exists bool
+	if err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM workspaces WHERE id = $1)`, workspaceID).Scan(&exists); err != nil {
+		return Member{}, err
+	}
+	if !exists {
+		return Member{}, NotFound("workspace")
+	}
+	m, err := scanMember(tx.queryRow(ctx, `SELECT `+memberColumns+` FROM workspace_members
+		WHERE workspace_id = $1 AND user_id = $2 FOR SHARE`, workspaceID, actor.UserID))
+	if err != nil {
+		if e := notFoundAs(err, "member"); e != err {
+			return Member{}, Forbidden("you are not a member of this workspace")
+		}
+		return Member{}, err
+	}
+	if actor.OwnerUserID != "" {
+		var ownerIn bool
+		if err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM workspace_members
+			WHERE workspace_id = $1 AND user_id = $2 FOR SHARE)`, workspaceID, actor.OwnerUserID).Scan(&ownerIn); err != nil {
+			return Member{}, err
+		}
+		if !ownerIn {
+			return Member{}, Forbidden("this bot's owner is no longer a member of this workspace")
+		}
+	}
+	return m, nil
+}
