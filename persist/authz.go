@@ -1,0 +1,77 @@
+package persist
+
+import (
+	"context"
+	"time"
+)
+
+// GuestChannel is the name of the waiting-room channel, the only one guests may see.
+const GuestChannel = "guest"
+
+// GuestDailyPosts is how many messages a waiting-room guest may post per UTC day.
+const GuestDailyPosts = 3
+
+// ChannelForRead returns a channel the actor may read, with the actor's membership. Guests read
+// only the guest channel. Codes: not_found (no such channel, or one a guest may not see),
+// forbidden (not a member).
+func (tx *Tx) ChannelForRead(ctx context.Context, actor Actor, channelID string) (Channel, Member, error) {
+	c, err := scanChannel(tx.queryRow(ctx, `SELECT `+channelColumns+` FROM channels WHERE id = $1`, channelID))
+	if err != nil {
+		return Channel{}, Member{}, notFoundAs(err, "channel")
+	}
+	m, err := tx.requireMember(ctx, c.WorkspaceID, actor)
+	if err != nil {
+		return Channel{}, Member{}, err
+	}
+	if m.Role == RoleGuest && c.Name != GuestChannel {
+		return Channel{}, Member{}, NotFound("channel")
+	}
+	return c, m, nil
+}
+
+// ChannelForWrite returns a channel the actor may post to right now: readable, not archived, the
+// actor neither timed out nor blocked, and, for a guest, one post of today's budget taken (the
+// caller's transaction holds it, so a failed post gives it back).
+// Codes: those of ChannelForRead, forbidden (archived, timed out, blocked), rate_limited (the
+// guest budget is spent).
+func (tx *Tx) ChannelForWrite(ctx context.Context, actor Actor, channelID string) (Channel, Member, error) {
+	c, m, err := tx.ChannelForRead(ctx, actor, channelID)
+	if err != nil {
+		return Channel{}, Member{}, err
+	}
+	if c.ArchivedAt != nil {
+		return Channel{}, Member{}, Forbidden("this channel is archived; unarchive it to post")
+	}
+	if err := tx.requireWriter(ctx, m); err != nil {
+		return Channel{}, Member{}, err
+	}
+	return c, m, nil
+}
+
+// requireWriter refuses members who may not write anywhere in the workspace at the moment
+// (timed out or blocked) and spends one guest post. Every write guard (channels, direct
+// conversations, uploads, slash commands) goes through it. Codes: forbidden, rate_limited.
+func (tx *Tx) requireWriter(ctx context.Context, m Member) error {
+	if m.BlockedAt != nil {
+		return Forbidden("you are blocked in this workspace")
+	}
+	if m.TimeoutUntil != nil && m.TimeoutUntil.After(tx.now) {
+		return Forbidden("you are timed out until %s", m.TimeoutUntil.UTC().Format(time.RFC3339))
+	}
+	if m.Role != RoleGuest {
+		return nil
+	}
+	var used int
+	err := tx.queryRow(ctx, `
+		INSERT INTO guest_post_counts (workspace_id, user_id, day, used) VALUES ($1, $2, $3::date, 1)
+		ON CONFLICT (workspace_id, user_id, day) DO UPDATE SET used = guest_post_counts.used + 1
+			WHERE guest_post_counts.used < $4
+		RETURNING used`, m.WorkspaceID, m.UserID, tx.now.UTC().Format(time.DateOnly), GuestDailyPosts).Scan(&used)
+	if err != nil {
+		if e := notFoundAs(err, "budget"); e != err {
+			return Errorf(CodeRateLimited, "guests may post %d messages a day; the budget renews at midnight UTC", GuestDailyPosts)
+		}
+		return err
+	}
+	return nil
+}
