@@ -16,6 +16,23 @@ type Actor struct {
 	// OwnerUserID is a user bot's human owner, who must remain a member of the target workspace
 	// for the bot to act there. Empty for humans and service bots.
 	OwnerUserID string
+	// Scopes are a bot token's concrete scopes. Routes check the scope they need before the
+	// store is called; the store consults Scopes only for rules that depend on the request body
+	// (agent_activity:write for agent messages and agent.progress). Empty for humans.
+	Scopes []string
+}
+
+// IsBotToken reports whether the actor authenticated with a bot token.
+func (a Actor) IsBotToken() bool { return a.TokenWorkspaceID != "" }
+
+// HasScope reports whether a bot token actor holds scope. Humans hold no scopes.
+func (a Actor) HasScope(scope string) bool {
+	for _, s := range a.Scopes {
+		if s == scope {
+			return true
+		}
+	}
+	return false
 }
 
 // ActorFor is the actor of a human (or any user acting without a token).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"sort"
 	"testing"
 
 	"github.com/natterchat/natter/persist"
@@ -102,4 +103,20 @@ func Channel(t testing.TB, store *persist.Store, actor persist.Actor, workspaceI
 		t.Fatalf("factory channel: %v", err)
 	}
 	return c
+}
+
+// DM creates a direct conversation of workspaceID between memberIDs (rows only, no event), for
+// tests that need one before or beside the DM API.
+func DM(t testing.TB, store *persist.Store, workspaceID string, memberIDs ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	sorted := append([]string(nil), memberIDs...)
+	sort.Strings(sorted)
+	id, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (string, error) {
+		return tx.DMInsertForTest(ctx, workspaceID, sorted)
+	})
+	if err != nil {
+		t.Fatalf("factory dm: %v", err)
+	}
+	return id
 }
