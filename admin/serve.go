@@ -63,6 +63,8 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "serve Prometheus metrics at /metrics"},
 		&cli.StringFlag{Name: "cookie-namespace", EnvVars: []string{"NATTER_COOKIE_NAMESPACE"},
 			Usage: "suffix for the session cookie name (cc_session_<namespace>) when deployments share a domain"},
+		&cli.StringFlag{Name: "api-base-url", EnvVars: []string{"NATTER_API_BASE_URL"},
+			Usage: "the trusted canonical API base bot installers store, such as https://chat.example.com (a path prefix is kept); adds claim_url and api_base_url to setup codes"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
 	}
@@ -105,6 +107,11 @@ func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
 			return cfg, configError("public-url", "%v", err)
 		}
 	}
+	if b := c.String("api-base-url"); b != "" {
+		if _, err := server.ParseAPIBaseURL(b); err != nil {
+			return cfg, configError("api-base-url", "%v", err)
+		}
+	}
 	if ns := c.String("cookie-namespace"); ns != "" && !server.ValidCookieNamespace(ns) {
 		return cfg, configError("cookie-namespace", "%q may contain only letters, digits, '-' and '_' (at most 32)", ns)
 	}
@@ -115,6 +122,7 @@ func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
 		Metrics:         c.Bool("metrics"),
 		CookieNamespace: c.String("cookie-namespace"),
 		AccessLog:       c.Bool("access-log"),
+		APIBaseURL:      c.String("api-base-url"),
 	}
 	return cfg, nil
 }

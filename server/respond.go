@@ -87,3 +87,6 @@ func requireJSONContent(r *http.Request) error {
 	}
 	return nil
 }
+
+// writeNoContent answers 204 with no body.
+func writeNoContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) }

@@ -38,6 +38,11 @@ type Config struct {
 	AccessLog bool
 	// ShutdownTimeout bounds the drain of active requests at shutdown. Default 5s.
 	ShutdownTimeout time.Duration
+	// APIBaseURL is the trusted canonical base of this API as bot installers should store it,
+	// such as https://chat.example.com or https://example.com/natter (a path prefix is kept).
+	// When set, setup-code responses carry contract_version, api_base_url and claim_url; remote
+	// URLs never come from request headers. Default "" (those fields are omitted).
+	APIBaseURL string
 }
 
 // Server is the HTTP API.
@@ -49,6 +54,8 @@ type Server struct {
 	router       chi.Router
 	cookieName   string
 	publicOrigin string
+	apiBaseURL   string
+	claimLimiter *windowLimiter
 }
 
 // New validates cfg and builds the router.
@@ -62,13 +69,21 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 5 * time.Second
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session"}
+	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session",
+		claimLimiter: newWindowLimiter(setupCodeClaimLimit, setupCodeClaimWindow, cfg.Store.Now)}
 	if cfg.PublicURL != "" {
 		origin, err := ParsePublicURL(cfg.PublicURL)
 		if err != nil {
 			return nil, err
 		}
 		s.publicOrigin = origin
+	}
+	if cfg.APIBaseURL != "" {
+		base, err := ParseAPIBaseURL(cfg.APIBaseURL)
+		if err != nil {
+			return nil, err
+		}
+		s.apiBaseURL = base
 	}
 	if cfg.CookieNamespace != "" {
 		if !ValidCookieNamespace(cfg.CookieNamespace) {
@@ -94,6 +109,23 @@ func ParsePublicURL(raw string) (string, error) {
 		return "", fmt.Errorf("--public-url %q must use https (plain http is allowed only for loopback development)", raw)
 	}
 	return u.Scheme + "://" + strings.ToLower(u.Host), nil
+}
+
+// ParseAPIBaseURL checks an --api-base-url value: an absolute http(s) URL, https unless loopback,
+// with an optional path prefix but no credentials, query or fragment. It returns the URL without
+// a trailing slash.
+func ParseAPIBaseURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", fmt.Errorf("--api-base-url %q must be an absolute http(s) URL such as https://chat.example.com", raw)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
+		return "", fmt.Errorf("--api-base-url %q may carry a path prefix but no credentials, query or fragment", raw)
+	}
+	if u.Scheme == "http" && !isLocalHost(u.Host) {
+		return "", fmt.Errorf("--api-base-url %q must use https (plain http is allowed only for loopback development)", raw)
+	}
+	return u.Scheme + "://" + strings.ToLower(u.Host) + strings.TrimRight(u.EscapedPath(), "/"), nil
 }
 
 // ValidCookieNamespace reports whether ns may suffix the session cookie name.
