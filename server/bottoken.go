@@ -27,7 +27,7 @@ func (s *Server) handleLegacyBotTokenCreate(w http.ResponseWriter, r *http.Reque
 
 func (s *Server) serveBotTokenCreate(w http.ResponseWriter, r *http.Request, workspaceID string) {
 	var req botTokenRequest
-	if err := decodeJSON(w, r, &req); err != nil {
+	if err := decodeOptionalJSON(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

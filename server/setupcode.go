@@ -46,7 +46,7 @@ type setupCodeView struct {
 // contract_version, claim_url and api_base_url when a trusted API base is configured.
 func (s *Server) handleBotSetupCodeCreate(w http.ResponseWriter, r *http.Request) {
 	var req setupCodeRequest
-	if err := decodeJSON(w, r, &req); err != nil {
+	if err := decodeOptionalJSON(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
