@@ -171,7 +171,9 @@ func TestBotPayloadsTellKindsApart(t *testing.T) {
 	service := w.createBot(t, w.owner, map[string]any{"display_name": "Svc", "scopes": []string{"profile:read"}}, http.StatusCreated)
 	user := w.createBot(t, w.member, map[string]any{"display_name": "Usr", "owner_user_id": w.member.User.ID, "scopes": []string{"profile:read"}}, http.StatusCreated)
 
-	me := func(token string) map[string]any { return w.h.Get(t, "/api/me", token).JSON(t)["user"].(map[string]any) }
+	me := func(token string) map[string]any {
+		return w.h.Get(t, "/api/me", token).JSON(t)["user"].(map[string]any)
+	}
 	s, u, h := me(service.BotToken.Token), me(user.BotToken.Token), me(w.member.Token)
 	require.Equal(t, "bot", s["kind"])
 	require.NotContains(t, s, "owner_user_id", "a service bot has no owner")
