@@ -45,6 +45,27 @@ func member(scope string) access { return access{audience: audienceMember, scope
 // botOnly admits bot tokens holding scope, and nobody else.
 func botOnly(scope string) access { return access{audience: audienceBot, scope: scope} }
 
+// RouteInfo describes one route of the table, for tests and tools that walk the whole API.
+type RouteInfo struct {
+	Method  string
+	Pattern string
+	// Audience is "public", "optional", "human", "member" or "bot".
+	Audience string
+	// Scope is the bot-token scope a member or bot route needs; "" otherwise.
+	Scope string
+}
+
+// Routes lists every route with its requirement, in table order.
+func (s *Server) Routes() []RouteInfo {
+	names := map[audience]string{audiencePublic: "public", audienceOptional: "optional", audienceHuman: "human",
+		audienceMember: "member", audienceBot: "bot"}
+	var out []RouteInfo
+	for _, rt := range s.routeTable() {
+		out = append(out, RouteInfo{Method: rt.method, Pattern: rt.pattern, Audience: names[rt.access.audience], Scope: rt.access.scope})
+	}
+	return out
+}
+
 // enforce wraps a handler with its route's requirement: identify the caller, check the
 // requirement, apply the CSRF rule, then call the handler with the caller in the context.
 func (s *Server) enforce(a access, h http.HandlerFunc) http.HandlerFunc {
