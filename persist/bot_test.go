@@ -24,9 +24,9 @@ func TestUserDeleteRetiresTheirUserBots(t *testing.T) {
 	require.NoError(t, store.WithTx(ctx, func(tx *persist.Tx) error { return tx.UserDelete(ctx, owner.ID) }))
 
 	err := store.WithTx(ctx, func(tx *persist.Tx) error { _, _, err := tx.BotTokenAuthenticate(ctx, userTok.Token); return err })
-	requireCode(t, err, persist.CodeUnauthenticated)
+	requireErrCode(t, err, persist.CodeUnauthenticated)
 	err = store.WithTx(ctx, func(tx *persist.Tx) error { _, _, err := tx.SessionResolve(ctx, session); return err })
-	requireCode(t, err, persist.CodeUnauthenticated)
+	requireErrCode(t, err, persist.CodeUnauthenticated)
 
 	gone, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.User, error) { return tx.UserGet(ctx, userBot.ID) })
 	require.NoError(t, err)
@@ -34,7 +34,7 @@ func TestUserDeleteRetiresTheirUserBots(t *testing.T) {
 	require.Empty(t, gone.Handle)
 	require.Equal(t, "helper", gone.FormerHandle)
 	_, err = persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.Member, error) { return tx.MemberGet(ctx, w.ID, userBot.ID) })
-	requireCode(t, err, persist.CodeNotFound)
+	requireErrCode(t, err, persist.CodeNotFound)
 
 	// The owner's service bot belongs to the workspace, not to them.
 	alive, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.User, error) {
@@ -47,7 +47,7 @@ func TestUserDeleteRetiresTheirUserBots(t *testing.T) {
 	// The handle is free again, the deleted account cannot be deleted twice.
 	persisttest.User(t, store, &persisttest.UserOpts{Handle: persisttest.Ptr("helper")})
 	err = store.WithTx(ctx, func(tx *persist.Tx) error { return tx.UserDelete(ctx, owner.ID) })
-	requireCode(t, err, persist.CodeNotFound)
+	requireErrCode(t, err, persist.CodeNotFound)
 }
 
 func TestBotCreateSetupNonceUnderConcurrency(t *testing.T) {
@@ -109,12 +109,12 @@ func TestBotSetupCodeClaimUnderConcurrency(t *testing.T) {
 			won++
 			continue
 		}
-		requireCode(t, err, persist.CodeNotFound)
+		requireErrCode(t, err, persist.CodeNotFound)
 	}
 	require.Equal(t, 1, won, "a code mints exactly one token")
 }
 
-func requireCode(t *testing.T, err error, code persist.Code) {
+func requireErrCode(t *testing.T, err error, code persist.Code) {
 	t.Helper()
 	e, ok := persist.ErrorOf(err)
 	require.True(t, ok, "want %s, got %v", code, err)

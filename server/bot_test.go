@@ -350,7 +350,7 @@ func TestBotDelete(t *testing.T) {
 		elsewhere := persisttest.Workspace(t, v.h.Store, v.outsider.User.ID)
 		b := v.createBot(t, v.owner, map[string]any{"display_name": "Orphan"}, http.StatusCreated)
 		v.h.Do(t, servertest.Request{Method: http.MethodDelete, Path: v.botsPath() + "/" + b.Bot.ID + "/membership", Token: v.owner.Token}).RequireStatus(t, http.StatusNoContent)
-		persisttest.Member(t, v.h.Store, elsewhere.ID, v.member.User.ID, persist.RoleOwner)
+		persisttest.Member(t, v.h.Store, elsewhere.ID, v.member.User.ID, persist.RoleModerator)
 		vdel := func(as servertest.Actor) *servertest.Response {
 			return v.h.Do(t, servertest.Request{Method: http.MethodDelete, Path: "/api/bots/" + b.Bot.ID, Token: as.Token})
 		}

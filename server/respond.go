@@ -97,5 +97,7 @@ func requireJSONContent(r *http.Request) error {
 	return nil
 }
 
-// writeNoContent answers 204 with no body.
-func writeNoContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) }
+// writeNoContent answers 204 with no body, for deletions.
+func writeNoContent(w http.ResponseWriter) {
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -25,6 +25,11 @@ type Config struct {
 	// PublicURL is the origin browsers use, such as https://chat.example.com; it sets the
 	// accepted Origin and the cookie's Secure flag. Default "" (derived from each request).
 	PublicURL string
+	// APIBaseURL is the trusted canonical base of this API as bot installers should store it,
+	// such as https://chat.example.com or https://example.com/natter (a path prefix is kept).
+	// When set, setup-code responses carry contract_version, api_base_url and claim_url; remote
+	// URLs never come from request headers. Default "" (those fields are omitted).
+	APIBaseURL string
 	// DevBootstrap enables the development fallback identity for local requests. Default false.
 	DevBootstrap bool
 	// DevAuth lets local clients mint magic links through the API. Default false.
@@ -38,11 +43,6 @@ type Config struct {
 	AccessLog bool
 	// ShutdownTimeout bounds the drain of active requests at shutdown. Default 5s.
 	ShutdownTimeout time.Duration
-	// APIBaseURL is the trusted canonical base of this API as bot installers should store it,
-	// such as https://chat.example.com or https://example.com/natter (a path prefix is kept).
-	// When set, setup-code responses carry contract_version, api_base_url and claim_url; remote
-	// URLs never come from request headers. Default "" (those fields are omitted).
-	APIBaseURL string
 }
 
 // Server is the HTTP API.
@@ -51,11 +51,11 @@ type Server struct {
 	store        *persist.Store
 	logger       *slog.Logger
 	metrics      *metrics
+	apiBaseURL   string         // the validated Config.APIBaseURL
+	claimLimiter *windowLimiter // setup-code claims per client address
 	router       chi.Router
 	cookieName   string
 	publicOrigin string
-	apiBaseURL   string
-	claimLimiter *windowLimiter
 }
 
 // New validates cfg and builds the router.
@@ -69,8 +69,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 5 * time.Second
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session",
-		claimLimiter: newWindowLimiter(setupCodeClaimLimit, setupCodeClaimWindow, cfg.Store.Now)}
+	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session"}
 	if cfg.PublicURL != "" {
 		origin, err := ParsePublicURL(cfg.PublicURL)
 		if err != nil {
@@ -91,6 +90,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.cookieName = "cc_session_" + cfg.CookieNamespace
 	}
+	s.claimLimiter = newWindowLimiter(setupCodeClaimLimit, setupCodeClaimWindow, cfg.Store.Now)
 	s.router = s.buildRouter()
 	return s, nil
 }
