@@ -351,6 +351,12 @@ func (tx *Tx) BotMembershipRemove(ctx context.Context, actor Actor, workspaceID,
 // commands, event subscriptions, connected accounts, as they arrive) are revoked here too, so
 // membership removal and bot deletion cover them.
 func (tx *Tx) botLeave(ctx context.Context, workspaceID, botID string) error {
+	// The membership's exclusive lock waits out every operation that holds it shared (token and
+	// code minting, claims, menus), so none of them leaves something live behind.
+	if _, err := tx.exec(ctx, `SELECT 1 FROM workspace_members WHERE workspace_id = $1 AND user_id = $2 FOR UPDATE`,
+		workspaceID, botID); err != nil {
+		return err
+	}
 	if _, err := tx.exec(ctx, `UPDATE bot_tokens SET revoked_at = $3
 		WHERE workspace_id = $1 AND bot_user_id = $2 AND revoked_at IS NULL`, workspaceID, botID, tx.now); err != nil {
 		return err

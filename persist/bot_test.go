@@ -120,3 +120,39 @@ func requireErrCode(t *testing.T, err error, code persist.Code) {
 	require.True(t, ok, "want %s, got %v", code, err)
 	require.Equal(t, code, e.Code, e.Message)
 }
+
+func TestBotMembershipRemoveLeavesNoLiveToken(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := persisttest.NewStore(t)
+	owner := persisttest.User(t, store, nil)
+	w := persisttest.Workspace(t, store, owner.ID)
+	bot, _ := persisttest.Bot(t, store, owner, w.ID, nil)
+	const minters = 6
+	minted := make([]persist.BotToken, minters)
+	errs := make([]error, minters)
+	var wg sync.WaitGroup
+	for i := range minters {
+		wg.Go(func() {
+			minted[i], errs[i] = persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.BotToken, error) {
+				return tx.BotTokenCreate(ctx, persist.ActorFor(owner), w.ID, bot.ID, persist.BotTokenParams{})
+			})
+		})
+	}
+	var removeErr error
+	wg.Go(func() {
+		removeErr = store.WithTx(ctx, func(tx *persist.Tx) error {
+			return tx.BotMembershipRemove(ctx, persist.ActorFor(owner), w.ID, bot.ID)
+		})
+	})
+	wg.Wait()
+	require.NoError(t, removeErr)
+	for i := range minters {
+		if errs[i] != nil {
+			requireErrCode(t, errs[i], persist.CodeNotFound) // minted after the removal: refused
+			continue
+		}
+		err := store.WithTx(ctx, func(tx *persist.Tx) error { _, _, err := tx.BotTokenAuthenticate(ctx, minted[i].Token); return err })
+		requireErrCode(t, err, persist.CodeUnauthenticated) // minted before it: revoked with it
+	}
+}

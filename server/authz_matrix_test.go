@@ -169,3 +169,18 @@ func TestAuthorizationMatrix(t *testing.T) {
 	require.Empty(t, violations)
 	require.Equal(t, before, fingerprint(), "a hostile request changed the victim workspace")
 }
+
+// TestRouteScopesAreReal keeps the route table honest: every scope a route names is one of the
+// spec's concrete scopes (a typo would lock every bot out of the route).
+func TestRouteScopesAreReal(t *testing.T) {
+	t.Parallel()
+	h := servertest.New(t)
+	for _, rt := range h.Server.Routes() {
+		switch rt.Audience {
+		case "member", "bot":
+			require.True(t, persist.IsScope(rt.Scope), "%s %s names the scope %q", rt.Method, rt.Pattern, rt.Scope)
+		default:
+			require.Empty(t, rt.Scope, "%s %s", rt.Method, rt.Pattern)
+		}
+	}
+}
