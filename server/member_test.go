@@ -219,4 +219,3 @@ func TestMemberDirectory(t *testing.T) {
 		require.Len(t, e.members(t, guest.Token, nil).Members, 2)
 	})
 }
-
