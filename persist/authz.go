@@ -73,6 +73,16 @@ func (tx *Tx) ChannelForWrite(ctx context.Context, actor Actor, channelID string
 	return c, m, nil
 }
 
+// requireFullWriter is the guard of writes the waiting room does not allow: it refuses guests
+// (what names the action, as in "create channels"), then applies requireWriter. Creating
+// channels, direct conversations and uploads go through it. Codes: forbidden.
+func (tx *Tx) requireFullWriter(ctx context.Context, m Member, what string) error {
+	if m.Role == RoleGuest {
+		return Forbidden("guests in the waiting room cannot %s", what)
+	}
+	return tx.requireWriter(ctx, m)
+}
+
 // requireWriter refuses members who may not write anywhere in the workspace at the moment
 // (timed out or blocked) and spends one guest post. Every write guard (channels, direct
 // conversations, uploads, slash commands) goes through it. Codes: forbidden, rate_limited.

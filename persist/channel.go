@@ -76,10 +76,7 @@ func (tx *Tx) ChannelCreate(ctx context.Context, actor Actor, workspaceID string
 	if err != nil {
 		return Channel{}, Event{}, err
 	}
-	if m.Role == RoleGuest {
-		return Channel{}, Event{}, Forbidden("guests cannot create channels")
-	}
-	if err := tx.requireWriter(ctx, m); err != nil {
+	if err := tx.requireFullWriter(ctx, m, "create channels"); err != nil {
 		return Channel{}, Event{}, err
 	}
 	c := Channel{WorkspaceID: workspaceID, ExternalManaged: p.ExternalManaged, Kind: DefaultChannelKind}
@@ -252,11 +249,17 @@ func normalizeChannelName(dst *string, raw string) error {
 
 // normalizeChannelTitle trims display_title and bounds it; "" means none. Codes: invalid_request.
 func normalizeChannelTitle(dst *string, raw string) error {
-	title := strings.TrimSpace(raw)
-	if utf8.RuneCountInString(title) > MaxChannelTitleLength {
-		return Invalid("display_title must be at most %d characters", MaxChannelTitleLength)
+	return normalizeLabel(dst, raw, "display_title", MaxChannelTitleLength)
+}
+
+// normalizeLabel trims a free-text field and bounds it to max Unicode characters; "" means none.
+// Codes: invalid_request.
+func normalizeLabel(dst *string, raw, field string, max int) error {
+	s := strings.TrimSpace(raw)
+	if utf8.RuneCountInString(s) > max {
+		return Invalid("%s must be at most %d characters", field, max)
 	}
-	*dst = title
+	*dst = s
 	return nil
 }
 
@@ -298,12 +301,7 @@ func normalizeExternalURL(dst *string, raw string) error {
 // normalizeSidebarSection trims a sidebar label and bounds it; "" means none.
 // Codes: invalid_request.
 func normalizeSidebarSection(dst *string, raw string) error {
-	s := strings.TrimSpace(raw)
-	if utf8.RuneCountInString(s) > MaxSidebarSectionLength {
-		return Invalid("sidebar_section must be at most %d characters", MaxSidebarSectionLength)
-	}
-	*dst = s
-	return nil
+	return normalizeLabel(dst, raw, "sidebar_section", MaxSidebarSectionLength)
 }
 
 // firstError returns the first non-nil error.

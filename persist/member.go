@@ -203,27 +203,28 @@ func (tx *Tx) MemberList(ctx context.Context, actor Actor, workspaceID string, p
 	if _, err := tx.requireMember(ctx, workspaceID, actor); err != nil {
 		return MemberPage[DirectoryMember]{}, err
 	}
-	entries, page, err := tx.memberPage(ctx, workspaceID, p)
-	if err != nil {
-		return MemberPage[DirectoryMember]{}, err
+	page, err := tx.memberPage(ctx, workspaceID, p)
+	return mapMembers(page, MemberEntry.Directory), err
+}
+
+// mapMembers renders a page of entries in another shape.
+func mapMembers[T any](p MemberPage[MemberEntry], view func(MemberEntry) T) MemberPage[T] {
+	out := MemberPage[T]{Members: make([]T, len(p.Members)), NextCursor: p.NextCursor, HasMore: p.HasMore, TotalCount: p.TotalCount}
+	for i, e := range p.Members {
+		out.Members[i] = view(e)
 	}
-	out := MemberPage[DirectoryMember]{Members: make([]DirectoryMember, len(entries)), NextCursor: page.NextCursor,
-		HasMore: page.HasMore, TotalCount: page.TotalCount}
-	for i, e := range entries {
-		out.Members[i] = e.Directory()
-	}
-	return out, nil
+	return out
 }
 
 // memberPage reads one page of members in join order. join_seq is assigned at insert and never
 // changes, so pages neither repeat nor skip members present when the listing began, however
-// many join meanwhile. The returned page carries everything but Members.
-func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListParams) ([]MemberEntry, MemberPage[struct{}], error) {
-	var page MemberPage[struct{}]
+// many join meanwhile.
+func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListParams) (MemberPage[MemberEntry], error) {
+	page := MemberPage[MemberEntry]{Members: []MemberEntry{}}
 	limit := p.Limit
 	switch {
 	case limit < 0:
-		return nil, page, Invalid("limit must be between 1 and %d", MemberPageMax)
+		return page, Invalid("limit must be between 1 and %d", MemberPageMax)
 	case limit == 0:
 		limit = MemberPageDefault
 	case limit > MemberPageMax:
@@ -231,12 +232,12 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 	}
 	after, err := parseMemberCursor(p.Cursor)
 	if err != nil {
-		return nil, page, err
+		return page, err
 	}
 	switch p.Role {
 	case "", RoleOwner, RoleModerator, RoleMember, RoleGuest, RoleBot:
 	default:
-		return nil, page, Invalid("role must be owner, moderator, member, bot or guest")
+		return page, Invalid("role must be owner, moderator, member, bot or guest")
 	}
 	q := strings.TrimSpace(p.Query)
 	filter := `u.deleted_at IS NULL AND ($2 = '' OR m.role = $2)
@@ -245,24 +246,23 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 	rows, err := tx.query(ctx, memberEntryQuery(5, filter+` AND m.join_seq > $6 ORDER BY m.join_seq LIMIT $7`),
 		append(args, tx.today(), after, limit+1)...)
 	if err != nil {
-		return nil, page, err
+		return page, err
 	}
 	defer rows.Close()
-	var entries []MemberEntry
 	var last int64
 	for rows.Next() {
 		e, seq, err := scanMemberEntry(rows)
 		if err != nil {
-			return nil, page, err
+			return page, err
 		}
-		if len(entries) == limit {
+		if len(page.Members) == limit {
 			page.HasMore = true
 			break
 		}
-		entries, last = append(entries, e), seq
+		page.Members, last = append(page.Members, e), seq
 	}
 	if err := rows.Err(); err != nil {
-		return nil, page, err
+		return page, err
 	}
 	rows.Close()
 	if page.HasMore {
@@ -272,11 +272,11 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 		var total int
 		if err := tx.queryRow(ctx, `SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id
 			WHERE m.workspace_id = $1 AND `+filter, args...).Scan(&total); err != nil {
-			return nil, page, err
+			return page, err
 		}
 		page.TotalCount = &total
 	}
-	return entries, page, nil
+	return page, nil
 }
 
 // Member cursors are opaque to clients: the last join_seq of a page, encoded.

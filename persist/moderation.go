@@ -2,9 +2,7 @@ package persist
 
 import (
 	"context"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Moderation limits.
@@ -54,16 +52,8 @@ func (tx *Tx) MemberModerationList(ctx context.Context, actor Actor, workspaceID
 	if err := requireManager(m); err != nil {
 		return MemberPage[ModeratedMember]{}, err
 	}
-	entries, page, err := tx.memberPage(ctx, workspaceID, p)
-	if err != nil {
-		return MemberPage[ModeratedMember]{}, err
-	}
-	out := MemberPage[ModeratedMember]{Members: make([]ModeratedMember, len(entries)), NextCursor: page.NextCursor,
-		HasMore: page.HasMore, TotalCount: page.TotalCount}
-	for i, e := range entries {
-		out.Members[i] = e.Moderated(tx.now)
-	}
-	return out, nil
+	page, err := tx.memberPage(ctx, workspaceID, p)
+	return mapMembers(page, func(e MemberEntry) ModeratedMember { return e.Moderated(tx.now) }), err
 }
 
 // ModerationPatch is a moderation action; nil and false mean unchanged. At most one of
@@ -195,11 +185,9 @@ func applyModeration(m Member, actorRole, targetKind string, p ModerationPatch, 
 		}
 	}
 	if p.ModerationNote != nil {
-		note := strings.TrimSpace(*p.ModerationNote)
-		if utf8.RuneCountInString(note) > MaxModerationNoteLength {
-			return m, Invalid("moderation_note must be at most %d characters", MaxModerationNoteLength)
+		if err := normalizeLabel(&m.ModerationNote, *p.ModerationNote, "moderation_note", MaxModerationNoteLength); err != nil {
+			return m, err
 		}
-		m.ModerationNote = note
 	}
 	return m, nil
 }
