@@ -39,7 +39,7 @@ func (tx *Tx) InviteCreate(ctx context.Context, actor Actor, workspaceID, role s
 	if err != nil {
 		return Invite{}, err
 	}
-	if err := requireManager(m); err != nil {
+	if err := tx.requireManagerWriter(ctx, m); err != nil {
 		return Invite{}, err
 	}
 	switch role {

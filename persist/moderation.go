@@ -87,7 +87,7 @@ func (tx *Tx) MemberModerate(ctx context.Context, actor Actor, workspaceID, user
 	if err != nil {
 		return ModeratedMember{}, Event{}, err
 	}
-	if err := requireManager(m); err != nil {
+	if err := tx.requireManagerWriter(ctx, m); err != nil {
 		return ModeratedMember{}, Event{}, err
 	}
 	target, err := tx.memberForUpdate(ctx, workspaceID, userID)

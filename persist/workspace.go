@@ -193,7 +193,7 @@ func (tx *Tx) WorkspaceUpdate(ctx context.Context, actor Actor, id string, p Wor
 	if err != nil {
 		return Workspace{}, Event{}, err
 	}
-	if err := requireManager(m); err != nil {
+	if err := tx.requireManagerWriter(ctx, m); err != nil {
 		return Workspace{}, Event{}, err
 	}
 	if p.Name == nil && p.Slug == nil && p.IconURL == nil {
@@ -317,4 +317,14 @@ func requireManager(m Member) error {
 		return Forbidden("workspace owner or moderator permission required")
 	}
 	return nil
+}
+
+// requireManagerWriter admits the owner and moderators who may write now: a moderator the owner
+// timed out or blocked cannot change the workspace, its members or its invites meanwhile.
+// Codes: forbidden.
+func (tx *Tx) requireManagerWriter(ctx context.Context, m Member) error {
+	if err := requireManager(m); err != nil {
+		return err
+	}
+	return tx.requireWriter(ctx, m)
 }

@@ -167,6 +167,20 @@ func TestModerationActions(t *testing.T) {
 		require.EqualValues(t, persist.GuestDailyPosts-1, page.Members[0]["posts_remaining"])
 	})
 
+	t.Run("TimedOutModeratorCannotManage", func(t *testing.T) {
+		t.Parallel()
+		e := newWSEnv(t)
+		mod := e.join(t, persist.RoleModerator)
+		member := e.join(t, persist.RoleMember)
+		e.moderate(t, e.owner.Token, mod.User.ID, map[string]any{"timeout_minutes": 10}).RequireStatus(t, http.StatusOK)
+		e.moderate(t, mod.Token, member.User.ID, map[string]any{"blocked": true}).RequireError(t, http.StatusForbidden, persist.CodeForbidden)
+		e.patch(t, e.wsPath(""), mod.Token, map[string]any{"name": "Mine"}).RequireError(t, http.StatusForbidden, persist.CodeForbidden)
+		e.invite(t, mod.Token, map[string]any{}).RequireError(t, http.StatusForbidden, persist.CodeForbidden)
+		e.h.Get(t, e.wsPath("/moderation/members"), mod.Token).RequireStatus(t, http.StatusOK)
+		e.moderate(t, e.owner.Token, mod.User.ID, map[string]any{"clear_timeout": true}).RequireStatus(t, http.StatusOK)
+		e.moderate(t, mod.Token, member.User.ID, map[string]any{"blocked": true}).RequireStatus(t, http.StatusOK)
+	})
+
 	t.Run("OwnerAppointsAndDismissesModerators", func(t *testing.T) {
 		t.Parallel()
 		e := newWSEnv(t)
