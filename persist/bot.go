@@ -20,9 +20,6 @@ func requireHumanActor(a Actor) error {
 	return nil
 }
 
-// isManagerRole reports whether a role manages a workspace's bots and integrations.
-func isManagerRole(role string) bool { return role == RoleOwner || role == RoleModerator }
-
 // workspaceBot returns a live bot that is a member of workspaceID, locking the membership row.
 // Codes: not_found.
 func (tx *Tx) workspaceBot(ctx context.Context, workspaceID, botID string) (User, error) {
@@ -43,14 +40,12 @@ func mayManageBot(actor Actor, m Member, bot User) error {
 		}
 		return nil
 	}
-	if !isManagerRole(m.Role) {
-		return Forbidden("managing a service bot needs a workspace owner or moderator")
-	}
-	return nil
+	return requireManager(m)
 }
 
 // requireBotManager returns botID, a bot member of workspaceID, when actor may manage its
-// credentials there (see mayManageBot). Codes: not_found, forbidden.
+// credentials there (see mayManageBot) and may write in the workspace now (not in the waiting
+// room, timed out or blocked). Codes: not_found, forbidden.
 func (tx *Tx) requireBotManager(ctx context.Context, actor Actor, workspaceID, botID string) (User, error) {
 	if err := requireHumanActor(actor); err != nil {
 		return User{}, err
@@ -63,7 +58,10 @@ func (tx *Tx) requireBotManager(ctx context.Context, actor Actor, workspaceID, b
 	if err != nil {
 		return User{}, err
 	}
-	return bot, mayManageBot(actor, m, bot)
+	if err := mayManageBot(actor, m, bot); err != nil {
+		return User{}, err
+	}
+	return bot, tx.requireFullWriter(ctx, m, "manage bots")
 }
 
 // requireBotViewer admits the humans who may see a workspace's bots and their redacted tokens:
@@ -106,7 +104,7 @@ type BotCreated struct {
 
 // BotCreate creates a bot in workspaceID, a member with role bot, and optionally its first token
 // (rule 6 of §Bots: a service bot needs an owner or moderator; a user bot is created by its
-// owner, a member who is not a guest). With a setup nonce already used by the actor in this
+// owner, a member who is not a guest; neither while timed out or blocked). With a setup nonce already used by the actor in this
 // workspace it creates nothing: a tokenless replay returns the same bot, a token replay reuses
 // the same token row with a fresh secret, so earlier unconfirmed secrets stop working (rule 1).
 // Codes: invalid_request, not_found (workspace), forbidden, conflict (handle taken, or the
@@ -122,12 +120,12 @@ func (tx *Tx) BotCreate(ctx context.Context, actor Actor, workspaceID string, p 
 	switch {
 	case p.OwnerUserID != "" && p.OwnerUserID != actor.UserID:
 		return BotCreated{}, Forbidden("a user bot is created by its owner: owner_user_id must be your own id")
-	case p.OwnerUserID != "" && m.Role == RoleGuest:
-		return BotCreated{}, Forbidden("guests cannot create bots")
-	case p.OwnerUserID == "" && !isManagerRole(m.Role):
-		return BotCreated{}, Forbidden("creating a service bot needs a workspace owner or moderator")
+	case p.OwnerUserID != "":
+		err = tx.requireFullWriter(ctx, m, "create bots")
+	default:
+		err = tx.requireManagerWriter(ctx, m)
 	}
-	if err := tx.requireWriter(ctx, m); err != nil {
+	if err != nil {
 		return BotCreated{}, err
 	}
 	var name string
@@ -337,8 +335,8 @@ func (tx *Tx) BotMembershipRemove(ctx context.Context, actor Actor, workspaceID,
 	if err != nil {
 		return err
 	}
-	if !isManagerRole(m.Role) {
-		return Forbidden("removing a bot needs a workspace owner or moderator")
+	if err := tx.requireManagerWriter(ctx, m); err != nil {
+		return err
 	}
 	if _, err := tx.workspaceBot(ctx, workspaceID, botID); err != nil {
 		return err

@@ -58,6 +58,19 @@ func TestBotCreate(t *testing.T) {
 		r := w.h.Post(t, w.botsPath(), w.guest.Token, map[string]any{"display_name": "Guestbot", "owner_user_id": w.guest.User.ID})
 		r.RequireError(t, http.StatusForbidden, persist.CodeForbidden)
 	})
+	t.Run("NotWhileTimedOutOrBlocked", func(t *testing.T) {
+		t.Parallel()
+		v := newBotWorld(t)
+		moderate := func(userID string, body map[string]any) {
+			v.h.Do(t, servertest.Request{Method: http.MethodPatch, Path: "/api/workspaces/" + v.ws.ID + "/moderation/members/" + userID,
+				Token: v.owner.Token, Body: body}).RequireStatus(t, http.StatusOK)
+		}
+		moderate(v.member.User.ID, map[string]any{"blocked": true})
+		moderate(v.moderator.User.ID, map[string]any{"timeout_minutes": 30})
+		r := v.h.Post(t, v.botsPath(), v.member.Token, map[string]any{"display_name": "Mine", "owner_user_id": v.member.User.ID})
+		r.RequireError(t, http.StatusForbidden, persist.CodeForbidden)
+		v.h.Post(t, v.botsPath(), v.moderator.Token, map[string]any{"display_name": "Svc"}).RequireError(t, http.StatusForbidden, persist.CodeForbidden)
+	})
 	t.Run("ABotNeverOwnsABot", func(t *testing.T) {
 		t.Parallel()
 		_, token := w.serviceBot(t, "bot:admin")
