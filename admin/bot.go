@@ -20,7 +20,7 @@ func botCommand() *cli.Command {
 			Usage: "create a bot in a workspace with a first token, under the same rules as the API (a service bot needs an " +
 				"owner or moderator as --created-by; a user bot's --owner is --created-by); prints {bot, token, bot_token} as JSON",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "workspace", EnvVars: []string{"NATTER_WORKSPACE"}, Required: true, Usage: "the workspace id (wsp_…)"},
+				&cli.StringFlag{Name: "workspace", EnvVars: []string{"NATTER_WORKSPACE"}, Required: true, Usage: "the workspace: id, route id or slug"},
 				&cli.StringFlag{Name: "created-by", EnvVars: []string{"NATTER_CREATED_BY"}, Required: true,
 					Usage: "the human creating the bot: a user id (usr_…) or an email address"},
 				&cli.StringFlag{Name: "name", EnvVars: []string{"NATTER_NAME"}, Required: true, Usage: "the bot's display name"},
@@ -59,10 +59,14 @@ func botCommand() *cli.Command {
 	}
 }
 
-// createBotAs creates a bot with the authority of creator, a live human named by id or email.
-func createBotAs(ctx context.Context, tx *persist.Tx, creator, workspaceID string, p persist.BotCreateParams) (persist.BotCreated, error) {
+// createBotAs creates a bot in the workspace named by ref with the authority of creator, a live
+// human named by id or email.
+func createBotAs(ctx context.Context, tx *persist.Tx, creator, ref string, p persist.BotCreateParams) (persist.BotCreated, error) {
+	w, err := tx.WorkspaceGetByRef(ctx, ref)
+	if err != nil {
+		return persist.BotCreated{}, fmt.Errorf("--workspace %s: %w", ref, err)
+	}
 	var u persist.User
-	var err error
 	if strings.Contains(creator, "@") {
 		u, err = tx.UserGetByEmail(ctx, creator)
 	} else {
@@ -74,5 +78,5 @@ func createBotAs(ctx context.Context, tx *persist.Tx, creator, workspaceID strin
 	if err != nil {
 		return persist.BotCreated{}, fmt.Errorf("--created-by %s: %w", creator, err)
 	}
-	return tx.BotCreate(ctx, persist.ActorFor(u), workspaceID, p)
+	return tx.BotCreate(ctx, persist.ActorFor(u), w.ID, p)
 }

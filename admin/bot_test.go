@@ -55,7 +55,8 @@ func TestAdminBotCreate(t *testing.T) {
 	})
 	t.Run("PlainUserBotByEmail", func(t *testing.T) {
 		t.Parallel()
-		out, err := run(t, append(base, "--created-by", "boss@example.com", "--owner", owner.ID, "--name", "Mine", "--plain")...)
+		bySlug := []string{"admin", "bot", "create", "--database-url", url, "--workspace", w.Slug}
+		out, err := run(t, append(bySlug, "--created-by", "boss@example.com", "--owner", owner.ID, "--name", "Mine", "--plain")...)
 		require.NoError(t, err)
 		token := strings.TrimSpace(out)
 		require.True(t, strings.HasPrefix(token, "ccb_"), out)
@@ -76,5 +77,7 @@ func TestAdminBotCreate(t *testing.T) {
 		require.ErrorContains(t, err, "--created-by")
 		_, err = run(t, append(base, "--created-by", owner.ID, "--name", "Nope", "--scopes", "everything")...)
 		require.ErrorContains(t, err, "unknown scope")
+		_, err = run(t, "admin", "bot", "create", "--database-url", url, "--workspace", "nowhere", "--created-by", owner.ID, "--name", "Nope")
+		require.ErrorContains(t, err, "--workspace")
 	})
 }
