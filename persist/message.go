@@ -151,7 +151,14 @@ func (tx *Tx) MessageGet(ctx context.Context, actor Actor, id string) (Message, 
 	if err != nil {
 		return Message{}, err
 	}
-	return m, tx.reactionsHydrate(ctx, actor.UserID, []Message{m})
+	return tx.messageHydrate(ctx, actor, m)
+}
+
+// messageHydrate fills one message's reactions for the actor.
+func (tx *Tx) messageHydrate(ctx context.Context, actor Actor, m Message) (Message, error) {
+	msgs := []Message{m}
+	err := tx.reactionsHydrate(ctx, actor.UserID, msgs)
+	return msgs[0], err
 }
 
 // MessageGetByNonce returns the actor's own message created with nonce. Codes: invalid_request,

@@ -55,7 +55,8 @@ func (tx *Tx) MessageDelete(ctx context.Context, actor Actor, id string) (Messag
 		return MessageChanged{}, Forbidden("only the author, an owner or a moderator can delete a message")
 	}
 	if m.DeletedAt != nil {
-		return MessageChanged{Message: m}, tx.reactionsHydrate(ctx, actor.UserID, []Message{m})
+		m, err := tx.messageHydrate(ctx, actor, m)
+		return MessageChanged{Message: m}, err
 	}
 	if _, err := tx.exec(ctx, `UPDATE messages SET body = '', quoted_message_id = NULL, deleted_at = $3
 		WHERE workspace_id = $1 AND id = $2`, m.WorkspaceID, m.ID, tx.now); err != nil {

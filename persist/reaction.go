@@ -145,15 +145,14 @@ type reactionEvent struct {
 // reactionChange reads the message's summaries for the actor and, when ev is set, appends the
 // event as the transaction's last write.
 func (tx *Tx) reactionChange(ctx context.Context, actor Actor, m Message, ev *reactionEvent) (ReactionChange, error) {
-	msgs := []Message{m}
-	if err := tx.reactionsHydrate(ctx, actor.UserID, msgs); err != nil {
+	m, err := tx.messageHydrate(ctx, actor, m)
+	if err != nil {
 		return ReactionChange{}, err
 	}
-	out := ReactionChange{MessageID: m.ID, Reactions: msgs[0].Reactions}
+	out := ReactionChange{MessageID: m.ID, Reactions: m.Reactions}
 	if ev == nil {
 		return out, nil
 	}
-	var err error
 	out.Event, err = tx.EventAppend(ctx, m.event(ev.typ, actor.UserID, map[string]any{
 		"message_id": m.ID, "emoji": ev.emoji, "user_id": actor.UserID, "count": ev.count}))
 	return out, err

@@ -2,6 +2,9 @@ package persist
 
 import (
 	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // threadRingSize is how many recent reply authors a thread state keeps.
@@ -29,11 +32,8 @@ func (tx *Tx) ThreadGet(ctx context.Context, actor Actor, rootID string, w Windo
 	if err != nil {
 		return Thread{}, err
 	}
-	msgs := []Message{root}
-	if err := tx.reactionsHydrate(ctx, actor.UserID, msgs); err != nil {
-		return Thread{}, err
-	}
-	return Thread{Root: msgs[0], ThreadState: *root.ThreadState, Replies: page}, nil
+	root, err = tx.messageHydrate(ctx, actor, root)
+	return Thread{Root: root, ThreadState: *root.ThreadState, Replies: page}, err
 }
 
 // ReplyCreated is the outcome of a thread reply. Replayed means Message is the original of an
@@ -123,10 +123,12 @@ func (tx *Tx) ThreadReplyCreate(ctx context.Context, actor Actor, rootID string,
 
 // threadStateGet reads a root's thread state; a root without replies has an empty one.
 func (tx *Tx) threadStateGet(ctx context.Context, workspaceID, rootID string) (ThreadState, error) {
-	ts := ThreadState{RootMessageID: rootID}
-	err := tx.queryRow(ctx, `SELECT coalesce(max(reply_count), 0), max(last_reply_at),
-			coalesce((array_agg(last_reply_author_ids))[1], '{}')
-		FROM thread_states WHERE workspace_id = $1 AND root_message_id = $2`, workspaceID, rootID).Scan(
+	ts := ThreadState{RootMessageID: rootID, LastReplyAuthorIDs: []string{}}
+	err := tx.queryRow(ctx, `SELECT reply_count, last_reply_at, last_reply_author_ids FROM thread_states
+		WHERE workspace_id = $1 AND root_message_id = $2`, workspaceID, rootID).Scan(
 		&ts.ReplyCount, &ts.LastReplyAt, &ts.LastReplyAuthorIDs)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ts, nil
+	}
 	return ts, err
 }
