@@ -144,17 +144,24 @@ func TestReadStates(t *testing.T) {
 	requireCode(t, err, persist.CodeForbidden)
 }
 
+// benchChannel is the set-up of the message benchmarks: a fresh store with one channel, its
+// owner as the poster, and a body of ordinary length.
+func benchChannel(b *testing.B) (*persist.Store, persist.Actor, persist.Place, persist.MessageCreateParams) {
+	b.Helper()
+	store := persisttest.NewStore(b)
+	owner := persisttest.User(b, store, nil)
+	w := persisttest.Workspace(b, store, owner.ID)
+	ch := persisttest.Channel(b, store, persist.ActorFor(owner), w.ID, "general")
+	return store, persist.ActorFor(owner), persist.Place{ChannelID: ch.ID},
+		persist.MessageCreateParams{Body: "a message of an ordinary length, with a few words to index for search"}
+}
+
 // BenchmarkMessageCreate posts root messages into one channel through the real store, one
 // transaction each: the guards, the sequence, the insert and message.created.
 // go test ./persist -run '^$' -bench BenchmarkMessageCreate -benchtime 3000x
 func BenchmarkMessageCreate(b *testing.B) {
-	store := persisttest.NewStore(b)
+	store, actor, place, in := benchChannel(b)
 	ctx := context.Background()
-	owner := persisttest.User(b, store, nil)
-	w := persisttest.Workspace(b, store, owner.ID)
-	ch := persisttest.Channel(b, store, persist.ActorFor(owner), w.ID, "general")
-	actor, place := persist.ActorFor(owner), persist.Place{ChannelID: ch.ID}
-	in := persist.MessageCreateParams{Body: "a message of an ordinary length, with a few words to index for search"}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := createMessage(ctx, store, actor, place, in); err != nil {
@@ -165,15 +172,10 @@ func BenchmarkMessageCreate(b *testing.B) {
 
 // BenchmarkMessageCreateParallel is BenchmarkMessageCreate with GOMAXPROCS × -cpu posters into
 // the same channel: the contention of one channel's sequence row and one workspace's event head.
-// go test ./persist -run '^$' -bench BenchmarkMessageCreateParallel -cpu 16 -benchtime 5000x
+// go test ./persist -run '^$' -bench BenchmarkMessageCreateParallel -cpu 16 -benchtime 3000x
 func BenchmarkMessageCreateParallel(b *testing.B) {
-	store := persisttest.NewStore(b)
+	store, actor, place, in := benchChannel(b)
 	ctx := context.Background()
-	owner := persisttest.User(b, store, nil)
-	w := persisttest.Workspace(b, store, owner.ID)
-	ch := persisttest.Channel(b, store, persist.ActorFor(owner), w.ID, "general")
-	actor, place := persist.ActorFor(owner), persist.Place{ChannelID: ch.ID}
-	in := persist.MessageCreateParams{Body: "a message of an ordinary length, with a few words to index for search"}
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

@@ -168,3 +168,26 @@ func seqs(msgs []persist.Message) []int64 {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// windowCase is one row of a page-window table: a query and the page it must return.
+type windowCase struct {
+	name, query        string
+	want               []int64
+	hasOlder, hasNewer bool
+}
+
+// requireWindow checks a page against its case: the sequences, the bounds (zero when the page
+// is empty) and the edge flags.
+func requireWindow(t *testing.T, tc windowCase, p persist.Page) {
+	t.Helper()
+	require.Equal(t, tc.want, seqs(p.Messages))
+	require.Equal(t, tc.hasOlder, p.HasOlder, "has_older")
+	require.Equal(t, tc.hasNewer, p.HasNewer, "has_newer")
+	if len(tc.want) == 0 {
+		require.Zero(t, p.OldestSeq)
+		require.Zero(t, p.NewestSeq)
+		return
+	}
+	require.Equal(t, tc.want[0], p.OldestSeq)
+	require.Equal(t, tc.want[len(tc.want)-1], p.NewestSeq)
+}

@@ -263,11 +263,7 @@ func TestMessageList(t *testing.T) {
 		return pageOf(t, h.Get(t, channelMessages(c.general.ID)+"?"+query, c.owner.Token))
 	}
 
-	for _, tc := range []struct {
-		name, query      string
-		want             []int64
-		hasOlder, hasNew bool
-	}{
+	for _, tc := range []windowCase{
 		{"EarliestByDefault", "limit=3", []int64{1, 2, 3}, false, true},
 		{"AfterZeroIsFromTheFirst", "after_seq=0&limit=2", []int64{1, 2}, false, true},
 		{"After", "after_seq=8", []int64{9, 10}, true, false},
@@ -283,17 +279,7 @@ func TestMessageList(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := list(tc.query)
-			require.Equal(t, tc.want, seqs(p.Messages))
-			require.Equal(t, tc.hasOlder, p.HasOlder, "has_older")
-			require.Equal(t, tc.hasNew, p.HasNewer, "has_newer")
-			if len(tc.want) > 0 {
-				require.Equal(t, tc.want[0], p.OldestSeq)
-				require.Equal(t, tc.want[len(tc.want)-1], p.NewestSeq)
-			} else {
-				require.Zero(t, p.OldestSeq)
-				require.Zero(t, p.NewestSeq)
-			}
+			requireWindow(t, tc, list(tc.query))
 		})
 	}
 

@@ -170,11 +170,7 @@ func TestThreadPage(t *testing.T) {
 		return p
 	}
 
-	for _, tc := range []struct {
-		name, query        string
-		want               []int64
-		hasOlder, hasNewer bool
-	}{
+	for _, tc := range []windowCase{
 		{"EarliestByDefault", "limit=3", []int64{1, 2, 3}, false, true},
 		{"Latest", "latest=true&limit=3", []int64{7, 8, 9}, true, false},
 		{"LatestFalseIsOmitted", "latest=false&limit=2", []int64{1, 2}, false, true},
@@ -192,16 +188,8 @@ func TestThreadPage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			p := get(tc.query)
-			require.Equal(t, tc.want, seqs(p.Replies))
-			require.Equal(t, tc.hasOlder, p.HasOlder, "has_older")
-			require.Equal(t, tc.hasNewer, p.HasNewer, "has_newer")
-			if len(tc.want) == 0 {
-				require.Zero(t, p.OldestSeq)
-				require.Zero(t, p.NewestSeq)
-				return
-			}
-			require.Equal(t, tc.want[0], p.OldestSeq)
-			require.Equal(t, tc.want[len(tc.want)-1], p.NewestSeq)
+			requireWindow(t, tc, persist.Page{Messages: p.Replies, OldestSeq: p.OldestSeq, NewestSeq: p.NewestSeq,
+				HasOlder: p.HasOlder, HasNewer: p.HasNewer})
 		})
 	}
 
