@@ -99,10 +99,7 @@ func (tx *Tx) DMCreate(ctx context.Context, actor Actor, workspaceID string, mem
 	if err != nil {
 		return DM{}, false, err
 	}
-	if m.Role == RoleGuest {
-		return DM{}, false, Forbidden("guests cannot start direct conversations")
-	}
-	if err := tx.requireActive(m); err != nil {
+	if err := tx.requireFullWriter(ctx, m, "start direct conversations"); err != nil {
 		return DM{}, false, err
 	}
 	ids, err := dmMemberSet(actor.UserID, memberIDs)

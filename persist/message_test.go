@@ -11,16 +11,11 @@ import (
 	"github.com/natterchat/natter/persist/persisttest"
 )
 
-// botActor makes a bot member of workspaceID and returns it as a bot-token actor holding
-// scopes, the way bot-token requests will reach the store.
+// botActor makes a service bot member of workspaceID and returns it as a bot-token actor
+// holding scopes, the way bot-token requests will reach the store.
 func botActor(t *testing.T, store *persist.Store, workspaceID string, scopes ...string) persist.Actor {
 	t.Helper()
-	ctx := context.Background()
-	bot, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.User, error) {
-		return tx.UserCreate(ctx, persist.UserCreateParams{Kind: persist.KindBot, DisplayName: "Robot"})
-	})
-	require.NoError(t, err)
-	persisttest.Member(t, store, workspaceID, bot.ID, persist.RoleBot)
+	bot := botUser(t, store, workspaceID, "")
 	return persist.Actor{UserID: bot.ID, Kind: persist.KindBot, TokenWorkspaceID: workspaceID, Scopes: scopes}
 }
 
@@ -28,13 +23,6 @@ func createMessage(ctx context.Context, store *persist.Store, actor persist.Acto
 	return persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.MessageCreated, error) {
 		return tx.MessageCreate(ctx, actor, p, in)
 	})
-}
-
-func requireCode(t *testing.T, err error, code persist.Code) {
-	t.Helper()
-	e, ok := persist.ErrorOf(err)
-	require.True(t, ok, "%v", err)
-	require.Equal(t, code, e.Code, e.Message)
 }
 
 // TestMessageCreateAgentKinds: agent_commentary and agent_tool need a bot token holding

@@ -50,6 +50,20 @@ func (c *chat) channel(t *testing.T, name string) persist.Channel {
 	return persisttest.Channel(t, c.h.Store, persist.ActorFor(c.owner.User), c.ws.ID, name)
 }
 
+// patchChannel updates a channel as the owner through the channel API.
+func (c *chat) patchChannel(t *testing.T, channelID string, body any) {
+	t.Helper()
+	c.h.Do(t, servertest.Request{Method: http.MethodPatch, Path: "/api/channels/" + channelID, Token: c.owner.Token, Body: body}).
+		RequireStatus(t, http.StatusOK)
+}
+
+// moderate changes a member's moderation state as the owner through the moderation API.
+func (c *chat) moderate(t *testing.T, who servertest.Actor, body any) {
+	t.Helper()
+	c.h.Do(t, servertest.Request{Method: http.MethodPatch, Path: "/api/workspaces/" + c.ws.ID + "/moderation/members/" + who.User.ID,
+		Token: c.owner.Token, Body: body}).RequireStatus(t, http.StatusOK)
+}
+
 func channelMessages(id string) string { return "/api/channels/" + id + "/messages" }
 func dmMessages(id string) string      { return "/api/dms/" + id + "/messages" }
 
@@ -166,8 +180,6 @@ func seqs(msgs []persist.Message) []int64 {
 	}
 	return out
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // windowCase is one row of a page-window table: a query and the page it must return.
 type windowCase struct {

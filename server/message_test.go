@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,7 +158,7 @@ func TestMessageWriteRules(t *testing.T) {
 		t.Parallel()
 		c := newChat(t, h)
 		m := c.say(t, c.alice, channelMessages(c.general.ID), "before archiving")
-		persisttest.ArchiveChannel(t, h.Store, c.general.ID, true)
+		c.patchChannel(t, c.general.ID, map[string]any{"archived": true})
 		c.post(t, c.owner, channelMessages(c.general.ID), map[string]any{"body": "hi"}).RequireError(t, http.StatusForbidden, persist.CodeForbidden)
 		h.Post(t, "/api/messages/"+m.ID+"/thread/replies", c.alice.Token, map[string]any{"body": "re"}).RequireError(t, http.StatusForbidden, persist.CodeForbidden)
 		h.Post(t, "/api/messages/"+m.ID+"/reactions", c.alice.Token, map[string]any{"emoji": "👍"}).RequireError(t, http.StatusForbidden, persist.CodeForbidden)
@@ -166,7 +167,7 @@ func TestMessageWriteRules(t *testing.T) {
 			RequireError(t, http.StatusForbidden, persist.CodeForbidden)
 		require.Len(t, pageOf(t, h.Get(t, channelMessages(c.general.ID), c.alice.Token)).Messages, 1, "still readable")
 		c.del(t, c.mod, "/api/messages/"+m.ID).RequireStatus(t, http.StatusOK)
-		persisttest.ArchiveChannel(t, h.Store, c.general.ID, false)
+		c.patchChannel(t, c.general.ID, map[string]any{"archived": false})
 		c.say(t, c.owner, channelMessages(c.general.ID), "back")
 	})
 
@@ -175,8 +176,8 @@ func TestMessageWriteRules(t *testing.T) {
 		c := newChat(t, h)
 		m := c.say(t, c.owner, channelMessages(c.general.ID), "hi")
 		timedOut, blocked := c.join(t, persist.RoleMember), c.join(t, persist.RoleMember)
-		persisttest.Restrict(t, h.Store, c.ws.ID, timedOut.User.ID, ptr(time.Now().Add(time.Hour)), nil)
-		persisttest.Restrict(t, h.Store, c.ws.ID, blocked.User.ID, nil, ptr(time.Now()))
+		c.moderate(t, timedOut, map[string]any{"timeout_minutes": 60})
+		c.moderate(t, blocked, map[string]any{"blocked": true})
 		for _, who := range []servertest.Actor{timedOut, blocked} {
 			c.post(t, who, channelMessages(c.general.ID), map[string]any{"body": "hi"}).RequireError(t, http.StatusForbidden, persist.CodeForbidden)
 			h.Post(t, "/api/messages/"+m.ID+"/thread/replies", who.Token, map[string]any{"body": "re"}).RequireError(t, http.StatusForbidden, persist.CodeForbidden)
@@ -184,10 +185,23 @@ func TestMessageWriteRules(t *testing.T) {
 			h.Post(t, "/api/dms", who.Token, map[string]any{"workspace_id": c.ws.ID, "member_ids": []string{c.owner.User.ID}}).
 				RequireError(t, http.StatusForbidden, persist.CodeForbidden)
 		}
-		expired := c.join(t, persist.RoleMember)
-		persisttest.Restrict(t, h.Store, c.ws.ID, expired.User.ID, ptr(time.Now().Add(-time.Minute)), nil)
-		c.say(t, expired, channelMessages(c.general.ID), "my timeout is over")
+		c.moderate(t, timedOut, map[string]any{"clear_timeout": true})
+		c.say(t, timedOut, channelMessages(c.general.ID), "back again")
 	})
+}
+
+// TestMessageTimeoutEnds pins the store's clock: a member timed out for a minute cannot post,
+// and can once the minute has passed.
+func TestMessageTimeoutEnds(t *testing.T) {
+	t.Parallel()
+	var now atomic.Int64
+	now.Store(time.Now().UnixNano())
+	h := servertest.New(t, servertest.WithStoreOptions(persisttest.WithClock(func() time.Time { return time.Unix(0, now.Load()) })))
+	c := newChat(t, h)
+	c.moderate(t, c.alice, map[string]any{"timeout_minutes": 1})
+	c.post(t, c.alice, channelMessages(c.general.ID), map[string]any{"body": "hi"}).RequireError(t, http.StatusForbidden, persist.CodeForbidden)
+	now.Add(int64(61 * time.Second))
+	c.say(t, c.alice, channelMessages(c.general.ID), "my timeout is over")
 }
 
 func TestMessageNonce(t *testing.T) {

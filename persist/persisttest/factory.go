@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"sort"
 	"testing"
-	"time"
 
 	"github.com/natterchat/natter/persist"
 )
@@ -120,26 +119,4 @@ func DM(t testing.TB, store *persist.Store, workspaceID string, memberIDs ...str
 		t.Fatalf("factory dm: %v", err)
 	}
 	return id
-}
-
-// ArchiveChannel archives (or unarchives) a channel directly, for tests that need an archived
-// channel before or beside the channel API.
-func ArchiveChannel(t testing.TB, store *persist.Store, channelID string, archived bool) {
-	t.Helper()
-	ctx := context.Background()
-	if err := store.WithTx(ctx, func(tx *persist.Tx) error { return tx.ChannelArchiveForTest(ctx, channelID, archived) }); err != nil {
-		t.Fatalf("factory archive channel: %v", err)
-	}
-}
-
-// Restrict sets a member's timeout and block directly, for tests that need a restricted member
-// before or beside the moderation API.
-func Restrict(t testing.TB, store *persist.Store, workspaceID, userID string, timeoutUntil, blockedAt *time.Time) {
-	t.Helper()
-	ctx := context.Background()
-	if err := store.WithTx(ctx, func(tx *persist.Tx) error {
-		return tx.MemberRestrictForTest(ctx, workspaceID, userID, timeoutUntil, blockedAt)
-	}); err != nil {
-		t.Fatalf("factory restrict member: %v", err)
-	}
 }
