@@ -210,3 +210,40 @@ func TestThreadPage(t *testing.T) {
 		}
 	})
 }
+
+// TestThreadRoutes resolves thread roots through the route resolver: by `M…` or `msg_…`, with
+// their channel or direct conversation as parent, only for those who can read them.
+func TestThreadRoutes(t *testing.T) {
+	t.Parallel()
+	h := servertest.New(t)
+	c := newChat(t, h)
+	root := c.say(t, c.alice, channelMessages(c.general.ID), "linkable")
+	reply := c.reply(t, c.mod, root.ID, "a reply")
+	dm := persisttest.DM(t, h.Store, c.ws.ID, c.owner.User.ID, c.mod.User.ID)
+	private := c.say(t, c.owner, dmMessages(dm), "private thread")
+	route := func(who servertest.Actor, target string) *servertest.Response {
+		return h.Get(t, "/api/routes/"+c.ws.RouteID+"/"+target, who.Token)
+	}
+	var got struct {
+		Route persist.RouteTarget `json:"route"`
+	}
+	for _, ref := range []string{root.RouteID, root.ID} {
+		r := route(c.owner, ref)
+		r.RequireStatus(t, http.StatusOK)
+		r.Decode(t, &got)
+		require.Equal(t, persist.RouteTarget{WorkspaceID: c.ws.ID, WorkspaceRouteID: c.ws.RouteID, TargetType: persist.RouteThread,
+			TargetID: root.ID, TargetRouteID: root.RouteID, ParentType: persist.RouteChannel, ParentID: c.general.ID,
+			ParentRouteID: c.general.RouteID, CanonicalPath: "/" + c.ws.RouteID + "/" + root.RouteID,
+			ChannelID: c.general.ID, MessageID: root.ID}, got.Route)
+	}
+	r := route(c.mod, private.RouteID)
+	r.RequireStatus(t, http.StatusOK)
+	r.Decode(t, &got)
+	require.Equal(t, persist.RouteDirect, got.Route.ParentType)
+	require.Equal(t, dm, got.Route.DirectConversationID)
+	route(c.alice, private.RouteID).RequireError(t, http.StatusNotFound, persist.CodeNotFound)
+	route(c.join(t, persist.RoleGuest), root.RouteID).RequireError(t, http.StatusNotFound, persist.CodeNotFound)
+	route(c.owner, reply.ID).RequireError(t, http.StatusNotFound, persist.CodeNotFound)
+	other := newChat(t, h)
+	h.Get(t, "/api/routes/"+other.ws.RouteID+"/"+root.RouteID, other.owner.Token).RequireError(t, http.StatusNotFound, persist.CodeNotFound)
+}
