@@ -92,9 +92,9 @@ func TestBotTokensNeedDMScopes(t *testing.T) {
 	requireCode(t, err, persist.CodeMissingScope)
 }
 
-// TestReadStates is the seam the channel listing uses: per channel, its last sequence, the
-// actor's receipt and the count of live messages by others after it, in one call.
-func TestReadStates(t *testing.T) {
+// TestChannelListReadState: listings carry, per channel, its last sequence, the reader's receipt
+// and the count of live messages by others after it.
+func TestChannelListReadState(t *testing.T) {
 	t.Parallel()
 	store := persisttest.NewStore(t)
 	ctx := context.Background()
@@ -102,9 +102,7 @@ func TestReadStates(t *testing.T) {
 	w := persisttest.Workspace(t, store, owner.ID)
 	persisttest.Member(t, store, w.ID, alice.ID, persist.RoleMember)
 	busy := persisttest.Channel(t, store, persist.ActorFor(owner), w.ID, "busy")
-	quiet := persisttest.Channel(t, store, persist.ActorFor(owner), w.ID, "quiet")
-	elsewhere := persisttest.Workspace(t, store, owner.ID)
-	foreign := persisttest.Channel(t, store, persist.ActorFor(owner), elsewhere.ID, "foreign")
+	persisttest.Channel(t, store, persist.ActorFor(owner), w.ID, "quiet")
 	for i := range 5 {
 		author := owner
 		if i == 0 {
@@ -117,19 +115,18 @@ func TestReadStates(t *testing.T) {
 		return tx.ReadMark(ctx, persist.ActorFor(alice), persist.Place{ChannelID: busy.ID}, 2)
 	})
 	require.NoError(t, err)
-	states, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (map[string]persist.ReadState, error) {
-		return tx.ReadStates(ctx, persist.ActorFor(alice), w.ID, []string{busy.ID, quiet.ID, foreign.ID})
+	list, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) ([]persist.Channel, error) {
+		return tx.ChannelList(ctx, persist.ActorFor(alice), w.ID)
 	})
 	require.NoError(t, err)
+	got := map[string]persist.ReadState{}
+	for _, c := range list {
+		got[c.Name] = persist.ReadState{LastSeq: c.LastSeq, LastReadSeq: *c.LastReadSeq, UnreadCount: *c.UnreadCount}
+	}
 	require.Equal(t, map[string]persist.ReadState{
-		busy.ID:  {LastSeq: 5, LastReadSeq: 2, UnreadCount: 3},
-		quiet.ID: {},
-	}, states)
-
-	_, err = persist.WithTxV(ctx, store, func(tx *persist.Tx) (map[string]persist.ReadState, error) {
-		return tx.ReadStates(ctx, persist.ActorFor(alice), elsewhere.ID, []string{foreign.ID})
-	})
-	requireCode(t, err, persist.CodeForbidden)
+		"busy":  {LastSeq: 5, LastReadSeq: 2, UnreadCount: 3},
+		"quiet": {},
+	}, got)
 }
 
 // benchChannel is the set-up of the message benchmarks: a fresh store with one channel, its

@@ -50,16 +50,6 @@ func (tx *Tx) ReadMark(ctx context.Context, actor Actor, p Place, seq int64) (Re
 	return r, err
 }
 
-// ReadStates returns the actor's read state of the given channels of a workspace, keyed by
-// channel id, in one query; ids of other workspaces are left out. The channel listing merges it
-// into each channel. Codes: not_found (workspace), forbidden.
-func (tx *Tx) ReadStates(ctx context.Context, actor Actor, workspaceID string, channelIDs []string) (map[string]ReadState, error) {
-	if _, err := tx.requireMember(ctx, workspaceID, actor); err != nil {
-		return nil, err
-	}
-	return tx.readStates(ctx, channelScope, actor.UserID, workspaceID, channelIDs)
-}
-
 // readScope names the table of a kind of conversation and the messages column pointing at it.
 type readScope struct{ table, column string }
 

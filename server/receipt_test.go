@@ -69,4 +69,22 @@ func TestReadReceipts(t *testing.T) {
 			"for the moderator only alice's message is unread, not their own")
 		mark(c.owner, "/api/dms/"+d.ID+"/read", map[string]any{"seq": 1}).RequireError(t, http.StatusNotFound, persist.CodeNotFound)
 	})
+
+	t.Run("ChannelListingsCarryReadState", func(t *testing.T) {
+		t.Parallel()
+		c := newChat(t, h)
+		c.say(t, c.alice, channelMessages(c.general.ID), "mine")
+		c.say(t, c.mod, channelMessages(c.general.ID), "theirs 1")
+		c.say(t, c.mod, channelMessages(c.general.ID), "theirs 2")
+		mark(c.alice, "/api/channels/"+c.general.ID+"/read", map[string]any{"seq": 2}).RequireStatus(t, http.StatusOK)
+		var got struct{ Channels []persist.Channel }
+		h.Get(t, "/api/workspaces/"+c.ws.ID+"/channels", c.alice.Token).Decode(t, &got)
+		byName := map[string]persist.ReadState{}
+		for _, ch := range got.Channels {
+			require.NotNil(t, ch.LastReadSeq, "listings carry read state")
+			byName[ch.Name] = persist.ReadState{LastSeq: ch.LastSeq, LastReadSeq: *ch.LastReadSeq, UnreadCount: *ch.UnreadCount}
+		}
+		require.Equal(t, persist.ReadState{LastSeq: 3, LastReadSeq: 2, UnreadCount: 1}, byName["general"])
+		require.Equal(t, persist.ReadState{}, byName[persist.GuestChannel])
+	})
 }
