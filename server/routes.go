@@ -43,6 +43,29 @@ func (s *Server) routeTable() []route {
 		{"GET", "/api/routes/{workspace_route_id}/{target_route_id}", member("workspaces:read"), s.handleRouteResolve},
 
 		// Messages, threads, reactions, pins, direct conversations, search and read state.
+		{"GET", "/api/channels/{channel_id}/messages", member("messages:read"), s.handleChannelMessageList},
+		{"POST", "/api/channels/{channel_id}/messages", member("messages:write"), s.handleChannelMessageCreate},
+		{"POST", "/api/channels/{channel_id}/read", member("messages:read"), s.handleChannelRead},
+		{"GET", "/api/channels/{channel_id}/pins", member("messages:read"), s.handlePinList},
+		{"POST", "/api/channels/{channel_id}/pins", member("messages:write"), s.handlePinAdd},
+		{"DELETE", "/api/channels/{channel_id}/pins/{message_id}", member("messages:write"), s.handlePinRemove},
+		{"GET", "/api/messages/by-nonce", member("messages:read"), s.handleMessageByNonce},
+		{"GET", "/api/messages/{message_id}", member("messages:read"), s.handleMessageGet},
+		{"PATCH", "/api/messages/{message_id}", member("messages:write"), s.handleMessageUpdate},
+		{"DELETE", "/api/messages/{message_id}", member("messages:write"), s.handleMessageDelete},
+		{"GET", "/api/messages/{message_id}/thread", member("threads:read"), s.handleThreadGet},
+		{"POST", "/api/messages/{message_id}/thread/replies", member("threads:write"), s.handleThreadReplyCreate},
+		{"POST", "/api/messages/{message_id}/reactions", member("messages:write"), s.handleReactionAdd},
+		{"DELETE", "/api/messages/{message_id}/reactions/{emoji}", member("messages:write"), s.handleReactionRemove},
+		{"GET", "/api/dms", member("dms:read"), s.handleDMList},
+		{"POST", "/api/dms", member("dms:write"), s.handleDMCreate},
+		{"GET", "/api/dms/{conversation_id}", member("dms:read"), s.handleDMGet},
+		{"DELETE", "/api/dms/{conversation_id}", member("dms:write"), s.handleDMHide},
+		{"POST", "/api/dms/{conversation_id}/open", member("dms:write"), s.handleDMOpen},
+		{"GET", "/api/dms/{conversation_id}/messages", member("dms:read"), s.handleDMMessageList},
+		{"POST", "/api/dms/{conversation_id}/messages", member("dms:write"), s.handleDMMessageCreate},
+		{"POST", "/api/dms/{conversation_id}/read", member("dms:read"), s.handleDMRead},
+		{"GET", "/api/search", member("messages:read"), s.handleSearch},
 
 		// Realtime: backfill, WebSocket, ephemeral events.
 
