@@ -430,8 +430,10 @@ const botActiveWorkspacesSQL = `
 	UNION SELECT workspace_id FROM bot_setup_codes WHERE bot_user_id = $1 AND consumed_at IS NULL AND expires_at > $2
 	UNION SELECT workspace_id FROM bot_commands WHERE bot_user_id = $1`
 
-// botHistoryWorkspacesSQL lists every workspace a bot ($1) has left a trace in. Message
-// authorship and integrations join this list when they exist.
+// botHistoryWorkspacesSQL lists every workspace a bot ($1) has left a trace in. Token rows are
+// never deleted (only revoked) and a bot posts only with a token, so the workspaces of its
+// messages are among its tokens'; no scan of messages is needed. Integrations join this list
+// when they exist.
 const botHistoryWorkspacesSQL = `
 	SELECT workspace_id FROM bot_tokens WHERE bot_user_id = $1
 	UNION SELECT workspace_id FROM bots WHERE user_id = $1

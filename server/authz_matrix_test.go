@@ -13,6 +13,7 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/servertest"
 )
 
@@ -51,6 +52,15 @@ func TestAuthorizationMatrix(t *testing.T) {
 	})
 	require.NoError(t, err)
 	dmRoute := persist.RouteID("D", dm)
+	post := func(path, body string) string {
+		r := h.Post(t, path, owner.Token, map[string]any{"body": body})
+		r.RequireStatus(t, http.StatusCreated)
+		return r.JSON(t)["message"].(map[string]any)["id"].(string)
+	}
+	secretMessage := post("/api/channels/"+secret.ID+"/messages", "the launch code is hunter2")
+	dmMessage := post("/api/dms/"+dm+"/messages", "just between us: swordfish")
+	h.Post(t, "/api/messages/"+secretMessage+"/thread/replies", owner.Token, map[string]any{"body": "reply: hunter3"}).
+		RequireStatus(t, http.StatusCreated)
 
 	// The attackers' own places.
 	outsider := h.NewUser(t)
@@ -75,13 +85,13 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 
 	secrets := []string{victimToken.Token, victimToken.ID, code.Code, owner.Token, member.Token, owner.User.Email,
-		secret.ID, secret.RouteID, dm, dmRoute}
+		secret.ID, secret.RouteID, dm, dmRoute, secretMessage, dmMessage, "hunter2", "hunter3", "swordfish"}
 	params := map[string]string{
 		"workspace_id": ws.ID, "workspace_route_id": ws.RouteID, "channel_id": secret.ID, "target_route_id": secret.RouteID,
 		"conversation_id": dm, "bot_user_id": victimBot.ID, "token_id": victimToken.ID, "user_id": member.User.ID,
-		"emoji": "thumbsup",
+		"emoji": "thumbsup", "message_id": secretMessage,
 		// Resources without a fixture yet: a well-formed id that names nothing.
-		"message_id": "msg_01j00000000000000000000000", "upload_id": "upl_01j00000000000000000000000",
+		"upload_id":       "upl_01j00000000000000000000000",
 		"installation_id": "app_01j00000000000000000000000", "command_id": "cmd_01j00000000000000000000000",
 		"subscription_id": "sub_01j00000000000000000000000", "account_id": "acc_01j00000000000000000000000",
 	}
@@ -92,7 +102,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		"text": "matrix", "emoji": "thumbsup", "archived": true, "role": "moderator", "blocked": true,
 		"timeout_minutes": 60, "user_id": member.User.ID, "member_ids": []string{owner.User.ID, member.User.ID},
 		"workspace_id": ws.ID, "channel_id": secret.ID, "direct_conversation_id": dm, "message_id": params["message_id"],
-		"upload_id": params["upload_id"], "bot_user_id": victimBot.ID, "owner_user_id": member.User.ID,
+		"upload_id": params["upload_id"], "quoted_message_id": secretMessage, "bot_user_id": victimBot.ID, "owner_user_id": member.User.ID,
 		"scopes": []string{"bot:admin"}, "commands": []map[string]any{{"command": "pwn", "description": "pwn"}},
 		"code": "AAAA-BBBB-CCCC", "token": "mgt_matrix", "seq": 1, "type": "typing.started", "payload": map[string]any{},
 		"kind": "message", "icon_url": "", "handle": "matrix",
@@ -134,25 +144,44 @@ func TestAuthorizationMatrix(t *testing.T) {
 	before := fingerprint()
 	require.Contains(t, before, "bot_tokens")
 
+	// Each route once with the parameters above; routes on a message also once more on the
+	// direct message.
 	paramPattern := regexp.MustCompile(`\{([a-z_]+)\}`)
-	var violations []string
+	type target struct {
+		route server.RouteInfo
+		path  string
+	}
+	var targets []target
 	for _, rt := range routes {
-		path := paramPattern.ReplaceAllStringFunc(rt.Pattern, func(m string) string {
-			name := m[1 : len(m)-1]
-			if v, ok := params[name]; ok {
-				return v
-			}
-			t.Logf("%s %s: no fixture for {%s}; using a placeholder", rt.Method, rt.Pattern, name)
-			return "unknown_" + name
-		})
+		fill := func(overrides map[string]string) string {
+			return paramPattern.ReplaceAllStringFunc(rt.Pattern, func(m string) string {
+				name := m[1 : len(m)-1]
+				if v, ok := overrides[name]; ok {
+					return v
+				}
+				if v, ok := params[name]; ok {
+					return v
+				}
+				t.Logf("%s %s: no fixture for {%s}; using a placeholder", rt.Method, rt.Pattern, name)
+				return "unknown_" + name
+			})
+		}
+		targets = append(targets, target{rt, fill(nil)})
+		if strings.Contains(rt.Pattern, "{message_id}") {
+			targets = append(targets, target{rt, fill(map[string]string{"message_id": dmMessage})})
+		}
+	}
+	var violations []string
+	for _, tg := range targets {
+		rt := tg.route
 		for _, a := range attackers {
-			req := servertest.Request{Method: rt.Method, Path: path + query}
+			req := servertest.Request{Method: rt.Method, Path: tg.path + query}
 			if rt.Method != http.MethodGet && rt.Method != http.MethodHead {
 				req.Body = body
 			}
 			req.Token = a.token(rt.Scope)
 			r := h.Do(t, req)
-			where := fmt.Sprintf("%s %s as %s", rt.Method, rt.Pattern, a.name)
+			where := fmt.Sprintf("%s %s as %s", rt.Method, tg.path, a.name)
 			if want := a.want(rt.Audience); want != 0 && r.Status != want {
 				violations = append(violations, fmt.Sprintf("%s: status %d, want %d: %s", where, r.Status, want, r.Body))
 			}
