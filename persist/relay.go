@@ -105,4 +105,3 @@ func (l *Locks) Check(ctx context.Context) error { return l.conn.Ping(ctx) }
 
 // Close releases every lock.
 func (l *Locks) Close(ctx context.Context) error { return l.conn.Close(ctx) }
-
