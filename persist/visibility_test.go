@@ -46,10 +46,10 @@ func TestVisibilityRule(t *testing.T) {
 // backfillBundle is a workspace with an owner, a guest, an outsider member, the guest channel,
 // another channel and a DM between owner and guest.
 type backfillBundle struct {
-	store                          *persist.Store
-	ws                             persist.Workspace
-	owner, guest, other            persist.User
-	guestChannel, general, dm      string
+	store                              *persist.Store
+	ws                                 persist.Workspace
+	owner, guest, other                persist.User
+	guestChannel, general, dm          string
 	ownerActor, guestActor, otherActor persist.Actor
 }
 
