@@ -30,6 +30,9 @@ func (s *Server) routeTable() []route {
 		// Messages, threads, reactions, pins, direct conversations, search and read state.
 
 		// Realtime: backfill, WebSocket, ephemeral events.
+		{"GET", "/api/realtime/events", member("realtime:read"), s.handleRealtimeEvents},
+		{"GET", "/api/realtime/ws", member("realtime:read"), s.handleRealtimeSocket},
+		{"POST", "/api/realtime/ephemeral", member("messages:write"), s.handleRealtimeEphemeral},
 
 		// Bots, tokens, setup codes and command menus.
 	}
