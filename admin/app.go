@@ -46,6 +46,7 @@ func adminCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			magicLinkCommand(),
 			ownerCommand(),
+			memberCommand(),
 		},
 	}
 }

@@ -2,7 +2,10 @@ package persist
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // GuestChannel is the name of the waiting-room channel, the only one guests may see.
@@ -10,6 +13,28 @@ const GuestChannel = "guest"
 
 // GuestDailyPosts is how many messages a waiting-room guest may post per UTC day.
 const GuestDailyPosts = 3
+
+// guestChannelEnsure returns the workspace's guest channel, creating it (and appending
+// channel.created by actorID) when missing, so a guest always has a room. Concurrent callers
+// meet the unique name and all return the one channel.
+func (tx *Tx) guestChannelEnsure(ctx context.Context, workspaceID, actorID string) (Channel, error) {
+	id := NewID(PrefixChannel, tx.now)
+	c, err := scanChannel(tx.queryRow(ctx, `
+		INSERT INTO channels (id, route_id, workspace_id, name, kind, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $6)
+		ON CONFLICT (workspace_id, name) DO NOTHING
+		RETURNING `+channelColumns, id, RouteID("C", id), workspaceID, GuestChannel, DefaultChannelKind, tx.now))
+	if errors.Is(err, pgx.ErrNoRows) {
+		c, err = scanChannel(tx.queryRow(ctx, `SELECT `+channelColumns+` FROM channels
+			WHERE workspace_id = $1 AND name = $2`, workspaceID, GuestChannel))
+		return c, err
+	}
+	if err != nil {
+		return Channel{}, err
+	}
+	_, err = tx.EventAppend(ctx, channelEvent("channel.created", c, actorID))
+	return c, err
+}
 
 // ChannelForRead returns a channel the actor may read, with the actor's membership. Guests read
 // only the guest channel. Codes: not_found (no such channel, or one a guest may not see),
@@ -48,6 +73,16 @@ func (tx *Tx) ChannelForWrite(ctx context.Context, actor Actor, channelID string
 	return c, m, nil
 }
 
+// requireFullWriter is the guard of writes the waiting room does not allow: it refuses guests
+// (what names the action, as in "create channels"), then applies requireWriter. Creating
+// channels, direct conversations and uploads go through it. Codes: forbidden.
+func (tx *Tx) requireFullWriter(ctx context.Context, m Member, what string) error {
+	if m.Role == RoleGuest {
+		return Forbidden("guests in the waiting room cannot %s", what)
+	}
+	return tx.requireWriter(ctx, m)
+}
+
 // requireWriter refuses members who may not write anywhere in the workspace at the moment
 // (timed out or blocked) and spends one guest post. Every write guard (channels, direct
 // conversations, uploads, slash commands) goes through it. Codes: forbidden, rate_limited.
@@ -66,7 +101,7 @@ func (tx *Tx) requireWriter(ctx context.Context, m Member) error {
 		INSERT INTO guest_post_counts (workspace_id, user_id, day, used) VALUES ($1, $2, $3::date, 1)
 		ON CONFLICT (workspace_id, user_id, day) DO UPDATE SET used = guest_post_counts.used + 1
 			WHERE guest_post_counts.used < $4
-		RETURNING used`, m.WorkspaceID, m.UserID, tx.now.UTC().Format(time.DateOnly), GuestDailyPosts).Scan(&used)
+		RETURNING used`, m.WorkspaceID, m.UserID, tx.today(), GuestDailyPosts).Scan(&used)
 	if err != nil {
 		if e := notFoundAs(err, "budget"); e != err {
 			return Errorf(CodeRateLimited, "guests may post %d messages a day; the budget renews at midnight UTC", GuestDailyPosts)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -41,34 +42,274 @@ func scanChannel(row pgx.Row) (Channel, error) {
 	return c, err
 }
 
-// ChannelCreateParams are the fields of a new channel.
+// Channel field limits.
+const (
+	// MaxChannelTitleLength bounds display_title, in Unicode characters after trimming.
+	MaxChannelTitleLength = 200
+	// MaxSidebarSectionLength bounds sidebar_section, in Unicode characters after trimming.
+	MaxSidebarSectionLength = 80
+	// MaxExternalRefLength bounds external_ref, in bytes.
+	MaxExternalRefLength = 512
+	// MaxExternalURLLength bounds external_url, in bytes.
+	MaxExternalURLLength = 2048
+	// DefaultChannelKind is the kind of a channel created without one.
+	DefaultChannelKind = "public"
+)
+
+// ChannelCreateParams are the fields of a new channel. Empty strings mean "none" (for Kind:
+// DefaultChannelKind).
 type ChannelCreateParams struct {
-	Name string
+	Name            string
+	DisplayTitle    string
+	Kind            string
+	ExternalManaged bool
+	ExternalRef     string
+	ExternalURL     string
+	SidebarSection  string
 }
 
-// ChannelCreate creates a channel and appends channel.created. The actor must be a member who is
-// not a guest. Codes: invalid_request, not_found (workspace), forbidden, conflict (name taken).
+// ChannelCreate creates a channel and appends channel.created. The actor must be a member who
+// is not a guest and may write (not timed out or blocked). The name is slugified and unique in
+// the workspace. Codes: invalid_request, not_found (workspace), forbidden, conflict (name taken).
 func (tx *Tx) ChannelCreate(ctx context.Context, actor Actor, workspaceID string, p ChannelCreateParams) (Channel, Event, error) {
 	m, err := tx.requireMember(ctx, workspaceID, actor)
 	if err != nil {
 		return Channel{}, Event{}, err
 	}
-	if m.Role == RoleGuest {
-		return Channel{}, Event{}, Forbidden("guests cannot create channels")
+	if err := tx.requireFullWriter(ctx, m, "create channels"); err != nil {
+		return Channel{}, Event{}, err
 	}
-	name := Slugify(strings.TrimPrefix(strings.TrimSpace(p.Name), "#"))
-	if name == "" {
-		return Channel{}, Event{}, Invalid("name must contain a letter or digit")
+	c := Channel{WorkspaceID: workspaceID, ExternalManaged: p.ExternalManaged, Kind: DefaultChannelKind}
+	fields := []error{
+		normalizeChannelName(&c.Name, p.Name),
+		normalizeChannelTitle(&c.DisplayTitle, p.DisplayTitle),
+		normalizeExternalRef(&c.ExternalRef, p.ExternalRef),
+		normalizeExternalURL(&c.ExternalURL, p.ExternalURL),
+		normalizeSidebarSection(&c.SidebarSection, p.SidebarSection),
+	}
+	if strings.TrimSpace(p.Kind) != "" {
+		fields = append(fields, normalizeChannelKind(&c.Kind, p.Kind))
+	}
+	if err := firstError(fields); err != nil {
+		return Channel{}, Event{}, err
 	}
 	id := NewID(PrefixChannel, tx.now)
-	c, err := scanChannel(tx.queryRow(ctx, `
-		INSERT INTO channels (id, route_id, workspace_id, name, created_by, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING `+channelColumns,
-		id, RouteID("C", id), workspaceID, name, actor.UserID, tx.now))
+	c, err = scanChannel(tx.queryRow(ctx, `
+		INSERT INTO channels (id, route_id, workspace_id, name, display_title, kind, external_managed,
+			external_ref, external_url, sidebar_section, created_by, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, nullif($5, ''), $6, $7, nullif($8, ''), nullif($9, ''), nullif($10, ''),
+			$11, $12, $12)
+		RETURNING `+channelColumns,
+		id, RouteID("C", id), workspaceID, c.Name, c.DisplayTitle, c.Kind, c.ExternalManaged, c.ExternalRef,
+		c.ExternalURL, c.SidebarSection, actor.UserID, tx.now))
 	if err != nil {
 		return Channel{}, Event{}, err
 	}
-	ev, err := tx.EventAppend(ctx, EventInput{WorkspaceID: workspaceID, Type: "channel.created",
-		ChannelID: c.ID, ActorID: actor.UserID, Payload: map[string]any{"channel": c}})
+	ev, err := tx.EventAppend(ctx, channelEvent("channel.created", c, actor.UserID))
 	return c, ev, err
+}
+
+// channelEvent is the event of a channel mutation: the channel as the API shows it, and, as the
+// spec asks of channel.updated, the resulting archived flag.
+func channelEvent(typ string, c Channel, actorID string) EventInput {
+	return EventInput{WorkspaceID: c.WorkspaceID, Type: typ, ChannelID: c.ID, ActorID: actorID,
+		Payload: map[string]any{"channel": c, "archived": c.Archived}}
+}
+
+// ChannelList returns the channels the actor may see, ordered by name, archived ones included.
+// A guest sees only the guest channel, which is created (with channel.created) when missing.
+// Codes: not_found (workspace), forbidden (not a member).
+func (tx *Tx) ChannelList(ctx context.Context, actor Actor, workspaceID string) ([]Channel, error) {
+	m, err := tx.requireMember(ctx, workspaceID, actor)
+	if err != nil {
+		return nil, err
+	}
+	if m.Role == RoleGuest {
+		c, err := tx.guestChannelEnsure(ctx, workspaceID, actor.UserID)
+		if err != nil {
+			return nil, err
+		}
+		return []Channel{c}, nil
+	}
+	rows, err := tx.query(ctx, `SELECT `+channelColumns+` FROM channels WHERE workspace_id = $1 ORDER BY name`, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Channel{}
+	for rows.Next() {
+		c, err := scanChannel(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// ChannelPatch holds the fields of PATCH /api/channels/{id}; nil means unchanged. For the
+// nullable fields (DisplayTitle, ExternalRef, ExternalURL, SidebarSection) "" clears.
+type ChannelPatch struct {
+	Name            *string
+	DisplayTitle    *string
+	Kind            *string
+	Archived        *bool
+	ExternalManaged *bool
+	ExternalRef     *string
+	ExternalURL     *string
+	SidebarSection  *string
+}
+
+// ChannelUpdate applies a patch to a channel and appends channel.updated (with the resulting
+// archived flag). Only the workspace owner, or a bot token (whose route already required
+// channels:write), may; archived=true fills archived_at (keeping an earlier one), false clears
+// it. The guest channel keeps its name, and no channel may be renamed into it, so guests never
+// see another channel's history.
+// Codes: invalid_request, not_found, forbidden, conflict (name taken).
+func (tx *Tx) ChannelUpdate(ctx context.Context, actor Actor, channelID string, p ChannelPatch) (Channel, Event, error) {
+	c, err := scanChannel(tx.queryRow(ctx, `SELECT `+channelColumns+` FROM channels WHERE id = $1 FOR UPDATE`, channelID))
+	if err != nil {
+		return Channel{}, Event{}, notFoundAs(err, "channel")
+	}
+	m, err := tx.requireMember(ctx, c.WorkspaceID, actor)
+	if err != nil {
+		return Channel{}, Event{}, err
+	}
+	if m.Role != RoleOwner && !actor.IsBotToken() {
+		return Channel{}, Event{}, Forbidden("workspace owner permission required")
+	}
+	if err := tx.requireWriter(ctx, m); err != nil {
+		return Channel{}, Event{}, err
+	}
+	if p == (ChannelPatch{}) {
+		return Channel{}, Event{}, Invalid("send at least one field to change")
+	}
+	var fields []error
+	if p.Name != nil {
+		before := c.Name
+		fields = append(fields, normalizeChannelName(&c.Name, *p.Name))
+		if c.Name != before && (before == GuestChannel || c.Name == GuestChannel) {
+			fields = append(fields, Invalid("the %q channel is the guests' waiting room: it keeps its name and no channel takes it", GuestChannel))
+		}
+	}
+	if p.DisplayTitle != nil {
+		fields = append(fields, normalizeChannelTitle(&c.DisplayTitle, *p.DisplayTitle))
+	}
+	if p.Kind != nil {
+		fields = append(fields, normalizeChannelKind(&c.Kind, *p.Kind))
+	}
+	if p.ExternalRef != nil {
+		fields = append(fields, normalizeExternalRef(&c.ExternalRef, *p.ExternalRef))
+	}
+	if p.ExternalURL != nil {
+		fields = append(fields, normalizeExternalURL(&c.ExternalURL, *p.ExternalURL))
+	}
+	if p.SidebarSection != nil {
+		fields = append(fields, normalizeSidebarSection(&c.SidebarSection, *p.SidebarSection))
+	}
+	if err := firstError(fields); err != nil {
+		return Channel{}, Event{}, err
+	}
+	if p.ExternalManaged != nil {
+		c.ExternalManaged = *p.ExternalManaged
+	}
+	if p.Archived != nil {
+		switch {
+		case !*p.Archived:
+			c.ArchivedAt = nil
+		case c.ArchivedAt == nil:
+			now := tx.now
+			c.ArchivedAt = &now
+		}
+	}
+	c, err = scanChannel(tx.queryRow(ctx, `
+		UPDATE channels SET name = $3, display_title = nullif($4, ''), kind = $5, archived_at = $6,
+			external_managed = $7, external_ref = nullif($8, ''), external_url = nullif($9, ''),
+			sidebar_section = nullif($10, ''), updated_at = $11
+		WHERE workspace_id = $1 AND id = $2
+		RETURNING `+channelColumns,
+		c.WorkspaceID, c.ID, c.Name, c.DisplayTitle, c.Kind, c.ArchivedAt, c.ExternalManaged, c.ExternalRef,
+		c.ExternalURL, c.SidebarSection, tx.now))
+	if err != nil {
+		return Channel{}, Event{}, err
+	}
+	ev, err := tx.EventAppend(ctx, channelEvent("channel.updated", c, actor.UserID))
+	return c, ev, err
+}
+
+// normalizeChannelName slugifies a channel name (a leading # is dropped). Codes: invalid_request.
+func normalizeChannelName(dst *string, raw string) error {
+	name := Slugify(strings.TrimPrefix(strings.TrimSpace(raw), "#"))
+	if name == "" {
+		return Invalid("name must contain a letter or digit")
+	}
+	*dst = name
+	return nil
+}
+
+// normalizeChannelTitle trims display_title and bounds it; "" means none. Codes: invalid_request.
+func normalizeChannelTitle(dst *string, raw string) error {
+	return normalizeLabel(dst, raw, "display_title", MaxChannelTitleLength)
+}
+
+// normalizeLabel trims a free-text field and bounds it to max Unicode characters; "" means none.
+// Codes: invalid_request.
+func normalizeLabel(dst *string, raw, field string, max int) error {
+	s := strings.TrimSpace(raw)
+	if utf8.RuneCountInString(s) > max {
+		return Invalid("%s must be at most %d characters", field, max)
+	}
+	*dst = s
+	return nil
+}
+
+// normalizeChannelKind accepts a lowercase word of letters, digits, _ and - (1 to 32). The kind
+// is a label: it changes neither visibility nor authorization. Codes: invalid_request.
+func normalizeChannelKind(dst *string, raw string) error {
+	kind := strings.ToLower(strings.TrimSpace(raw))
+	ok := kind != "" && len(kind) <= 32
+	for _, r := range kind {
+		ok = ok && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}
+	if !ok {
+		return Invalid("kind must be 1 to 32 letters, digits, _ or -, such as %q", DefaultChannelKind)
+	}
+	*dst = kind
+	return nil
+}
+
+// normalizeExternalRef keeps an opaque reference as sent, bounded; "" means none.
+// Codes: invalid_request.
+func normalizeExternalRef(dst *string, raw string) error {
+	if len(raw) > MaxExternalRefLength {
+		return Invalid("external_ref must be at most %d bytes", MaxExternalRefLength)
+	}
+	*dst = raw
+	return nil
+}
+
+// normalizeExternalURL accepts "" or an absolute http(s) URL. Codes: invalid_request.
+func normalizeExternalURL(dst *string, raw string) error {
+	u := strings.TrimSpace(raw)
+	if u != "" && (!IsWebURL(u) || len(u) > MaxExternalURLLength) {
+		return Invalid("external_url must be an http or https URL")
+	}
+	*dst = u
+	return nil
+}
+
+// normalizeSidebarSection trims a sidebar label and bounds it; "" means none.
+// Codes: invalid_request.
+func normalizeSidebarSection(dst *string, raw string) error {
+	return normalizeLabel(dst, raw, "sidebar_section", MaxSidebarSectionLength)
+}
+
+// firstError returns the first non-nil error.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

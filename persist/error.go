@@ -134,8 +134,9 @@ func ErrorOf(err error) (*Error, bool) {
 var constraintErrors = map[string]*Error{
 	"users_handle_key":            Conflict("that handle is taken"),
 	"users_email_key":             Conflict("an account with that email already exists"),
-	"workspaces_slug_key":         Conflict("that workspace slug is taken"),
+	"workspaces_slug_key":         Conflict("that workspace slug is taken; choose another slug"),
 	"channels_workspace_name_key": Conflict("a channel with that name already exists in this workspace"),
+	"workspace_members_one_owner": Conflict("the workspace already has an owner; transfer ownership instead"),
 }
 
 // translate is the one place database errors become application errors: no rows → not found;

@@ -103,5 +103,9 @@ func (l *Locks) TryLock(ctx context.Context, key int64) (bool, error) {
 // Check fails when the connection, and with it every lock, is gone.
 func (l *Locks) Check(ctx context.Context) error { return l.conn.Ping(ctx) }
 
-// Close releases every lock.
-func (l *Locks) Close(ctx context.Context) error { return l.conn.Close(ctx) }
+// Close releases every lock: at once when the connection still answers (the server would
+// otherwise release them only when it notices the disconnect), and by closing it anyway.
+func (l *Locks) Close(ctx context.Context) error {
+	_, _ = l.conn.Exec(ctx, `SELECT pg_advisory_unlock_all()`)
+	return l.conn.Close(ctx)
+}

@@ -87,3 +87,8 @@ func requireJSONContent(r *http.Request) error {
 	}
 	return nil
 }
+
+// writeNoContent answers 204 with no body, for deletions.
+func writeNoContent(w http.ResponseWriter) {
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -26,6 +26,21 @@ func (s *Server) routeTable() []route {
 		{"PATCH", "/api/me", human, s.handleMeUpdate},
 
 		// Workspaces, members, moderation, channels and route ids.
+		{"GET", "/api/workspaces", member("workspaces:read"), s.handleWorkspaceList},
+		{"POST", "/api/workspaces", human, s.handleWorkspaceCreate},
+		{"GET", "/api/workspaces/{workspace_id}", member("workspaces:read"), s.handleWorkspaceGet},
+		{"PATCH", "/api/workspaces/{workspace_id}", human, s.handleWorkspaceUpdate},
+		{"DELETE", "/api/workspaces/{workspace_id}", human, s.handleWorkspaceDelete},
+		{"POST", "/api/workspaces/{workspace_id}/transfer-ownership", human, s.handleWorkspaceTransferOwnership},
+		{"GET", "/api/workspaces/{workspace_id}/members", member("workspaces:read"), s.handleMemberList},
+		{"GET", "/api/workspaces/{workspace_id}/moderation/members", human, s.handleModerationList},
+		{"PATCH", "/api/workspaces/{workspace_id}/moderation/members/{user_id}", human, s.handleModerationUpdate},
+		{"POST", "/api/workspaces/{workspace_id}/invites", human, s.handleInviteCreate},
+		{"POST", "/api/invites/accept", human, s.handleInviteAccept},
+		{"GET", "/api/workspaces/{workspace_id}/channels", member("channels:read"), s.handleChannelList},
+		{"POST", "/api/workspaces/{workspace_id}/channels", member("channels:write"), s.handleChannelCreate},
+		{"PATCH", "/api/channels/{channel_id}", member("channels:write"), s.handleChannelUpdate},
+		{"GET", "/api/routes/{workspace_route_id}/{target_route_id}", member("workspaces:read"), s.handleRouteResolve},
 
 		// Messages, threads, reactions, pins, direct conversations, search and read state.
 

@@ -1,0 +1,68 @@
+package admin_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
+)
+
+func TestAdminMemberAdd(t *testing.T) {
+	t.Parallel()
+	url := persisttest.URL(t)
+	ctx := context.Background()
+	store, err := persist.Open(ctx, persist.Config{URL: url, MaxConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(store.Close)
+	owner := persisttest.User(t, store, nil)
+	w := persisttest.Workspace(t, store, owner.ID)
+	known := persisttest.User(t, store, nil)
+	add := func(args ...string) (persist.Member, error) {
+		out, err := run(t, append([]string{"admin", "member", "add", "--database-url", url}, args...)...)
+		if err != nil {
+			return persist.Member{}, err
+		}
+		var got struct{ Member persist.Member }
+		require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+		return got.Member, nil
+	}
+
+	m, err := add("--workspace", w.Slug, "--email", "New.Person@Example.com", "--role", "guest")
+	require.NoError(t, err)
+	require.Equal(t, persist.RoleGuest, m.Role)
+	require.Equal(t, w.ID, m.WorkspaceID)
+	created, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.User, error) {
+		return tx.UserGetByEmail(ctx, "new.person@example.com")
+	})
+	require.NoError(t, err)
+	require.Equal(t, created.ID, m.UserID)
+	channels, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) ([]persist.Channel, error) {
+		return tx.ChannelList(ctx, persist.ActorFor(owner), w.ID)
+	})
+	require.NoError(t, err)
+	require.Len(t, channels, 1, "a new guest finds the guest channel")
+	require.Equal(t, persist.GuestChannel, channels[0].Name)
+
+	m, err = add("--workspace", w.ID, "--user", known.ID)
+	require.NoError(t, err)
+	require.Equal(t, persist.RoleMember, m.Role, "member is the default role")
+	m, err = add("--workspace", w.RouteID, "--user", known.ID, "--role", "moderator")
+	require.NoError(t, err)
+	require.Equal(t, persist.RoleMember, m.Role, "an existing member keeps their role")
+
+	for _, args := range [][]string{
+		{"--workspace", w.ID},
+		{"--workspace", w.ID, "--user", known.ID, "--email", "x@example.com"},
+		{"--workspace", "no-such-workspace", "--user", known.ID},
+		{"--workspace", w.ID, "--user", "usr_nobody"},
+		{"--workspace", w.ID, "--email", "x@example.com", "--role", "owner"},
+		{"--workspace", w.ID, "--email", "not-an-email"},
+	} {
+		_, err := add(args...)
+		require.Error(t, err, "%v", args)
+	}
+}

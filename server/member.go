@@ -1,0 +1,93 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/natterchat/natter/persist"
+)
+
+// memberListParams reads the directory's query: limit, cursor, q and role. Codes:
+// invalid_request (a limit that is not a positive integer).
+func memberListParams(r *http.Request) (persist.MemberListParams, error) {
+	q := r.URL.Query()
+	p := persist.MemberListParams{Cursor: q.Get("cursor"), Query: q.Get("q"), Role: q.Get("role")}
+	if raw := q.Get("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 {
+			return p, persist.Invalid("limit must be an integer between 1 and %d", persist.MemberPageMax)
+		}
+		p.Limit = n
+	}
+	return p, nil
+}
+
+// handleMemberList serves GET /api/workspaces/{workspace_id}/members: the member directory.
+func (s *Server) handleMemberList(w http.ResponseWriter, r *http.Request) {
+	p, err := memberListParams(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	page, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.MemberPage[persist.DirectoryMember], error) {
+		return tx.MemberList(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "workspace_id"), p)
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// handleModerationList serves GET /api/workspaces/{workspace_id}/moderation/members: members
+// with moderation state, for the owner and moderators; the directory's query applies.
+func (s *Server) handleModerationList(w http.ResponseWriter, r *http.Request) {
+	p, err := memberListParams(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	page, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.MemberPage[persist.ModeratedMember], error) {
+		return tx.MemberModerationList(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "workspace_id"), p)
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+type moderationRequest struct {
+	Role           *string    `json:"role"`
+	TimeoutMinutes *int       `json:"timeout_minutes"`
+	TimeoutUntil   *time.Time `json:"timeout_until"`
+	ClearTimeout   bool       `json:"clear_timeout"`
+	Blocked        *bool      `json:"blocked"`
+	ModerationNote *string    `json:"moderation_note"`
+}
+
+// handleModerationUpdate serves PATCH /api/workspaces/{workspace_id}/moderation/members/{user_id}.
+func (s *Server) handleModerationUpdate(w http.ResponseWriter, r *http.Request) {
+	var req moderationRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (withEvent[persist.ModeratedMember], error) {
+		m, ev, err := tx.MemberModerate(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "workspace_id"), chi.URLParam(r, "user_id"),
+			persist.ModerationPatch{Role: req.Role, TimeoutMinutes: req.TimeoutMinutes, TimeoutUntil: req.TimeoutUntil,
+				ClearTimeout: req.ClearTimeout, Blocked: req.Blocked, ModerationNote: req.ModerationNote})
+		return withEvent[persist.ModeratedMember]{m, ev}, err
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"member": res.value, "event": res.event})
+}
