@@ -47,6 +47,7 @@ func adminCommand() *cli.Command {
 			magicLinkCommand(),
 			ownerCommand(),
 			memberCommand(),
+			eventsCommand(),
 		},
 	}
 }
