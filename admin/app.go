@@ -22,6 +22,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			devCommand(),
 			migrateCommand(),
 			adminCommand(),
+			benchCommand(),
 		},
 		// Errors are returned to main, which prints them once.
 		ExitErrHandler: func(*cli.Context, error) {},
