@@ -52,7 +52,7 @@ func benchCommand() *cli.Command {
 }
 
 type benchConfig struct {
-	base, token, workspace, channel string
+	base, token, workspace, channel    string
 	sockets, posters, sources, dialers int
 	rate                               float64
 	duration, drain                    time.Duration
