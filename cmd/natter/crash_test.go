@@ -112,6 +112,8 @@ func TestCrashSafety(t *testing.T) {
 	for _, c := range acked {
 		require.True(t, got[c], "acknowledged cursor %d never arrived", c)
 	}
+	t.Logf("%d posts acknowledged (%d after the restart); %d events before the kill, %d after resuming from %q",
+		len(acked), 20, len(before), len(after), resumeFrom)
 	require.NoError(t, second.cmd.Process.Signal(syscall.SIGINT))
 	require.NoError(t, second.cmd.Wait())
 }
