@@ -3,6 +3,7 @@ package realtime
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"time"
 
@@ -32,7 +33,8 @@ type feed struct {
 	startMu     sync.Mutex // serialises tryStart and stop, which talk to NATS
 
 	mu        sync.Mutex
-	sockets   map[*socket]struct{}
+	sockets   map[*socket]int // index into list
+	list      []*socket
 	idleSince time.Time
 	// liveFrom is the first cursor the consumer delivers (0: not started); a socket goes live
 	// only once its backfill reached liveFrom-1, so nothing falls between the two.
@@ -49,20 +51,27 @@ type feed struct {
 }
 
 func newFeed(h *Hub, workspaceID string) *feed {
-	return &feed{hub: h, workspaceID: workspaceID, sockets: map[*socket]struct{}{}, dms: map[string][]string{}}
+	return &feed{hub: h, workspaceID: workspaceID, sockets: map[*socket]int{}, dms: map[string][]string{}}
 }
 
 // attach adds a socket that is about to catch up; live events reach its pending list until then.
 func (f *feed) attach(s *socket) {
 	f.mu.Lock()
-	f.sockets[s] = struct{}{}
+	f.sockets[s] = len(f.list)
+	f.list = append(f.list, s)
 	s.feed = f
 	f.mu.Unlock()
 }
 
 func (f *feed) detach(s *socket) {
 	f.mu.Lock()
-	delete(f.sockets, s)
+	if i, ok := f.sockets[s]; ok {
+		last := f.list[len(f.list)-1]
+		f.list[i], f.sockets[last] = last, i
+		f.list[len(f.list)-1] = nil
+		f.list = f.list[:len(f.list)-1]
+		delete(f.sockets, s)
+	}
 	if len(f.sockets) == 0 {
 		f.idleSince = time.Now()
 	}
@@ -134,19 +143,11 @@ func (f *feed) tryStart() {
 		return
 	}
 	f.consume, f.liveFrom, f.last = cc, int64(start), int64(start)-1
-	waiting := f.socketsLocked()
+	waiting := append([]*socket(nil), f.list...)
 	f.mu.Unlock()
 	for _, s := range waiting {
 		s.feedStarted()
 	}
-}
-
-func (f *feed) socketsLocked() []*socket {
-	out := make([]*socket, 0, len(f.sockets))
-	for s := range f.sockets {
-		out = append(out, s)
-	}
-	return out
 }
 
 func (f *feed) stop() {
@@ -184,14 +185,43 @@ func (f *feed) onEvent(m jetstream.Msg) {
 	}
 	gap := cursor != f.last+1
 	f.last = cursor
-	for s := range f.sockets {
+	f.fanOutLocked(func(s *socket) {
 		if gap {
 			// The stream skipped cursors (a prune or rebuild): sockets refill from Postgres.
 			s.resync()
 		}
 		s.deliver(ev)
+	})
+	f.hub.metrics.frames.Add(float64(len(f.list)))
+}
+
+// fanOutSlice is how many sockets one fan-out goroutine takes at least.
+const fanOutSlice = 1024
+
+// fanOutLocked calls fn for every socket, split over up to GOMAXPROCS goroutines when there are
+// many: the writes of a large workspace's fan-out are the hot path. It returns when all are
+// done, so events reach each socket in order. Caller holds f.mu.
+func (f *feed) fanOutLocked(fn func(s *socket)) {
+	parts := min(runtime.GOMAXPROCS(0), (len(f.list)+fanOutSlice-1)/fanOutSlice)
+	if parts <= 1 {
+		for _, s := range f.list {
+			fn(s)
+		}
+		return
 	}
-	f.hub.metrics.frames.Add(float64(len(f.sockets)))
+	var wg sync.WaitGroup
+	size := (len(f.list) + parts - 1) / parts
+	for start := 0; start < len(f.list); start += size {
+		part := f.list[start:min(start+size, len(f.list))]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, s := range part {
+				fn(s)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // onEphemeral delivers an ephemeral event to the live sockets that may see it.
@@ -203,9 +233,7 @@ func (f *feed) onEphemeral(m *nats.Msg) {
 	ev := &liveEvent{scope: scope, facts: f.factsFor(scope, typ), frame: textFrame(m.Data)}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for s := range f.sockets {
-		s.deliver(ev)
-	}
+	f.fanOutLocked(func(s *socket) { s.deliver(ev) })
 }
 
 // factsFor returns the visibility facts an event needs, from the feed's cache or the database.

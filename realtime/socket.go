@@ -48,7 +48,9 @@ const catchUpPage = 500
 
 // socket is one WebSocket. Idle, it costs this struct and its registrations: no goroutine and
 // no read buffer. A worker handles it when it has work (readable, frames queued, a catch-up page
-// due, a check due); at most one worker at a time, so raw reads and writes need no lock.
+// due, a check due); at most one worker at a time, so raw reads and writes need no lock. Its
+// descriptor is read and written directly (non-blocking) and closed only by shutdown, which runs
+// in the worker that has the socket, or before any worker can (see the callers).
 type socket struct {
 	hub         *Hub
 	feed        *feed
@@ -139,11 +141,7 @@ func (s *socket) run(ctx context.Context, buf []byte) {
 func (s *socket) readFrames(buf []byte) {
 	for {
 		have := copy(buf, s.inbuf)
-		var n int
-		var rerr error
-		if err := s.raw.Control(func(fd uintptr) { n, rerr = unix.Read(int(fd), buf[have:]) }); err != nil {
-			return
-		}
+		n, rerr := unix.Read(s.fd, buf[have:])
 		if errors.Is(rerr, unix.EAGAIN) {
 			return
 		}
@@ -206,6 +204,9 @@ func (s *socket) deliver(ev *liveEvent) {
 		if !ev.visibleTo(s.viewer) {
 			return
 		}
+		if s.writeNowLocked(ev.frame) {
+			return
+		}
 		if len(s.out) >= s.hub.cfg.QueueLimit {
 			s.closeLocked(CloseTooSlow, "too slow; reconnect from your last cursor", true)
 			return
@@ -222,6 +223,28 @@ func (s *socket) deliver(ev *liveEvent) {
 		}
 		s.pending = append(s.pending, ev)
 	}
+}
+
+// writeNowLocked is the fan-out's fast path: a live socket with nothing queued, no worker on it
+// and a fresh check gets the frame written at once by the caller, without a hand-off to the
+// pool. It reports false (nothing or part written: the rest is queued by the caller's fallback)
+// when the socket is busy or the kernel buffer is full. Caller holds s.mu, which keeps workers
+// away: they write only while running, and start running only under s.mu.
+func (s *socket) writeNowLocked(frame []byte) bool {
+	if s.running || s.queued || len(s.out) > 0 || s.wantWrite || s.staleLocked() {
+		return false
+	}
+	n, err := unix.Write(s.fd, frame)
+	if err == nil && n == len(frame) {
+		return true
+	}
+	if n > 0 {
+		// Part of the frame is on the wire: the rest must follow before anything else.
+		s.out, s.outOff, s.wantWrite = append(s.out, frame), n, true
+		s.addWorkLocked(workFlush)
+		return true
+	}
+	return false
 }
 
 // resync sends the socket back to Postgres: the stream skipped cursors.
@@ -340,7 +363,8 @@ func (s *socket) flush(ctx context.Context) {
 	if s.raw == nil {
 		return // never upgraded
 	}
-	iovs := make([][]byte, 0, 64)
+	var scratch [64][]byte
+	iovs := scratch[:0]
 	for {
 		s.mu.Lock()
 		if s.state == stateClosed {
@@ -368,12 +392,8 @@ func (s *socket) flush(ctx context.Context) {
 			iovs = append(iovs, f)
 		}
 		s.mu.Unlock()
-		var n int
-		var werr error
-		if err := s.raw.Control(func(fd uintptr) { n, werr = unix.Writev(int(fd), iovs) }); err != nil {
-			s.shutdown()
-			return
-		}
+		// The descriptor is used directly: only the worker running this socket closes it.
+		n, werr := unix.Writev(s.fd, iovs)
 		if errors.Is(werr, unix.EAGAIN) {
 			s.mu.Lock()
 			s.wantWrite = true
