@@ -378,7 +378,8 @@ func (r *benchRun) reportDeliveries(acked []int64) {
 	}
 	fmt.Fprintf(r.out, "latency post-to-delivery: p50 %s, p99 %s, p999 %s over %d deliveries\n", hist.quantile(0.5).Round(time.Microsecond),
 		hist.quantile(0.99).Round(time.Microsecond), hist.quantile(0.999).Round(time.Microsecond), hist.n)
-	fmt.Fprintf(r.out, "integrity: %d lost, %d duplicated, %d out of order, %d sockets closed by the server\n", lost, dups, order, closed)
+	fmt.Fprintf(r.out, "integrity: %d lost (acknowledged, not delivered when the drain ended), %d duplicated, %d out of order, %d sockets closed by the server\n",
+		lost, dups, order, closed)
 }
 
 // reconnectAll drops every socket, posts a burst while they are away, reconnects them all at
