@@ -87,6 +87,9 @@ func (s *socket) addWorkLocked(w work) {
 		return
 	}
 	s.work |= w
+	if s.state == stateJoining {
+		return // no connection yet: Accept queues the socket once it has one
+	}
 	if !s.running && !s.queued {
 		s.queued = true
 		select {
@@ -360,14 +363,11 @@ func (s *socket) check(ctx context.Context) bool {
 // flush writes queued frames without blocking: when the kernel buffer fills, the socket waits
 // for writability in the poller and the worker moves on.
 func (s *socket) flush(ctx context.Context) {
-	if s.raw == nil {
-		return // never upgraded
-	}
 	var scratch [64][]byte
 	iovs := scratch[:0]
 	for {
 		s.mu.Lock()
-		if s.state == stateClosed {
+		if s.state == stateClosed || s.raw == nil {
 			s.mu.Unlock()
 			return
 		}
@@ -498,16 +498,17 @@ func (s *socket) shutdown() {
 		return
 	}
 	s.state, s.out, s.pending, s.work = stateClosed, nil, nil, 0
+	conn := s.conn
 	s.mu.Unlock()
-	if s.conn != nil {
+	if conn != nil {
 		s.hub.poller.remove(s)
 	}
 	if s.feed != nil {
 		s.feed.detach(s)
 	}
 	s.hub.forget(s)
-	if s.conn != nil {
-		_ = s.conn.Close()
+	if conn != nil {
+		_ = conn.Close()
 	}
 }
 
@@ -530,7 +531,9 @@ func (s *socket) setConn(conn net.Conn) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
 	s.conn, s.raw = conn, raw
+	s.mu.Unlock()
 	var serr error
 	if err := raw.Control(func(fd uintptr) {
 		s.fd = int(fd)
