@@ -60,6 +60,20 @@ func (tx *Tx) ChannelForRead(ctx context.Context, actor Actor, channelID string)
 // Codes: those of ChannelForRead, forbidden (archived, timed out, blocked), rate_limited (the
 // guest budget is spent).
 func (tx *Tx) ChannelForWrite(ctx context.Context, actor Actor, channelID string) (Channel, Member, error) {
+	c, m, err := tx.ChannelForChange(ctx, actor, channelID)
+	if err != nil {
+		return Channel{}, Member{}, err
+	}
+	if err := tx.requireWriter(ctx, m); err != nil {
+		return Channel{}, Member{}, err
+	}
+	return c, m, nil
+}
+
+// ChannelForChange returns a channel whose shared state the actor may change without posting
+// (react, pin, edit): readable, not archived, the actor neither timed out nor blocked. No guest
+// post is spent. Codes: those of ChannelForRead, forbidden (archived, timed out, blocked).
+func (tx *Tx) ChannelForChange(ctx context.Context, actor Actor, channelID string) (Channel, Member, error) {
 	c, m, err := tx.ChannelForRead(ctx, actor, channelID)
 	if err != nil {
 		return Channel{}, Member{}, err
@@ -67,7 +81,7 @@ func (tx *Tx) ChannelForWrite(ctx context.Context, actor Actor, channelID string
 	if c.ArchivedAt != nil {
 		return Channel{}, Member{}, Forbidden("this channel is archived; unarchive it to post")
 	}
-	if err := tx.requireWriter(ctx, m); err != nil {
+	if err := tx.requireActive(m); err != nil {
 		return Channel{}, Member{}, err
 	}
 	return c, m, nil
@@ -83,15 +97,24 @@ func (tx *Tx) requireFullWriter(ctx context.Context, m Member, what string) erro
 	return tx.requireWriter(ctx, m)
 }
 
-// requireWriter refuses members who may not write anywhere in the workspace at the moment
-// (timed out or blocked) and spends one guest post. Every write guard (channels, direct
-// conversations, uploads, slash commands) goes through it. Codes: forbidden, rate_limited.
-func (tx *Tx) requireWriter(ctx context.Context, m Member) error {
+// requireActive refuses members who may not change anything in the workspace at the moment:
+// blocked, or timed out. Codes: forbidden.
+func (tx *Tx) requireActive(m Member) error {
 	if m.BlockedAt != nil {
 		return Forbidden("you are blocked in this workspace")
 	}
 	if m.TimeoutUntil != nil && m.TimeoutUntil.After(tx.now) {
 		return Forbidden("you are timed out until %s", m.TimeoutUntil.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// requireWriter refuses members who may not write anywhere in the workspace at the moment
+// (timed out or blocked) and spends one guest post. Every write guard (channels, direct
+// conversations, uploads, slash commands) goes through it. Codes: forbidden, rate_limited.
+func (tx *Tx) requireWriter(ctx context.Context, m Member) error {
+	if err := tx.requireActive(m); err != nil {
+		return err
 	}
 	if m.Role != RoleGuest {
 		return nil

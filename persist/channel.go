@@ -27,6 +27,9 @@ type Channel struct {
 	CreatedAt       time.Time  `json:"created_at"`
 	UpdatedAt       time.Time  `json:"updated_at"`
 	LastSeq         int64      `json:"last_seq"`
+	// LastReadSeq and UnreadCount are the reader's state; only ChannelList fills them.
+	LastReadSeq *int64 `json:"last_read_seq,omitempty"`
+	UnreadCount *int64 `json:"unread_count,omitempty"`
 }
 
 const channelColumns = `id, route_id, workspace_id, name, coalesce(display_title, ''), kind, archived_at,
@@ -124,13 +127,32 @@ func (tx *Tx) ChannelList(ctx context.Context, actor Actor, workspaceID string) 
 	if err != nil {
 		return nil, err
 	}
+	var out []Channel
 	if m.Role == RoleGuest {
 		c, err := tx.guestChannelEnsure(ctx, workspaceID, actor.UserID)
 		if err != nil {
 			return nil, err
 		}
-		return []Channel{c}, nil
+		out = []Channel{c}
+	} else if out, err = tx.channelsOf(ctx, workspaceID); err != nil {
+		return nil, err
 	}
+	ids := make([]string, len(out))
+	for i := range out {
+		ids[i] = out[i].ID
+	}
+	states, err := tx.readStates(ctx, channelScope, actor.UserID, workspaceID, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		st := states[out[i].ID]
+		out[i].LastReadSeq, out[i].UnreadCount = &st.LastReadSeq, &st.UnreadCount
+	}
+	return out, nil
+}
+
+func (tx *Tx) channelsOf(ctx context.Context, workspaceID string) ([]Channel, error) {
 	rows, err := tx.query(ctx, `SELECT `+channelColumns+` FROM channels WHERE workspace_id = $1 ORDER BY name`, workspaceID)
 	if err != nil {
 		return nil, err

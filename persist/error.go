@@ -63,6 +63,9 @@ const (
 	CodeMethodNotAllowed Code = "method_not_allowed"
 	// CodeConflict: the request conflicts with the current state (a duplicate, a stale value).
 	CodeConflict Code = "conflict"
+	// CodeMessageDeleted: the message is a tombstone; it cannot be edited, replied to, reacted
+	// to, pinned or quoted.
+	CodeMessageDeleted Code = "message_deleted"
 	// CodeResyncRequired: a cursor is unknown or older than the retained event window.
 	CodeResyncRequired Code = "resync_required"
 	// CodeRateLimited: too many attempts; try later.
@@ -93,6 +96,7 @@ var statusOf = map[Code]int{
 	CodeRouteNotFound:        http.StatusNotFound,
 	CodeMethodNotAllowed:     http.StatusMethodNotAllowed,
 	CodeConflict:             http.StatusConflict,
+	CodeMessageDeleted:       http.StatusConflict,
 	CodeResyncRequired:       http.StatusGone,
 	CodeRateLimited:          http.StatusTooManyRequests,
 	CodeUpgradeRequired:      http.StatusUpgradeRequired,

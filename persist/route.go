@@ -105,9 +105,25 @@ func (tx *Tx) routeDirect(ctx context.Context, actor Actor, rt *RouteTarget, ref
 	return nil
 }
 
-// routeThread resolves a thread root message. Messages arrive with the messages work, which
-// resolves `M…` and `msg_…` here (the root, its channel or direct conversation as parent, and
-// the same read checks); until then no message exists to resolve.
-func (tx *Tx) routeThread(_ context.Context, _ Actor, _ *RouteTarget, _ string) error {
-	return NotFound("route")
+// routeThread resolves a thread root message (`M…` or `msg_…`; a reply is not a route) after
+// the read check of its channel or direct conversation, which becomes the parent.
+func (tx *Tx) routeThread(ctx context.Context, actor Actor, rt *RouteTarget, ref string) error {
+	var id string
+	if err := tx.queryRow(ctx, `SELECT id FROM messages WHERE workspace_id = $1 AND `+refColumn(ref, PrefixMessage)+` = $2
+		AND parent_message_id IS NULL`, rt.WorkspaceID, ref).Scan(&id); err != nil {
+		return notFoundAs(err, "route")
+	}
+	m, _, err := tx.messageFor(ctx, actor, id, accessRead, "")
+	if err != nil {
+		return err
+	}
+	rt.TargetType, rt.TargetID, rt.TargetRouteID, rt.MessageID = RouteThread, m.ID, m.RouteID, m.ID
+	rt.ChannelID, rt.DirectConversationID = m.ChannelID, m.DirectConversationID
+	rt.ParentType, rt.ParentID = RouteChannel, m.ChannelID
+	parent := `SELECT route_id FROM channels WHERE workspace_id = $1 AND id = $2`
+	if m.DirectConversationID != "" {
+		rt.ParentType, rt.ParentID = RouteDirect, m.DirectConversationID
+		parent = `SELECT route_id FROM dms WHERE workspace_id = $1 AND id = $2`
+	}
+	return tx.queryRow(ctx, parent, rt.WorkspaceID, rt.ParentID).Scan(&rt.ParentRouteID)
 }

@@ -1,0 +1,81 @@
+package persist
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Receipt is how far a person has read a channel or direct conversation (the scope).
+type Receipt struct {
+	ScopeID     string    `json:"scope_id"`
+	UserID      string    `json:"user_id"`
+	LastReadSeq int64     `json:"last_read_seq"`
+	LastReadAt  time.Time `json:"last_read_at"`
+}
+
+// ReadState is a listing's view of one conversation for one person: its last sequence, how far
+// they have read, and how many messages after that are unread (live root messages by others).
+type ReadState struct {
+	LastSeq     int64 `json:"last_seq"`
+	LastReadSeq int64 `json:"last_read_seq"`
+	UnreadCount int64 `json:"unread_count"`
+}
+
+// ReadMark records that the actor has read a place up to seq. Receipts only move forward (a
+// lower seq changes nothing) and never pass the place's last sequence. Reading needs no write
+// authority. Codes: invalid_request (negative seq), those of the read guards.
+func (tx *Tx) ReadMark(ctx context.Context, actor Actor, p Place, seq int64) (Receipt, error) {
+	if seq < 0 {
+		return Receipt{}, Invalid("seq must be zero or more")
+	}
+	st, _, err := tx.placeFor(ctx, actor, p, accessRead)
+	if err != nil {
+		return Receipt{}, err
+	}
+	seq = min(seq, st.LastSeq)
+	r := Receipt{ScopeID: p.ID(), UserID: actor.UserID}
+	err = tx.queryRow(ctx, `INSERT INTO read_receipts AS r (scope_id, user_id, workspace_id, last_read_seq, last_read_at)
+		VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (scope_id, user_id) DO UPDATE SET last_read_seq = EXCLUDED.last_read_seq, last_read_at = EXCLUDED.last_read_at
+			WHERE r.last_read_seq < EXCLUDED.last_read_seq
+		RETURNING last_read_seq, last_read_at`, r.ScopeID, r.UserID, st.WorkspaceID, seq, tx.now).Scan(&r.LastReadSeq, &r.LastReadAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// The receipt is already at or past seq: answer with it unchanged.
+		err = tx.queryRow(ctx, `SELECT last_read_seq, last_read_at FROM read_receipts
+			WHERE workspace_id = $1 AND scope_id = $2 AND user_id = $3`, st.WorkspaceID, r.ScopeID, r.UserID).Scan(&r.LastReadSeq, &r.LastReadAt)
+	}
+	return r, err
+}
+
+// readScope names the table of a kind of conversation and the messages column pointing at it.
+type readScope struct{ table, column string }
+
+var (
+	channelScope = readScope{table: "channels", column: "channel_id"}
+	dmScope      = readScope{table: "dms", column: "dm_id"}
+)
+
+func (tx *Tx) readStates(ctx context.Context, s readScope, userID, workspaceID string, ids []string) (map[string]ReadState, error) {
+	rows, err := tx.query(ctx, `SELECT c.id, c.last_seq, coalesce(r.last_read_seq, 0),
+			(SELECT count(*) FROM messages m WHERE m.workspace_id = c.workspace_id AND m.`+s.column+` = c.id
+				AND m.channel_seq > coalesce(r.last_read_seq, 0) AND m.deleted_at IS NULL AND m.author_id <> $2)
+		FROM `+s.table+` c LEFT JOIN read_receipts r ON r.scope_id = c.id AND r.user_id = $2
+		WHERE c.workspace_id = $1 AND c.id = ANY($3)`, workspaceID, userID, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[string]ReadState, len(ids))
+	for rows.Next() {
+		var id string
+		var st ReadState
+		if err := rows.Scan(&id, &st.LastSeq, &st.LastReadSeq, &st.UnreadCount); err != nil {
+			return nil, err
+		}
+		out[id] = st
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,55 @@
+package server
+
+import (
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/persist"
+)
+
+func TestParseWindow(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		query string
+		want  persist.Window
+		bad   bool
+	}{
+		{query: "", want: persist.Window{Mode: persist.WindowEarliest, Limit: 100}},
+		{query: "limit=1", want: persist.Window{Mode: persist.WindowEarliest, Limit: 1}},
+		{query: "limit=200", want: persist.Window{Mode: persist.WindowEarliest, Limit: 200}},
+		{query: "limit=0", want: persist.Window{Mode: persist.WindowEarliest, Limit: 100}},
+		{query: "limit=-5", want: persist.Window{Mode: persist.WindowEarliest, Limit: 100}},
+		{query: "limit=201", want: persist.Window{Mode: persist.WindowEarliest, Limit: 100}},
+		{query: "limit=x", want: persist.Window{Mode: persist.WindowEarliest, Limit: 100}},
+		{query: "latest=true", want: persist.Window{Mode: persist.WindowLatest, Limit: 100}},
+		{query: "latest=false", want: persist.Window{Mode: persist.WindowEarliest, Limit: 100}},
+		{query: "mode=latest&limit=7", want: persist.Window{Mode: persist.WindowLatest, Limit: 7}},
+		{query: "before_seq=9", want: persist.Window{Mode: persist.WindowBefore, Seq: 9, Limit: 100}},
+		{query: "after_seq=0", want: persist.Window{Mode: persist.WindowAfter, Seq: 0, Limit: 100}},
+		{query: "around_seq=4&limit=3", want: persist.Window{Mode: persist.WindowAround, Seq: 4, Limit: 3}},
+		{query: "after_seq=3&latest=false", want: persist.Window{Mode: persist.WindowAfter, Seq: 3, Limit: 100}},
+		{query: "before_seq=1&after_seq=2", bad: true},
+		{query: "around_seq=1&after_seq=2", bad: true},
+		{query: "around_seq=1&latest=true", bad: true},
+		{query: "before_seq=1&mode=latest", bad: true},
+		{query: "before_seq=-1", bad: true},
+		{query: "after_seq=1e3", bad: true},
+		{query: "around_seq=", bad: true},
+		{query: "latest=yes", bad: true},
+		{query: "mode=earliest", bad: true},
+	} {
+		q, err := url.ParseQuery(tc.query)
+		require.NoError(t, err)
+		got, err := parseWindow(q)
+		if tc.bad {
+			e, ok := persist.ErrorOf(err)
+			require.True(t, ok, "%s: %v", tc.query, err)
+			require.Equal(t, persist.CodeInvalidRequest, e.Code, tc.query)
+			continue
+		}
+		require.NoError(t, err, tc.query)
+		require.Equal(t, tc.want, got, tc.query)
+	}
+}
