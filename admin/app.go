@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 )
@@ -22,11 +23,34 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			devCommand(),
 			migrateCommand(),
 			adminCommand(),
+			benchCommand(),
 		},
 		// Errors are returned to main, which prints them once.
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
+	// urfave/cli v2 writes to its package-level help flag and help command while it sets a run
+	// up, so runs in one process (the in-process CLI tests) take turns until their action starts.
+	setupMu.Lock()
+	var once sync.Once
+	release := func() { once.Do(setupMu.Unlock) }
+	defer release()
+	releaseOnAction(app.Commands, release)
 	return app.RunContext(ctx, args)
+}
+
+var setupMu sync.Mutex
+
+// releaseOnAction makes every action release the set-up lock before it runs.
+func releaseOnAction(cmds []*cli.Command, release func()) {
+	for _, c := range cmds {
+		releaseOnAction(c.Subcommands, release)
+		if action := c.Action; action != nil {
+			c.Action = func(c *cli.Context) error {
+				release()
+				return action(c)
+			}
+		}
+	}
 }
 
 // newLogger writes text logs to the command's error writer.
@@ -47,6 +71,7 @@ func adminCommand() *cli.Command {
 			magicLinkCommand(),
 			ownerCommand(),
 			memberCommand(),
+			eventsCommand(),
 			botCommand(),
 		},
 	}

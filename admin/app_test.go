@@ -90,7 +90,7 @@ func TestAdminCommands(t *testing.T) {
 	require.Contains(t, out, "up to date")
 
 	// The pinned owner becomes the owner of the bootstrapped workspace.
-	base := startServer(t, "serve", "--database-url", url, "--dev-bootstrap", "--addr", "127.0.0.1:0")
+	base := startServer(t, "serve", "--database-url", url, "--data-dir", t.TempDir(), "--dev-bootstrap", "--addr", "127.0.0.1:0")
 	require.Equal(t, id, getMe(t, base))
 }
 

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/streams"
 )
@@ -53,6 +54,8 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "URL(s) of an external NATS JetStream cluster, comma-separated; empty runs NATS embedded in this process"},
 		&cli.StringFlag{Name: "nats-listen", EnvVars: []string{"NATTER_NATS_LISTEN"},
 			Usage: "host:port on which the embedded NATS server accepts bot runtimes; empty keeps it off the network"},
+		&cli.IntFlag{Name: "stream-replicas", EnvVars: []string{"NATTER_STREAM_REPLICAS"}, Value: 1,
+			Usage: "replicas of each workspace's JetStream stream: 1 embedded, 3 in an external cluster"},
 		&cli.StringFlag{Name: "public-url", EnvVars: []string{"NATTER_PUBLIC_URL"},
 			Usage: "the origin browsers use, such as https://chat.example.com (https unless loopback); sets accepted origins and Secure cookies"},
 		&cli.BoolFlag{Name: "dev-bootstrap", EnvVars: []string{"NATTER_DEV_BOOTSTRAP"}, Value: dev,
@@ -72,14 +75,19 @@ func serverFlags(dev bool) []cli.Flag {
 
 // serverConfig is the validated configuration of serve and dev.
 type serverConfig struct {
-	addr       string
-	natsURL    string
-	natsListen string
-	server     server.Config
+	streamReplicas int
+	addr           string
+	natsURL        string
+	natsListen     string
+	server         server.Config
 }
 
 func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
-	cfg := serverConfig{addr: c.String("addr"), natsURL: c.String("nats-url"), natsListen: c.String("nats-listen")}
+	cfg := serverConfig{addr: c.String("addr"), natsURL: c.String("nats-url"), natsListen: c.String("nats-listen"),
+		streamReplicas: c.Int("stream-replicas")}
+	if cfg.streamReplicas < 1 || cfg.streamReplicas > 5 {
+		return cfg, configError("stream-replicas", "must be 1 to 5 (1 for the embedded server, 3 in a cluster), not %d", cfg.streamReplicas)
+	}
 	if err := checkHostPort(cfg.addr); err != nil {
 		return cfg, configError("addr", "%v", err)
 	}
@@ -147,7 +155,12 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	}
 	ctx := c.Context
 	logger := newLogger(c)
-	db, err := openDatabase(ctx, c, logger, persist.Config{MaxConns: 32})
+	nc, stopNATS, err := startNATS(ctx, cfg, c.String("data-dir"), logger)
+	if err != nil {
+		return err
+	}
+	defer stopNATS()
+	db, err := openDatabase(ctx, c, logger, persist.Config{MaxConns: 32, OnEventsCommitted: streams.WakeRelay(nc)})
 	if err != nil {
 		return err
 	}
@@ -157,13 +170,14 @@ func runServer(c *cli.Context, dev bool) (err error) {
 			err = cerr
 		}
 	}()
-
-	nc, stopNATS, err := startNATS(ctx, cfg, c.String("data-dir"), logger)
+	relay, err := streams.NewRelay(streams.RelayConfig{Store: db.Store, NATS: nc, Logger: logger, Replicas: cfg.streamReplicas})
 	if err != nil {
 		return err
 	}
-	defer stopNATS()
-	_ = nc // the relay and realtime fan-out take it over in the event-pipeline issue
+	hub, err := realtime.New(realtime.Config{Store: db.Store, NATS: nc, Logger: logger})
+	if err != nil {
+		return err
+	}
 
 	if cfg.server.DevBootstrap {
 		b, err := persist.WithTxV(ctx, db.Store, func(tx *persist.Tx) (persist.Bootstrap, error) { return tx.DevBootstrap(ctx) })
@@ -175,6 +189,8 @@ func runServer(c *cli.Context, dev bool) (err error) {
 
 	cfg.server.Store = db.Store
 	cfg.server.Logger = logger
+	cfg.server.Realtime = hub
+	cfg.server.Collectors = append(hub.Collectors(), relay.Collectors()...)
 	srv, err := server.New(cfg.server)
 	if err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)
@@ -186,6 +202,8 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	fmt.Fprintf(c.App.Writer, "natter listening on http://%s\n", ln.Addr())
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Serve(gctx, ln) })
+	g.Go(func() error { return relay.Run(gctx) })
+	g.Go(func() error { return hub.Run(gctx) })
 	err = g.Wait()
 	logger.Info("natter stopped")
 	return err

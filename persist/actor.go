@@ -45,6 +45,17 @@ func ActorFor(u User) Actor {
 // removal or role change waits for this transaction. Codes: not_found (no such workspace),
 // forbidden (not a member, token bound elsewhere, or a user bot whose owner left).
 func (tx *Tx) requireMember(ctx context.Context, workspaceID string, actor Actor) (Member, error) {
+	return tx.requireMemberLocking(ctx, workspaceID, actor, "FOR SHARE")
+}
+
+// requireMemberForUpdate is requireMember for an operation that will change the actor's own
+// membership row (ownership transfer). Taking the row exclusively from the start makes a second
+// such operation wait instead of deadlocking with the first as both upgrade a shared lock.
+func (tx *Tx) requireMemberForUpdate(ctx context.Context, workspaceID string, actor Actor) (Member, error) {
+	return tx.requireMemberLocking(ctx, workspaceID, actor, "FOR UPDATE")
+}
+
+func (tx *Tx) requireMemberLocking(ctx context.Context, workspaceID string, actor Actor, lock string) (Member, error) {
 	if actor.TokenWorkspaceID != "" && actor.TokenWorkspaceID != workspaceID {
 		return Member{}, Forbidden("this token is bound to another workspace")
 	}
@@ -56,7 +67,7 @@ func (tx *Tx) requireMember(ctx context.Context, workspaceID string, actor Actor
 		return Member{}, NotFound("workspace")
 	}
 	m, err := scanMember(tx.queryRow(ctx, `SELECT `+memberColumns+` FROM workspace_members
-		WHERE workspace_id = $1 AND user_id = $2 FOR SHARE`, workspaceID, actor.UserID))
+		WHERE workspace_id = $1 AND user_id = $2 `+lock, workspaceID, actor.UserID))
 	if err != nil {
 		if e := notFoundAs(err, "member"); e != err {
 			return Member{}, Forbidden("you are not a member of this workspace")

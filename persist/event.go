@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Event is one row of a workspace's ordered log. Cursor is dense per workspace, starting at 1.
@@ -113,13 +115,17 @@ func eventDest(e *Event) []any {
 }
 
 // EventListAfter returns up to limit events of a workspace with cursor > after, in cursor order.
-// Visibility filtering is the caller's (see the realtime issue); this is the raw log.
+// This is the raw log, for the relay; readers go through EventPageFor, which applies visibility.
 func (tx *Tx) EventListAfter(ctx context.Context, workspaceID string, after int64, limit int) ([]Event, error) {
 	rows, err := tx.query(ctx, `SELECT `+eventColumns+` FROM events
 		WHERE workspace_id = $1 AND cursor > $2 ORDER BY cursor LIMIT $3`, workspaceID, after, limit)
 	if err != nil {
 		return nil, err
 	}
+	return scanEvents(rows)
+}
+
+func scanEvents(rows pgx.Rows) ([]Event, error) {
 	defer rows.Close()
 	var out []Event
 	for rows.Next() {
@@ -130,4 +136,175 @@ func (tx *Tx) EventListAfter(ctx context.Context, workspaceID string, after int6
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// EventWindow is a workspace's log bounds: cursors PrunedThrough+1 … Head are retained.
+type EventWindow struct {
+	Head          int64
+	PrunedThrough int64
+}
+
+// EventWindowGet reads a workspace's log bounds. Codes: not_found.
+func (tx *Tx) EventWindowGet(ctx context.Context, workspaceID string) (EventWindow, error) {
+	var w EventWindow
+	err := tx.queryRow(ctx, `SELECT last_cursor, pruned_through FROM event_heads WHERE workspace_id = $1`,
+		workspaceID).Scan(&w.Head, &w.PrunedThrough)
+	return w, notFoundAs(err, "workspace")
+}
+
+// CheckResume says whether a reader positioned after cursor can continue from the log: 0 is the
+// start of the retained log; a cursor past the head was never issued and one before the retained
+// window has lost events. Codes: resync_required.
+func (w EventWindow) CheckResume(after int64) error {
+	if after > w.Head {
+		return Errorf(CodeResyncRequired, "cursor %d is unknown in this workspace; resync through the message endpoints", after)
+	}
+	if after > 0 && after < w.PrunedThrough {
+		return Errorf(CodeResyncRequired, "cursor %d is older than the retained events; resync through the message endpoints", after)
+	}
+	return nil
+}
+
+// EventPage is one page of backfill.
+type EventPage struct {
+	Events []Event
+	// Next is where the next page starts: the last cursor read, visible or not, so a reader
+	// skips what it may not see; the request's cursor when nothing was read.
+	Next    int64
+	HasMore bool
+	// Tail is the newest cursor the viewer may see, read before the page (0: none); set only
+	// when asked for.
+	Tail int64
+}
+
+// eventScanLimit bounds the events one backfill request reads past invisible ones.
+const eventScanLimit = 5000
+
+// EventPageFor is backfill: up to limit events after cursor that actor may see, in cursor order.
+// With withTail it first reads the newest cursor the actor may see, so a client can open its
+// socket from there without a race. Codes: not_found, forbidden, resync_required.
+func (tx *Tx) EventPageFor(ctx context.Context, actor Actor, workspaceID string, after int64, limit int, withTail bool) (EventPage, error) {
+	v, err := tx.ViewerFor(ctx, actor, workspaceID)
+	if err != nil {
+		return EventPage{}, err
+	}
+	win, err := tx.EventWindowGet(ctx, workspaceID)
+	if err != nil {
+		return EventPage{}, err
+	}
+	if err := win.CheckResume(after); err != nil {
+		return EventPage{}, err
+	}
+	page := EventPage{Next: after, Events: []Event{}}
+	if withTail {
+		if page.Tail, err = tx.eventTailFor(ctx, v, win.Head); err != nil {
+			return EventPage{}, err
+		}
+	}
+	pos := after
+	for scanned := 0; len(page.Events) < limit && scanned < eventScanLimit; {
+		raw, err := tx.EventListAfter(ctx, workspaceID, pos, 500)
+		if err != nil {
+			return EventPage{}, err
+		}
+		if len(raw) == 0 {
+			break
+		}
+		scanned += len(raw)
+		visible, err := tx.visibleOf(ctx, v, raw)
+		if err != nil {
+			return EventPage{}, err
+		}
+		pos = raw[len(raw)-1].Cursor
+		if room := limit - len(page.Events); len(visible) >= room {
+			visible = visible[:room]
+			pos = visible[room-1].Cursor
+		}
+		page.Events = append(page.Events, visible...)
+		if len(raw) < 500 {
+			break
+		}
+	}
+	page.Next = pos
+	page.HasMore = pos < win.Head
+	return page, nil
+}
+
+// eventTailFor is the newest cursor at or below head that v may see, 0 when none.
+func (tx *Tx) eventTailFor(ctx context.Context, v Viewer, head int64) (int64, error) {
+	for below := head + 1; below > 1; {
+		rows, err := tx.query(ctx, `SELECT `+eventColumns+` FROM events
+			WHERE workspace_id = $1 AND cursor < $2 ORDER BY cursor DESC LIMIT 500`, v.WorkspaceID, below)
+		if err != nil {
+			return 0, err
+		}
+		raw, err := scanEvents(rows)
+		if err != nil || len(raw) == 0 {
+			return 0, err
+		}
+		visible, err := tx.visibleOf(ctx, v, raw)
+		if err != nil || len(visible) > 0 {
+			if len(visible) > 0 {
+				return visible[0].Cursor, nil
+			}
+			return 0, err
+		}
+		below = raw[len(raw)-1].Cursor
+	}
+	return 0, nil
+}
+
+// EventPruneParams choose what `natter admin events prune` deletes; at least one is set.
+type EventPruneParams struct {
+	// OlderThan deletes events created before this instant.
+	OlderThan *time.Time
+	// KeepLatest keeps at least this many of the newest events whatever their age.
+	KeepLatest *int64
+}
+
+// EventPruneResult says what a prune did.
+type EventPruneResult struct {
+	Deleted       int64
+	PrunedThrough int64 // the oldest retained cursor is PrunedThrough+1
+}
+
+// EventPrune deletes a workspace's oldest events by age and count, and records the new retained
+// window; the relay applies the same window to the stream, and readers behind it must resync.
+// Codes: invalid_request (neither limit), not_found (workspace).
+func (tx *Tx) EventPrune(ctx context.Context, workspaceID string, p EventPruneParams) (EventPruneResult, error) {
+	if p.OlderThan == nil && p.KeepLatest == nil {
+		return EventPruneResult{}, Invalid("say what to prune: --older-than-days, --keep-latest, or both")
+	}
+	if p.KeepLatest != nil && *p.KeepLatest < 0 {
+		return EventPruneResult{}, Invalid("keep-latest must not be negative")
+	}
+	var win EventWindow
+	if err := tx.queryRow(ctx, `SELECT last_cursor, pruned_through FROM event_heads WHERE workspace_id = $1 FOR UPDATE`,
+		workspaceID).Scan(&win.Head, &win.PrunedThrough); err != nil {
+		return EventPruneResult{}, notFoundAs(err, "workspace")
+	}
+	through := win.Head
+	if p.KeepLatest != nil {
+		through = min(through, win.Head-*p.KeepLatest)
+	}
+	if p.OlderThan != nil {
+		var old int64
+		if err := tx.queryRow(ctx, `SELECT coalesce(max(cursor), 0) FROM events WHERE workspace_id = $1 AND created_at < $2`,
+			workspaceID, *p.OlderThan).Scan(&old); err != nil {
+			return EventPruneResult{}, err
+		}
+		through = min(through, old)
+	}
+	res := EventPruneResult{PrunedThrough: win.PrunedThrough}
+	if through <= win.PrunedThrough {
+		return res, nil
+	}
+	tag, err := tx.exec(ctx, `DELETE FROM events WHERE workspace_id = $1 AND cursor <= $2`, workspaceID, through)
+	if err != nil {
+		return res, err
+	}
+	if _, err := tx.exec(ctx, `UPDATE event_heads SET pruned_through = $2 WHERE workspace_id = $1`, workspaceID, through); err != nil {
+		return res, err
+	}
+	return EventPruneResult{Deleted: tag.RowsAffected(), PrunedThrough: through}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -125,7 +126,13 @@ func WithTxV[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (
 			return v, nil
 		}
 		if attempt < attempts && retryable(err) {
-			continue
+			// A short random pause keeps two transactions that just deadlocked from meeting
+			// again in the same order on their retry.
+			select {
+			case <-time.After(time.Duration(rand.IntN(4*attempt)+1) * time.Millisecond):
+				continue
+			case <-ctx.Done():
+			}
 		}
 		return zero, translate(err)
 	}

@@ -267,7 +267,7 @@ func (tx *Tx) WorkspaceDelete(ctx context.Context, actor Actor, id string) error
 // moderator. Codes: invalid_request (target is the owner, a guest, a bot), not_found (workspace,
 // target not a member), forbidden (actor not the owner).
 func (tx *Tx) WorkspaceTransferOwnership(ctx context.Context, actor Actor, id, targetUserID string) (Workspace, Event, error) {
-	m, err := tx.requireMember(ctx, id, actor)
+	m, err := tx.requireMemberForUpdate(ctx, id, actor)
 	if err != nil {
 		return Workspace{}, Event{}, err
 	}

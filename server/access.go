@@ -197,14 +197,33 @@ func (s *Server) botCaller(r *http.Request, token string) (*Caller, error) {
 	return &Caller{User: res.u, Token: &res.t, Via: viaBotToken}, nil
 }
 
-// bearerToken returns the token of an Authorization: Bearer header.
+// bearerToken returns the token of an Authorization: Bearer header or, on a WebSocket upgrade
+// (browsers cannot set headers there), of a natter.bearer.<token> or clickclack.bearer.<token>
+// subprotocol.
 func bearerToken(r *http.Request) (string, bool) {
 	h := r.Header.Get("Authorization")
 	scheme, token, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-		return "", false
+		return subprotocolToken(r)
 	}
 	return strings.TrimSpace(token), true
+}
+
+func subprotocolToken(r *http.Request) (string, bool) {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return "", false
+	}
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(h, ",") {
+			p = strings.TrimSpace(p)
+			for _, prefix := range []string{"natter.bearer.", "clickclack.bearer."} {
+				if token, ok := strings.CutPrefix(p, prefix); ok && token != "" {
+					return token, true
+				}
+			}
+		}
+	}
+	return "", false
 }
 
 // sessionCookie returns the value of the active session cookie, "" when absent. Two cookies

@@ -68,6 +68,9 @@ func (s *Server) routeTable() []route {
 		{"GET", "/api/search", member("messages:read"), s.handleSearch},
 
 		// Realtime: backfill, WebSocket, ephemeral events.
+		{"GET", "/api/realtime/events", member("realtime:read"), s.handleRealtimeEvents},
+		{"GET", "/api/realtime/ws", member("realtime:read"), s.handleRealtimeSocket},
+		{"POST", "/api/realtime/ephemeral", member("messages:write"), s.handleRealtimeEphemeral},
 
 		// Bots, tokens, setup codes and command menus.
 		{"GET", "/api/me/bots", human, s.handleMyBots},

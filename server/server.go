@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/realtime"
 )
 
 // Config configures the HTTP API.
@@ -43,6 +45,12 @@ type Config struct {
 	AccessLog bool
 	// ShutdownTimeout bounds the drain of active requests at shutdown. Default 5s.
 	ShutdownTimeout time.Duration
+	// Realtime is the WebSocket hub; without it the realtime socket and ephemeral routes
+	// answer 503. Default nil.
+	Realtime *realtime.Hub
+	// Collectors are other components' metrics (relay, realtime), served at /metrics beside
+	// the server's own. Default none.
+	Collectors []prometheus.Collector
 }
 
 // Server is the HTTP API.
@@ -56,6 +64,7 @@ type Server struct {
 	router       chi.Router
 	cookieName   string
 	publicOrigin string
+	realtime     *realtime.Hub
 }
 
 // New validates cfg and builds the router.
@@ -69,7 +78,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 5 * time.Second
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session"}
+	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session",
+		realtime: cfg.Realtime}
+	for _, c := range cfg.Collectors {
+		if err := s.metrics.registry.Register(c); err != nil {
+			return nil, fmt.Errorf("server: register metrics: %w", err)
+		}
+	}
 	if cfg.PublicURL != "" {
 		origin, err := ParsePublicURL(cfg.PublicURL)
 		if err != nil {

@@ -4,6 +4,7 @@ package servertest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -11,11 +12,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/streams"
 	"github.com/natterchat/natter/streams/streamstest"
@@ -27,6 +31,9 @@ type Harness struct {
 	Server *server.Server
 	NATS   *nats.Conn
 	Embed  *streams.Embedded
+	// Hub and Relay run for the test: committed events reach sockets.
+	Hub   *realtime.Hub
+	Relay *streams.Relay
 	// URL is the base URL of the API, on 127.0.0.1: requests from the test are local.
 	URL    string
 	client *http.Client
@@ -37,8 +44,12 @@ type Option func(*options)
 
 type options struct {
 	config    func(*server.Config)
+	realtime  func(*realtime.Config)
 	storeOpts []persisttest.Option
 }
+
+// WithRealtime edits the realtime hub's configuration.
+func WithRealtime(fn func(*realtime.Config)) Option { return func(o *options) { o.realtime = fn } }
 
 // WithConfig edits the server configuration before the server is built.
 func WithConfig(fn func(*server.Config)) Option { return func(o *options) { o.config = fn } }
@@ -55,9 +66,33 @@ func New(t testing.TB, opts ...Option) *Harness {
 	for _, opt := range opts {
 		opt(o)
 	}
-	store := persisttest.NewStore(t, o.storeOpts...)
 	emb, nc := streamstest.Embedded(t)
-	cfg := server.Config{Store: store, Logger: slog.New(slog.DiscardHandler)}
+	store := persisttest.NewStore(t, append([]persisttest.Option{persisttest.WithCommitHook(streams.WakeRelay(nc))}, o.storeOpts...)...)
+	logger := slog.New(slog.DiscardHandler)
+	relay, err := streams.NewRelay(streams.RelayConfig{Store: store, NATS: nc, Logger: logger, PollInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("relay: %v", err)
+	}
+	rcfg := realtime.Config{Store: store, NATS: nc, Logger: logger, Workers: 4, SweepInterval: 50 * time.Millisecond}
+	if o.realtime != nil {
+		o.realtime(&rcfg)
+	}
+	hub, err := realtime.New(rcfg)
+	if err != nil {
+		t.Fatalf("realtime: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var g errgroup.Group
+	g.Go(func() error { return relay.Run(ctx) })
+	g.Go(func() error { return hub.Run(ctx) })
+	t.Cleanup(func() {
+		cancel()
+		if err := g.Wait(); err != nil {
+			t.Errorf("relay or hub: %v", err)
+		}
+	})
+	cfg := server.Config{Store: store, Logger: logger, Realtime: hub,
+		Collectors: append(hub.Collectors(), relay.Collectors()...)}
 	if o.config != nil {
 		o.config(&cfg)
 	}
@@ -67,7 +102,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, URL: ts.URL, client: &http.Client{
+	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, Hub: hub, Relay: relay, URL: ts.URL, client: &http.Client{
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 }

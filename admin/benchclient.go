@@ -1,0 +1,314 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gobwas/ws"
+)
+
+// benchMarker prefixes the body of every message the bench posts, followed by the post's send
+// time in unix nanoseconds, so a socket can measure post-to-delivery latency from the frame.
+const benchMarker = "natter-bench-ts:"
+
+// histogram counts durations in log-spaced buckets (about 1% apart) from 1µs to ~100s.
+type histogram struct {
+	counts [2000]uint64
+	n      uint64
+}
+
+const histBase = 1.01
+
+func (h *histogram) add(d time.Duration) {
+	us := float64(d) / float64(time.Microsecond)
+	i := 0
+	if us > 1 {
+		i = min(int(math.Log(us)/math.Log(histBase)), len(h.counts)-1)
+	}
+	h.counts[i]++
+	h.n++
+}
+
+func (h *histogram) merge(o *histogram) {
+	for i, c := range o.counts {
+		h.counts[i] += c
+	}
+	h.n += o.n
+}
+
+// quantile returns the upper bound of the bucket holding quantile q.
+func (h *histogram) quantile(q float64) time.Duration {
+	if h.n == 0 {
+		return 0
+	}
+	want := uint64(math.Ceil(q * float64(h.n)))
+	var seen uint64
+	for i, c := range h.counts {
+		seen += c
+		if seen >= want {
+			return time.Duration(math.Pow(histBase, float64(i+1)) * float64(time.Microsecond))
+		}
+	}
+	return time.Duration(math.Pow(histBase, float64(len(h.counts))) * float64(time.Microsecond))
+}
+
+// benchSocket is one client socket of the bench: a goroutine reads its frames and records the
+// cursors and latencies of the bench's messages.
+type benchSocket struct {
+	source  net.IP
+	conn    net.Conn
+	mu      sync.Mutex
+	cursor  int64 // the last cursor received
+	base    int64 // cursor the socket started after
+	seen    []uint64
+	dups    int
+	order   int // cursors received out of order
+	frames  int
+	hist    histogram
+	closed  chan struct{}
+	closeBy ws.StatusCode
+	caught  chan struct{} // closed when the socket reaches target
+	target  atomic.Int64
+}
+
+func (s *benchSocket) mark(c int64) bool {
+	i := c - s.base - 1
+	if i < 0 {
+		return false
+	}
+	for int(i/64) >= len(s.seen) {
+		s.seen = append(s.seen, 0)
+	}
+	w, b := i/64, uint(i%64)
+	if s.seen[w]&(1<<b) != 0 {
+		return false
+	}
+	s.seen[w] |= 1 << b
+	return true
+}
+
+func (s *benchSocket) has(c int64) bool {
+	i := c - s.base - 1
+	return i >= 0 && int(i/64) < len(s.seen) && s.seen[i/64]&(1<<uint(i%64)) != 0
+}
+
+// dial connects from the socket's source address after its cursor.
+func (s *benchSocket) dial(ctx context.Context, base, workspaceID, token string) error {
+	header := http.Header{}
+	if token != "" {
+		header.Set("Authorization", "Bearer "+token)
+	}
+	d := ws.Dialer{Header: ws.HandshakeHeaderHTTP(header), Timeout: 30 * time.Second,
+		NetDial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			nd := net.Dialer{LocalAddr: &net.TCPAddr{IP: s.source}}
+			return nd.DialContext(ctx, network, addr)
+		}}
+	s.mu.Lock()
+	after := s.cursor
+	s.mu.Unlock()
+	u := "ws" + strings.TrimPrefix(base, "http") + "/api/realtime/ws?workspace_id=" + workspaceID
+	if after > 0 {
+		u += "&after_cursor=" + strconv.FormatInt(after, 10)
+	}
+	conn, br, _, err := d.Dial(ctx, u)
+	if err != nil {
+		return err
+	}
+	var r io.Reader = conn
+	if br != nil {
+		r = io.MultiReader(br, conn)
+	}
+	s.conn, s.closed = conn, make(chan struct{})
+	go s.read(r)
+	return nil
+}
+
+// read is the socket's reader; it ends when the connection does.
+func (s *benchSocket) read(r io.Reader) {
+	defer close(s.closed)
+	buf := make([]byte, 4096)
+	for {
+		h, err := ws.ReadHeader(r)
+		if err != nil {
+			return
+		}
+		if int64(cap(buf)) < h.Length {
+			buf = make([]byte, h.Length)
+		}
+		p := buf[:h.Length]
+		if _, err := io.ReadFull(r, p); err != nil {
+			return
+		}
+		switch h.OpCode {
+		case ws.OpPing:
+			_ = ws.WriteFrame(s.conn, ws.MaskFrame(ws.NewPongFrame(append([]byte(nil), p...))))
+		case ws.OpClose:
+			code, _ := ws.ParseCloseFrameData(p)
+			s.mu.Lock()
+			s.closeBy = code
+			s.mu.Unlock()
+			return
+		case ws.OpText:
+			s.onEvent(p, time.Now())
+		}
+	}
+}
+
+// onEvent records a frame: its cursor (duplicates and order), and for bench messages the
+// latency from the post.
+func (s *benchSocket) onEvent(p []byte, now time.Time) {
+	c := cursorOf(p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.frames++
+	if c == 0 {
+		return
+	}
+	if c <= s.cursor {
+		s.order++
+	}
+	if !s.mark(c) {
+		s.dups++
+	}
+	s.cursor = max(s.cursor, c)
+	if i := bytes.Index(p, []byte(benchMarker)); i >= 0 {
+		rest := p[i+len(benchMarker):]
+		end := bytes.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+		if end < 0 {
+			end = len(rest)
+		}
+		if ns, err := strconv.ParseInt(string(rest[:end]), 10, 64); err == nil {
+			s.hist.add(now.Sub(time.Unix(0, ns)))
+		}
+	}
+	if t := s.target.Load(); t > 0 && s.cursor >= t && s.caught != nil {
+		close(s.caught)
+		s.caught = nil
+	}
+}
+
+// cursorOf reads the envelope's cursor without decoding the whole frame.
+func cursorOf(p []byte) int64 {
+	i := bytes.Index(p, []byte(`"cursor":"`))
+	if i < 0 {
+		return 0
+	}
+	rest := p[i+len(`"cursor":"`):]
+	end := bytes.IndexByte(rest, '"')
+	if end <= 0 {
+		return 0
+	}
+	c, _ := strconv.ParseInt(string(rest[:end]), 10, 64)
+	return c
+}
+
+// benchHTTP is the bench's JSON client for the API.
+type benchHTTP struct {
+	base   string
+	token  string
+	client *http.Client
+}
+
+func (c *benchHTTP) do(ctx context.Context, method, path string, body, out any) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return 0, err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return resp.StatusCode, err
+	}
+	if resp.StatusCode >= 300 {
+		return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, strings.TrimSpace(string(raw)))
+	}
+	if out != nil {
+		return resp.StatusCode, json.Unmarshal(raw, out)
+	}
+	return resp.StatusCode, nil
+}
+
+// serverPID finds the process listening on a loopback TCP port through /proc.
+func serverPID(port int) (int, error) {
+	inodes := map[string]bool{}
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(raw), "\n")[1:] {
+			fields := strings.Fields(line)
+			if len(fields) < 10 || fields[3] != "0A" { // 0A: LISTEN
+				continue
+			}
+			_, hexPort, _ := strings.Cut(fields[1], ":")
+			if p, err := strconv.ParseInt(hexPort, 16, 32); err == nil && int(p) == port {
+				inodes["socket:["+fields[9]+"]"] = true
+			}
+		}
+	}
+	if len(inodes) == 0 {
+		return 0, fmt.Errorf("no process listens on port %d", port)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, fd := range procs {
+		if target, err := os.Readlink(fd); err == nil && inodes[target] {
+			return strconv.Atoi(strings.Split(fd, "/")[2])
+		}
+	}
+	return 0, errors.New("the listening process is not visible (run as its user or pass --server-pid)")
+}
+
+// rssBytes is a process's resident set size.
+func rssBytes(pid int) (int64, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, errors.New("no VmRSS")
+}
+
+func percentile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[min(len(ds)-1, int(math.Ceil(q*float64(len(ds))))-1)]
+}

@@ -1,0 +1,80 @@
+package persist
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Ephemeral event types: delivered live to sockets over core NATS, never stored.
+const (
+	EphemeralTypingStarted   = "typing.started"
+	EphemeralTypingStopped   = "typing.stopped"
+	EphemeralPresenceChanged = "presence.changed"
+	EphemeralAgentProgress   = "agent.progress"
+)
+
+// EphemeralPayloadLimit caps an ephemeral payload: it is copied to every socket of the target.
+const EphemeralPayloadLimit = 16 << 10
+
+// EphemeralInput is a request to publish an ephemeral event.
+type EphemeralInput struct {
+	WorkspaceID          string
+	ChannelID            string
+	DirectConversationID string
+	Type                 string
+	Payload              json.RawMessage
+}
+
+// EphemeralAuthorize checks that actor may send an ephemeral event to exactly one target it can
+// read, and returns the event to publish (cursor 0: clients never store it). agent.progress
+// further needs a bot token holding agent_activity:write, and dms:write for a conversation.
+// Codes: invalid_request, not_found (target, workspace), forbidden.
+func (tx *Tx) EphemeralAuthorize(ctx context.Context, actor Actor, in EphemeralInput) (Event, error) {
+	switch in.Type {
+	case EphemeralTypingStarted, EphemeralTypingStopped, EphemeralPresenceChanged, EphemeralAgentProgress:
+	default:
+		return Event{}, Invalid("type must be typing.started, typing.stopped, presence.changed or agent.progress")
+	}
+	if (in.ChannelID == "") == (in.DirectConversationID == "") {
+		return Event{}, Invalid("name exactly one target: channel_id or direct_conversation_id")
+	}
+	if len(in.Payload) > EphemeralPayloadLimit {
+		return Event{}, Invalid("payload must be at most %d bytes", EphemeralPayloadLimit)
+	}
+	payload := in.Payload
+	if len(payload) == 0 || string(payload) == "null" {
+		payload = json.RawMessage("{}")
+	}
+	if payload[0] != '{' {
+		return Event{}, Invalid("payload must be a JSON object")
+	}
+	if in.Type == EphemeralAgentProgress {
+		if !actor.IsBotToken() || !actor.HasScope("agent_activity:write") {
+			return Event{}, Forbidden("agent.progress needs a bot token holding agent_activity:write")
+		}
+		if in.DirectConversationID != "" && !actor.HasScope("dms:write") {
+			return Event{}, Forbidden("agent.progress in a direct conversation also needs dms:write")
+		}
+	}
+	ev := Event{ID: NewID(PrefixEvent, tx.now), Type: in.Type, ActorID: actor.UserID, CreatedAt: tx.now, Payload: payload}
+	if in.ChannelID != "" {
+		c, _, err := tx.ChannelForRead(ctx, actor, in.ChannelID)
+		if err != nil {
+			return Event{}, err
+		}
+		ev.WorkspaceID, ev.ChannelID = c.WorkspaceID, c.ID
+	} else {
+		if err := tx.queryRow(ctx, `SELECT workspace_id FROM dm_members WHERE dm_id = $1 AND user_id = $2`,
+			in.DirectConversationID, actor.UserID).Scan(&ev.WorkspaceID); err != nil {
+			return Event{}, notFoundAs(err, "conversation")
+		}
+		if _, err := tx.requireMember(ctx, ev.WorkspaceID, actor); err != nil {
+			return Event{}, err
+		}
+		ev.DirectConversationID = in.DirectConversationID
+	}
+	if in.WorkspaceID != "" && in.WorkspaceID != ev.WorkspaceID {
+		return Event{}, NotFound("channel or conversation in this workspace")
+	}
+	return ev, nil
+}

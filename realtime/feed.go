@@ -1,0 +1,275 @@
+package realtime
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/streams"
+)
+
+// liveEvent is one event on its way to the sockets of a workspace: its frame is compiled once
+// and shared by every socket.
+type liveEvent struct {
+	cursor int64 // 0 for ephemeral events
+	scope  persist.EventScope
+	facts  *persist.VisibilityFacts
+	frame  []byte
+}
+
+func (e *liveEvent) visibleTo(v persist.Viewer) bool { return e.facts.Visible(v, e.scope) }
+
+// feed is a workspace's live source on this node: one ordered consumer of its stream and one
+// subscription to its ephemeral subjects, fanned out to the local sockets.
+type feed struct {
+	hub         *Hub
+	workspaceID string
+	startMu     sync.Mutex // serialises tryStart and stop, which talk to NATS
+
+	mu        sync.Mutex
+	sockets   map[*socket]int // index into list
+	list      []*socket
+	idleSince time.Time
+	// liveFrom is the first cursor the consumer delivers (0: not started); a socket goes live
+	// only once its backfill reached liveFrom-1, so nothing falls between the two.
+	liveFrom int64
+	last     int64 // the last cursor dispatched
+	consume  jetstream.ConsumeContext
+	eph      *nats.Subscription
+	stopped  bool
+
+	factsMu sync.Mutex // held by the consumer's callback while it looks facts up
+	guestCh string
+	guestOK bool
+	dms     map[string][]string
+}
+
+func newFeed(h *Hub, workspaceID string) *feed {
+	return &feed{hub: h, workspaceID: workspaceID, sockets: map[*socket]int{}, dms: map[string][]string{}}
+}
+
+// attach adds a socket that is about to catch up; live events reach its pending list until then.
+func (f *feed) attach(s *socket) {
+	f.mu.Lock()
+	f.sockets[s] = len(f.list)
+	f.list = append(f.list, s)
+	s.feed = f
+	f.mu.Unlock()
+}
+
+func (f *feed) detach(s *socket) {
+	f.mu.Lock()
+	if i, ok := f.sockets[s]; ok {
+		last := f.list[len(f.list)-1]
+		f.list[i], f.sockets[last] = last, i
+		f.list[len(f.list)-1] = nil
+		f.list = f.list[:len(f.list)-1]
+		delete(f.sockets, s)
+	}
+	if len(f.sockets) == 0 {
+		f.idleSince = time.Now()
+	}
+	f.mu.Unlock()
+}
+
+func (f *feed) idleFor(now time.Time) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.sockets) > 0 {
+		return 0
+	}
+	return now.Sub(f.idleSince)
+}
+
+// liveStart is where live delivery starts, 0 when the consumer is not running yet.
+func (f *feed) liveStart() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.liveFrom
+}
+
+// tryStart starts the consumer after the stream's current end; until the relay has created the
+// stream it fails quietly and the idle timer tries again.
+func (f *feed) tryStart() {
+	f.startMu.Lock()
+	defer f.startMu.Unlock()
+	f.mu.Lock()
+	started := f.liveFrom > 0 || f.stopped
+	f.mu.Unlock()
+	if started {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	h := f.hub
+	if f.eph == nil {
+		sub, err := h.cfg.NATS.Subscribe(streams.EphemeralSubjects(f.workspaceID), f.onEphemeral)
+		if err != nil {
+			h.logger.Warn("ephemeral subscription failed", "workspace_id", f.workspaceID, "error", err)
+			return
+		}
+		f.eph = sub
+	}
+	stream, err := h.js.Stream(ctx, streams.StreamName(f.workspaceID))
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return
+	}
+	if err != nil {
+		h.logger.Warn("feed cannot read the stream", "workspace_id", f.workspaceID, "error", err)
+		return
+	}
+	start := stream.CachedInfo().State.LastSeq + 1
+	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: start})
+	if err != nil {
+		h.logger.Warn("feed cannot create its consumer", "workspace_id", f.workspaceID, "error", err)
+		return
+	}
+	cc, err := cons.Consume(f.onEvent)
+	if err != nil {
+		h.logger.Warn("feed cannot consume", "workspace_id", f.workspaceID, "error", err)
+		return
+	}
+	f.mu.Lock()
+	if f.stopped {
+		f.mu.Unlock()
+		cc.Stop()
+		return
+	}
+	f.consume, f.liveFrom, f.last = cc, int64(start), int64(start)-1
+	waiting := append([]*socket(nil), f.list...)
+	f.mu.Unlock()
+	for _, s := range waiting {
+		s.feedStarted()
+	}
+}
+
+func (f *feed) stop() {
+	f.startMu.Lock()
+	defer f.startMu.Unlock()
+	f.mu.Lock()
+	f.stopped = true
+	cc, eph := f.consume, f.eph
+	f.mu.Unlock()
+	if cc != nil {
+		cc.Stop()
+		<-cc.Closed()
+	}
+	if eph != nil {
+		_ = eph.Unsubscribe()
+	}
+}
+
+// onEvent is the consumer's callback, called in stream order.
+func (f *feed) onEvent(m jetstream.Msg) {
+	meta, err := m.Metadata()
+	if err != nil {
+		return
+	}
+	cursor := int64(meta.Sequence.Stream)
+	_, scope, typ, ok := streams.ParseSubject(m.Subject())
+	if !ok {
+		return
+	}
+	ev := &liveEvent{cursor: cursor, scope: scope, facts: f.factsFor(scope, typ), frame: textFrame(m.Data())}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if cursor <= f.last {
+		return // already dispatched (a consumer reset replays)
+	}
+	gap := cursor != f.last+1
+	f.last = cursor
+	f.fanOutLocked(func(s *socket) {
+		if gap {
+			// The stream skipped cursors (a prune or rebuild): sockets refill from Postgres.
+			s.resync()
+		}
+		s.deliver(ev)
+	})
+	f.hub.metrics.frames.Add(float64(len(f.list)))
+}
+
+// fanOutSlice is how many sockets one fan-out goroutine takes at least.
+const fanOutSlice = 1024
+
+// fanOutLocked calls fn for every socket, split over up to GOMAXPROCS goroutines when there are
+// many: the writes of a large workspace's fan-out are the hot path. It returns when all are
+// done, so events reach each socket in order. Caller holds f.mu.
+func (f *feed) fanOutLocked(fn func(s *socket)) {
+	parts := min(runtime.GOMAXPROCS(0), (len(f.list)+fanOutSlice-1)/fanOutSlice)
+	if parts <= 1 {
+		for _, s := range f.list {
+			fn(s)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	size := (len(f.list) + parts - 1) / parts
+	for start := 0; start < len(f.list); start += size {
+		part := f.list[start:min(start+size, len(f.list))]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, s := range part {
+				fn(s)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// onEphemeral delivers an ephemeral event to the live sockets that may see it.
+func (f *feed) onEphemeral(m *nats.Msg) {
+	_, scope, typ, ok := streams.ParseSubject(m.Subject)
+	if !ok {
+		return
+	}
+	ev := &liveEvent{scope: scope, facts: f.factsFor(scope, typ), frame: textFrame(m.Data)}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fanOutLocked(func(s *socket) { s.deliver(ev) })
+}
+
+// factsFor returns the visibility facts an event needs, from the feed's cache or the database.
+// Conversation member sets never change; the guest channel is looked up again when a channel is
+// created or updated. A failed lookup yields facts that show the event to nobody who needs them.
+func (f *feed) factsFor(scope persist.EventScope, eventType string) *persist.VisibilityFacts {
+	f.factsMu.Lock()
+	defer f.factsMu.Unlock()
+	dm := scope.DirectConversationID
+	_, dmKnown := f.dms[dm]
+	refreshGuest := !f.guestOK || eventType == "channel.created" || eventType == "channel.updated"
+	if refreshGuest || (dm != "" && !dmKnown) {
+		var ids []string
+		if dm != "" {
+			ids = []string{dm}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		facts, err := persist.WithTxV(ctx, f.hub.store, func(tx *persist.Tx) (persist.VisibilityFacts, error) {
+			return tx.VisibilityFactsFor(ctx, f.workspaceID, ids)
+		})
+		cancel()
+		if err != nil {
+			f.hub.logger.Warn("visibility facts lookup failed", "workspace_id", f.workspaceID, "error", err)
+			return &persist.VisibilityFacts{GuestChannelID: f.guestCh}
+		}
+		f.guestCh, f.guestOK = facts.GuestChannelID, true
+		if dm != "" {
+			if len(f.dms) > 10000 {
+				clear(f.dms)
+			}
+			f.dms[dm] = facts.DMMembers[dm]
+		}
+	}
+	out := &persist.VisibilityFacts{GuestChannelID: f.guestCh}
+	if dm != "" {
+		out.DMMembers = map[string][]string{dm: f.dms[dm]}
+	}
+	return out
+}

@@ -1,0 +1,433 @@
+package realtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gobwas/ws"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/streams"
+)
+
+// Close codes of CONTRACT.md §Events.
+const (
+	// CloseRevoked: the socket's credentials or membership ended.
+	CloseRevoked = ws.StatusPolicyViolation // 1008
+	// CloseTooSlow: the socket's write queue filled; reconnect from the last cursor.
+	CloseTooSlow ws.StatusCode = 1013
+	// CloseResync: the cursor is unknown or older than the retained events.
+	CloseResync ws.StatusCode = 4001
+	// CloseGoingAway: the server is shutting down.
+	CloseGoingAway = ws.StatusGoingAway // 1001
+)
+
+// Config configures the hub.
+type Config struct {
+	// Store is the database: backfill, revalidation and visibility facts. Required.
+	Store *persist.Store
+	// NATS carries the workspace streams and ephemeral events. Required.
+	NATS *nats.Conn
+	// Logger receives socket problems. Default slog.Default().
+	Logger *slog.Logger
+	// Workers is the size of the pool that reads, writes, catches up and revalidates sockets.
+	// Default 16.
+	Workers int
+	// MaxSockets caps the sockets of this process; more are refused with 503. Default 50000.
+	MaxSockets int
+	// QueueLimit is how many frames may wait for a slow socket before it is closed with 1013.
+	// Default 1024.
+	QueueLimit int
+	// SendBuffer, when positive, sets each socket's kernel send buffer (SO_SNDBUF), trading
+	// memory for how much a slow reader may lag before its queue fills. Default 0: the kernel's.
+	SendBuffer int
+	// PingInterval is how often an idle socket is pinged; one silent for two intervals is
+	// reaped as half-open. Default 30s.
+	PingInterval time.Duration
+	// RevalidateInterval is how long a session socket's check stays good: a delivery after it
+	// checks the session and membership again first, and the idle timer checks too. Default 15s.
+	RevalidateInterval time.Duration
+	// SweepInterval is the idle timer's tick: pings, reaping, revalidation, feed start-up
+	// retries. Default 1s.
+	SweepInterval time.Duration
+	// FeedLinger keeps a workspace's stream consumer this long after its last socket leaves.
+	// Default 30s.
+	FeedLinger time.Duration
+}
+
+// Hub accepts sockets and feeds them. Run it in the server's errgroup.
+type Hub struct {
+	cfg     Config
+	store   *persist.Store
+	js      jetstream.JetStream
+	logger  *slog.Logger
+	poller  *poller
+	queue   chan *socket
+	done    chan struct{}
+	metrics hubMetrics
+	checks  checkCache
+
+	mu      sync.Mutex
+	running bool
+	sockets map[*socket]struct{}
+	feeds   map[string]*feed
+}
+
+type hubMetrics struct {
+	sockets    prometheus.Gauge
+	feeds      prometheus.Gauge
+	frames     prometheus.Counter
+	closes     *prometheus.CounterVec
+	backfilled prometheus.Counter
+}
+
+// New validates cfg and applies its defaults.
+func New(cfg Config) (*Hub, error) {
+	if cfg.Store == nil || cfg.NATS == nil {
+		return nil, errors.New("realtime: Config.Store and Config.NATS are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	defaults := []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cfg.PingInterval, 30 * time.Second}, {&cfg.RevalidateInterval, 15 * time.Second},
+		{&cfg.SweepInterval, time.Second}, {&cfg.FeedLinger, 30 * time.Second}}
+	for _, d := range defaults {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = 16
+	}
+	if cfg.MaxSockets == 0 {
+		cfg.MaxSockets = 50000
+	}
+	if cfg.QueueLimit == 0 {
+		cfg.QueueLimit = 1024
+	}
+	if cfg.Workers < 1 || cfg.MaxSockets < 1 || cfg.QueueLimit < 1 {
+		return nil, errors.New("realtime: Config.Workers, MaxSockets and QueueLimit must be positive")
+	}
+	js, err := jetstream.New(cfg.NATS)
+	if err != nil {
+		return nil, fmt.Errorf("realtime: jetstream: %w", err)
+	}
+	p, err := newPoller()
+	if err != nil {
+		return nil, err
+	}
+	return &Hub{cfg: cfg, store: cfg.Store, js: js, logger: cfg.Logger.With("component", "realtime"), poller: p,
+		// Each socket sits in the queue at most once, so MaxSockets slots never fill.
+		queue: make(chan *socket, cfg.MaxSockets), done: make(chan struct{}),
+		checks: checkCache{entries: map[string]checkEntry{}}, sockets: map[*socket]struct{}{}, feeds: map[string]*feed{},
+		metrics: hubMetrics{
+			sockets: prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_realtime_sockets", Help: "Open WebSocket connections."}),
+			feeds:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_realtime_feeds", Help: "Workspace stream consumers on this node."}),
+			frames:  prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_realtime_frames_total", Help: "Event frames written to sockets."}),
+			closes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_closes_total",
+				Help: "Sockets closed by the server, by close code."}, []string{"code"}),
+			backfilled: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_realtime_backfilled_total",
+				Help: "Events sent to sockets from Postgres while catching up."}),
+		}}, nil
+}
+
+// Collectors are the hub's metrics, for the server's registry.
+func (h *Hub) Collectors() []prometheus.Collector {
+	m := h.metrics
+	return []prometheus.Collector{m.sockets, m.feeds, m.frames, m.closes, m.backfilled}
+}
+
+// Run serves sockets until ctx ends, then closes every socket with 1001 and stops the feeds.
+func (h *Hub) Run(ctx context.Context) error {
+	h.mu.Lock()
+	h.running = true
+	h.mu.Unlock()
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return h.poller.run(h.done, h.ready) })
+	for i := 0; i < h.cfg.Workers; i++ {
+		g.Go(func() error { h.work(gctx); return nil })
+	}
+	g.Go(func() error { h.sweepLoop(gctx); return nil })
+	<-gctx.Done()
+	h.mu.Lock()
+	h.running = false
+	sockets := make([]*socket, 0, len(h.sockets))
+	for s := range h.sockets {
+		sockets = append(sockets, s)
+	}
+	h.mu.Unlock()
+	close(h.done)
+	err := g.Wait()
+	for _, s := range sockets {
+		s.goAway()
+	}
+	h.mu.Lock()
+	for id, f := range h.feeds {
+		f.stop()
+		delete(h.feeds, id)
+	}
+	h.mu.Unlock()
+	return errors.Join(err, h.poller.close())
+}
+
+// ready is the poller's callback: a socket became readable or writable.
+func (h *Hub) ready(s *socket, readable, writable bool) {
+	var w work
+	if readable {
+		w |= workRead
+	}
+	if writable {
+		w |= workFlush
+	}
+	s.mu.Lock()
+	s.disarmed = true
+	s.addWorkLocked(w)
+	s.mu.Unlock()
+}
+
+func (h *Hub) work(ctx context.Context) {
+	buf := make([]byte, 2*(maxClientFrame+16))
+	for {
+		select {
+		case <-h.done:
+			return
+		case s := <-h.queue:
+			s.run(ctx, buf)
+		}
+	}
+}
+
+// Join is a request to open a socket, as the server authenticated it.
+type Join struct {
+	Actor       persist.Actor
+	WorkspaceID string
+	// SessionID is the session behind the credentials, "" for bot tokens and proxy assertions
+	// (nothing to revalidate but membership).
+	SessionID string
+	// AfterCursor is the client's cursor; backfill starts after it.
+	AfterCursor string
+}
+
+// bearerProtocol reports whether a subprotocol carries a bearer token; the one the client offered
+// is echoed back, since clients reject the socket otherwise.
+func bearerProtocol(p string) bool {
+	return strings.HasPrefix(p, "natter.bearer.") || strings.HasPrefix(p, "clickclack.bearer.")
+}
+
+// Accept revalidates the workspace and the caller's membership, upgrades the connection and
+// starts the socket: backfill after the cursor from Postgres, then live. Before the upgrade it
+// returns errors for the server to write (not_found, forbidden, unavailable); after it, problems
+// close the socket (4001 for a cursor to resync).
+func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
+	ctx := r.Context()
+	viewer, err := persist.WithTxV(ctx, h.store, func(tx *persist.Tx) (persist.Viewer, error) {
+		return tx.ViewerFor(ctx, j.Actor, j.WorkspaceID)
+	})
+	if err != nil {
+		return err
+	}
+	s := &socket{hub: h, viewer: viewer, actor: j.Actor, workspaceID: j.WorkspaceID, sessionID: j.SessionID,
+		checkedAt: time.Now(), state: stateJoining}
+	s.lastRead.Store(time.Now().UnixNano())
+	// The socket joins its feed before the upgrade answers, so whatever is published once the
+	// client holds an open socket reaches it: the pending list keeps it during the backfill.
+	h.mu.Lock()
+	if !h.running || len(h.sockets) >= h.cfg.MaxSockets {
+		h.mu.Unlock()
+		return persist.Errorf(persist.CodeUnavailable, "the realtime service is not accepting sockets right now; retry shortly")
+	}
+	h.sockets[s] = struct{}{}
+	f, fresh := h.feedLocked(j.WorkspaceID)
+	f.attach(s)
+	h.mu.Unlock()
+	h.metrics.sockets.Inc()
+	if fresh {
+		f.tryStart()
+	}
+	conn, rw, _, err := ws.HTTPUpgrader{Timeout: 10 * time.Second, Protocol: bearerProtocol}.Upgrade(r, w)
+	if err == nil {
+		err = s.setConn(conn)
+	}
+	if err != nil {
+		// The upgrader has answered the client already.
+		if conn != nil {
+			_ = conn.Close()
+		}
+		s.shutdown()
+		return nil
+	}
+	if n := rw.Reader.Buffered(); n > 0 {
+		early, _ := rw.Reader.Peek(n)
+		s.inbuf = append([]byte(nil), early...)
+	}
+	after, err := persist.ParseCursor(j.AfterCursor)
+	if err != nil {
+		s.rejectNow(CloseResync, "resync required")
+		return nil
+	}
+	if err := h.poller.add(s); err != nil {
+		s.rejectNow(ws.StatusInternalServerError, "")
+		return nil
+	}
+	s.mu.Lock()
+	s.pos, s.state = after, stateCatchingUp
+	s.addWorkLocked(workCatchUp | workRead)
+	s.mu.Unlock()
+	return nil
+}
+
+// feedLocked returns the workspace's feed, creating it (fresh: the caller starts it). Caller
+// holds h.mu.
+func (h *Hub) feedLocked(workspaceID string) (f *feed, fresh bool) {
+	f = h.feeds[workspaceID]
+	if f == nil {
+		f = newFeed(h, workspaceID)
+		h.feeds[workspaceID] = f
+		h.metrics.feeds.Inc()
+		fresh = true
+	}
+	return f, fresh
+}
+
+// forget drops a closed socket.
+func (h *Hub) forget(s *socket) {
+	h.mu.Lock()
+	_, ok := h.sockets[s]
+	delete(h.sockets, s)
+	h.mu.Unlock()
+	if ok {
+		h.metrics.sockets.Dec()
+	}
+}
+
+// PublishEphemeral sends an authorized ephemeral event over core NATS to every node's sockets.
+func (h *Hub) PublishEphemeral(ev persist.Event) error {
+	body, err := ev.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	if err := h.cfg.NATS.Publish(streams.EphemeralSubject(ev), body); err != nil {
+		return fmt.Errorf("publish ephemeral event: %w", err)
+	}
+	return nil
+}
+
+// sweepLoop is the idle timer: pings, half-open reaping, revalidation and feed upkeep.
+func (h *Hub) sweepLoop(ctx context.Context) {
+	t := time.NewTicker(h.cfg.SweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			h.sweep(time.Now())
+		}
+	}
+}
+
+func (h *Hub) sweep(now time.Time) {
+	h.mu.Lock()
+	sockets := make([]*socket, 0, len(h.sockets))
+	for s := range h.sockets {
+		sockets = append(sockets, s)
+	}
+	var idle, active []*feed
+	for id, f := range h.feeds {
+		if f.idleFor(now) > h.cfg.FeedLinger {
+			delete(h.feeds, id)
+			idle = append(idle, f)
+			h.metrics.feeds.Dec()
+		} else {
+			active = append(active, f)
+		}
+	}
+	h.mu.Unlock()
+	for _, f := range idle {
+		f.stop()
+	}
+	for _, f := range active {
+		f.tryStart()
+	}
+	for _, s := range sockets {
+		s.tick(now)
+	}
+	h.checks.expire(now)
+}
+
+// checkCache shares one revalidation among the sockets of a session for a moment, so a burst of
+// deliveries to many sockets of one session costs one query.
+type checkCache struct {
+	mu      sync.Mutex
+	entries map[string]checkEntry
+}
+
+type checkEntry struct {
+	at     time.Time
+	viewer persist.Viewer
+	err    error
+}
+
+const checkShare = time.Second
+
+func (c *checkCache) get(key string, now time.Time) (checkEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	return e, ok && now.Sub(e.at) < checkShare
+}
+
+func (c *checkCache) put(key string, e checkEntry) {
+	c.mu.Lock()
+	c.entries[key] = e
+	c.mu.Unlock()
+}
+
+func (c *checkCache) expire(now time.Time) {
+	c.mu.Lock()
+	for k, e := range c.entries {
+		if now.Sub(e.at) >= checkShare {
+			delete(c.entries, k)
+		}
+	}
+	c.mu.Unlock()
+}
+
+// revalidate checks a socket's actor against the store: the session (when there is one) and the
+// membership, which may have changed role.
+func (h *Hub) revalidate(ctx context.Context, s *socket) (persist.Viewer, error) {
+	key := s.sessionID + "|" + s.actor.UserID + "|" + s.workspaceID
+	now := time.Now()
+	if e, ok := h.checks.get(key, now); ok {
+		return e.viewer, e.err
+	}
+	v, err := persist.WithTxV(ctx, h.store, func(tx *persist.Tx) (persist.Viewer, error) {
+		if s.sessionID != "" {
+			live, err := tx.SessionLive(ctx, s.sessionID)
+			if err != nil {
+				return persist.Viewer{}, err
+			}
+			if !live {
+				return persist.Viewer{}, persist.Errorf(persist.CodeUnauthenticated, "the session has ended")
+			}
+		}
+		return tx.ViewerFor(ctx, s.actor, s.workspaceID)
+	})
+	if _, isApp := persist.ErrorOf(err); err == nil || isApp {
+		h.checks.put(key, checkEntry{at: now, viewer: v, err: err})
+	}
+	return v, err
+}

@@ -1,0 +1,555 @@
+package realtime
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gobwas/ws"
+	"golang.org/x/sys/unix"
+
+	"github.com/natterchat/natter/persist"
+)
+
+// work is what a socket is waiting for a worker to do.
+type work uint8
+
+const (
+	workRead work = 1 << iota
+	workCheck
+	workCatchUp
+	workFlush
+	workShutdown
+)
+
+type socketState uint8
+
+const (
+	// stateJoining: attached to the feed, not upgraded yet; live events wait in pending.
+	stateJoining socketState = iota
+	// stateCatchingUp: backfilling from Postgres; live events wait in pending.
+	stateCatchingUp
+	// stateWaiting: backfilled, waiting for the workspace's consumer to start.
+	stateWaiting
+	// stateLive: events come from the feed.
+	stateLive
+	// stateClosing: a close frame is queued; nothing else is sent.
+	stateClosing
+	stateClosed
+)
+
+// catchUpPage is how many events one backfill read takes.
+const catchUpPage = 500
+
+// socket is one WebSocket. Idle, it costs this struct and its registrations: no goroutine and
+// no read buffer. A worker handles it when it has work (readable, frames queued, a catch-up page
+// due, a check due); at most one worker at a time, so raw reads and writes need no lock. Its
+// descriptor is read and written directly (non-blocking) and closed only by shutdown, which runs
+// in the worker that has the socket, or before any worker can (see the callers).
+type socket struct {
+	hub         *Hub
+	feed        *feed
+	conn        net.Conn
+	raw         syscall.RawConn
+	fd          int
+	actor       persist.Actor
+	workspaceID string
+	sessionID   string
+	lastRead    atomic.Int64 // unix nanoseconds of the last bytes from the client
+	inbuf       []byte       // worker only: the start of a client frame not yet complete
+
+	mu         sync.Mutex
+	viewer     persist.Viewer
+	checkedAt  time.Time
+	state      socketState
+	pos        int64        // the last cursor processed, sent or not visible
+	pending    []*liveEvent // live events that arrived during catch-up
+	overflow   bool         // pending overflowed: read Postgres again before going live
+	out        [][]byte     // frames to write, bounded by QueueLimit
+	outOff     int          // bytes of out[0] already written
+	work       work
+	queued     bool
+	running    bool
+	disarmed   bool // the poller delivered an event: arm again after this round
+	wantWrite  bool // the kernel buffer is full: wait for writability
+	armedWrite bool
+	lastPing   time.Time
+}
+
+// addWorkLocked records work and queues the socket unless a worker has it already.
+func (s *socket) addWorkLocked(w work) {
+	if s.state == stateClosed {
+		return
+	}
+	s.work |= w
+	if s.state == stateJoining {
+		return // no connection yet: Accept queues the socket once it has one
+	}
+	if !s.running && !s.queued {
+		s.queued = true
+		select {
+		case s.hub.queue <- s:
+		default: // cannot happen: the queue has a slot per socket
+			s.queued = false
+		}
+	}
+}
+
+// run is a worker's turn with the socket: it does the recorded work until none is left, then
+// re-arms the socket's descriptor.
+func (s *socket) run(ctx context.Context, buf []byte) {
+	s.mu.Lock()
+	s.queued, s.running = false, true
+	for s.work != 0 && s.state != stateClosed {
+		w := s.work
+		s.work = 0
+		s.mu.Unlock()
+		if w&workRead != 0 {
+			s.readFrames(buf)
+		}
+		if w&workCheck != 0 {
+			s.check(ctx)
+		}
+		if w&workCatchUp != 0 {
+			s.catchUp(ctx)
+		}
+		if w&(workFlush|workShutdown) != 0 {
+			s.flush(ctx)
+		}
+		if w&workShutdown != 0 {
+			s.shutdown()
+		}
+		s.mu.Lock()
+	}
+	if s.state != stateClosed && (s.disarmed || s.wantWrite != s.armedWrite) {
+		s.disarmed, s.armedWrite = false, s.wantWrite
+		if err := s.hub.poller.arm(s, s.wantWrite); err != nil {
+			s.work |= workShutdown
+		}
+	}
+	s.running = false
+	if s.work != 0 {
+		s.addWorkLocked(0)
+	}
+	s.mu.Unlock()
+}
+
+// readFrames drains what the client sent: pings are answered, a close is answered and ends the
+// socket, data frames are ignored (clients send none).
+func (s *socket) readFrames(buf []byte) {
+	for {
+		have := copy(buf, s.inbuf)
+		n, rerr := unix.Read(s.fd, buf[have:])
+		if errors.Is(rerr, unix.EAGAIN) {
+			return
+		}
+		if rerr != nil || n <= 0 {
+			s.shutdown() // the client went away
+			return
+		}
+		s.lastRead.Store(time.Now().UnixNano())
+		data := buf[:have+n]
+		for len(data) > 0 {
+			f, used, code := parseClientFrame(data)
+			if code != 0 {
+				s.close(code, "")
+				return
+			}
+			if used == 0 {
+				break
+			}
+			data = data[used:]
+			switch f.op {
+			case ws.OpPing:
+				s.enqueue(ws.MustCompileFrame(ws.NewPongFrame(f.payload)))
+			case ws.OpClose:
+				code, _ := ws.ParseCloseFrameData(f.payload)
+				if code.Empty() {
+					code = ws.StatusNormalClosure
+				}
+				s.closeAs(code, "", false)
+				return
+			}
+		}
+		s.inbuf = append(s.inbuf[:0], data...)
+		if len(s.inbuf) == 0 {
+			s.inbuf = nil
+		}
+	}
+}
+
+func (s *socket) enqueue(frame []byte) {
+	s.mu.Lock()
+	if s.state < stateClosing {
+		s.out = append(s.out, frame)
+		s.addWorkLocked(workFlush)
+	}
+	s.mu.Unlock()
+}
+
+// deliver hands the socket a live event; the feed calls it in cursor order, holding its lock.
+func (s *socket) deliver(ev *liveEvent) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.state {
+	case stateLive:
+		if ev.cursor != 0 {
+			if ev.cursor <= s.pos {
+				return
+			}
+			s.pos = ev.cursor
+		}
+		if !ev.visibleTo(s.viewer) {
+			return
+		}
+		if s.writeNowLocked(ev.frame) {
+			return
+		}
+		if len(s.out) >= s.hub.cfg.QueueLimit {
+			s.closeLocked(CloseTooSlow, "too slow; reconnect from your last cursor", true)
+			return
+		}
+		s.out = append(s.out, ev.frame)
+		s.addWorkLocked(workFlush)
+	case stateJoining, stateCatchingUp, stateWaiting:
+		if s.overflow {
+			return
+		}
+		if len(s.pending) >= s.hub.cfg.QueueLimit {
+			s.overflow, s.pending = true, nil
+			return
+		}
+		s.pending = append(s.pending, ev)
+	}
+}
+
+// writeNowLocked is the fan-out's fast path: a live socket with nothing queued, no worker on it
+// and a fresh check gets the frame written at once by the caller, without a hand-off to the
+// pool. It reports false (nothing or part written: the rest is queued by the caller's fallback)
+// when the socket is busy or the kernel buffer is full. Caller holds s.mu, which keeps workers
+// away: they write only while running, and start running only under s.mu.
+func (s *socket) writeNowLocked(frame []byte) bool {
+	if s.running || s.queued || len(s.out) > 0 || s.wantWrite || s.staleLocked() {
+		return false
+	}
+	n, err := unix.Write(s.fd, frame)
+	if err == nil && n == len(frame) {
+		return true
+	}
+	if n > 0 {
+		// Part of the frame is on the wire: the rest must follow before anything else.
+		s.out, s.outOff, s.wantWrite = append(s.out, frame), n, true
+		s.addWorkLocked(workFlush)
+		return true
+	}
+	return false
+}
+
+// resync sends the socket back to Postgres: the stream skipped cursors.
+func (s *socket) resync() {
+	s.mu.Lock()
+	switch s.state {
+	case stateJoining:
+		s.overflow, s.pending = true, nil
+	case stateLive, stateCatchingUp, stateWaiting:
+		s.state, s.overflow, s.pending = stateCatchingUp, true, nil
+		s.addWorkLocked(workCatchUp)
+	}
+	s.mu.Unlock()
+}
+
+// feedStarted resumes a socket that finished its backfill before the consumer ran.
+func (s *socket) feedStarted() {
+	s.mu.Lock()
+	if s.state == stateWaiting {
+		s.state = stateCatchingUp
+		s.addWorkLocked(workCatchUp)
+	}
+	s.mu.Unlock()
+}
+
+// catchUp sends one page of backfill from Postgres. At the end of the log it hands over to the
+// feed: pending live events after the last cursor sent follow, and the socket is live. The next
+// page waits until this one is written.
+func (s *socket) catchUp(ctx context.Context) {
+	s.mu.Lock()
+	if s.state != stateCatchingUp || len(s.out) > 0 {
+		s.mu.Unlock()
+		return
+	}
+	after, stale := s.pos, s.staleLocked()
+	s.mu.Unlock()
+	if stale && !s.check(ctx) {
+		return
+	}
+	page, err := persist.WithTxV(ctx, s.hub.store, func(tx *persist.Tx) (persist.EventPage, error) {
+		return tx.EventPageFor(ctx, s.actor, s.workspaceID, after, catchUpPage, false)
+	})
+	if err != nil {
+		s.closeFor(err)
+		return
+	}
+	frames := make([][]byte, 0, len(page.Events))
+	for _, e := range page.Events {
+		body, err := e.MarshalJSON()
+		if err != nil {
+			s.closeFor(err)
+			return
+		}
+		frames = append(frames, textFrame(body))
+	}
+	liveFrom := s.feed.liveStart()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != stateCatchingUp {
+		return
+	}
+	s.out = append(s.out, frames...)
+	s.pos = page.Next
+	s.hub.metrics.backfilled.Add(float64(len(frames)))
+	switch {
+	case page.HasMore:
+		// The next page follows once this one is written (flush asks for it).
+	case liveFrom == 0:
+		s.state = stateWaiting
+	case s.pos < liveFrom-1 && page.Next > after:
+		s.work |= workCatchUp // the consumer started past what was read: read on
+	case s.overflow:
+		s.overflow = false
+		s.work |= workCatchUp // live events were dropped meanwhile: read them from Postgres
+	default:
+		for _, ev := range s.pending {
+			if ev.cursor != 0 && ev.cursor <= s.pos {
+				continue // sent from Postgres already
+			}
+			s.pos = max(s.pos, ev.cursor)
+			if ev.visibleTo(s.viewer) {
+				s.out = append(s.out, ev.frame)
+			}
+		}
+		s.pending, s.state = nil, stateLive
+	}
+	s.addWorkLocked(workFlush)
+}
+
+func (s *socket) staleLocked() bool {
+	return s.sessionID != "" && time.Since(s.checkedAt) > s.hub.cfg.RevalidateInterval
+}
+
+// check revalidates the socket's actor; a revoked session or membership closes it with 1008.
+// A database outage keeps the socket and tries again later.
+func (s *socket) check(ctx context.Context) bool {
+	v, err := s.hub.revalidate(ctx, s)
+	if _, isApp := persist.ErrorOf(err); isApp {
+		s.closeFor(err)
+		return false
+	}
+	s.mu.Lock()
+	if err == nil {
+		s.viewer = v
+	} else {
+		s.hub.logger.Warn("socket revalidation failed", "workspace_id", s.workspaceID, "error", err)
+	}
+	s.checkedAt = time.Now()
+	s.mu.Unlock()
+	return true
+}
+
+// flush writes queued frames without blocking: when the kernel buffer fills, the socket waits
+// for writability in the poller and the worker moves on.
+func (s *socket) flush(ctx context.Context) {
+	var scratch [64][]byte
+	iovs := scratch[:0]
+	for {
+		s.mu.Lock()
+		if s.state == stateClosed || s.raw == nil {
+			s.mu.Unlock()
+			return
+		}
+		if len(s.out) == 0 {
+			s.out, s.wantWrite = nil, false
+			if s.state == stateCatchingUp {
+				s.work |= workCatchUp
+			}
+			s.mu.Unlock()
+			return
+		}
+		if s.state == stateLive && s.staleLocked() {
+			s.mu.Unlock()
+			s.check(ctx) // on failure the close frame is what remains queued
+			continue
+		}
+		iovs = iovs[:0]
+		for i, f := range s.out[:min(len(s.out), 64)] {
+			if i == 0 {
+				f = f[s.outOff:]
+			}
+			iovs = append(iovs, f)
+		}
+		s.mu.Unlock()
+		// The descriptor is used directly: only the worker running this socket closes it.
+		n, werr := unix.Writev(s.fd, iovs)
+		if errors.Is(werr, unix.EAGAIN) {
+			s.mu.Lock()
+			s.wantWrite = true
+			s.mu.Unlock()
+			return
+		}
+		if werr != nil {
+			s.shutdown()
+			return
+		}
+		s.mu.Lock()
+		written := 0
+		for n > 0 && written < len(iovs) {
+			if n < len(iovs[written]) {
+				s.outOff += n
+				n = 0
+				break
+			}
+			n -= len(iovs[written])
+			written++
+			s.outOff = 0
+		}
+		s.out = s.out[written:]
+		stuck := written < len(iovs)
+		s.wantWrite = stuck
+		s.mu.Unlock()
+		if stuck {
+			return
+		}
+	}
+}
+
+// tick is the idle timer's visit: reap a half-open socket, ping an idle one, revalidate a session.
+func (s *socket) tick(now time.Time) {
+	ping := s.hub.cfg.PingInterval
+	if now.Sub(time.Unix(0, s.lastRead.Load())) > 2*ping {
+		s.mu.Lock()
+		s.addWorkLocked(workShutdown)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state >= stateClosing {
+		return
+	}
+	if now.Sub(s.lastPing) >= ping {
+		s.lastPing = now
+		s.out = append(s.out, pingFrame)
+		s.addWorkLocked(workFlush)
+	}
+	if s.sessionID != "" && now.Sub(s.checkedAt) >= s.hub.cfg.RevalidateInterval {
+		s.addWorkLocked(workCheck)
+	}
+}
+
+// closeFor closes the socket with the close code of an error: the one place errors become
+// close codes.
+func (s *socket) closeFor(err error) {
+	e, ok := persist.ErrorOf(err)
+	switch {
+	case ok && e.Code == persist.CodeResyncRequired:
+		s.close(CloseResync, "resync required")
+	case ok && (e.Code == persist.CodeUnauthenticated || e.Code == persist.CodeForbidden || e.Code == persist.CodeNotFound):
+		s.close(CloseRevoked, "credentials revoked")
+	default:
+		s.hub.logger.Error("socket failed", "workspace_id", s.workspaceID, "error", err)
+		s.close(ws.StatusInternalServerError, "")
+	}
+}
+
+// close queues a close frame after anything being written and ends the socket.
+func (s *socket) close(code ws.StatusCode, reason string) { s.closeAs(code, reason, true) }
+
+func (s *socket) closeAs(code ws.StatusCode, reason string, count bool) {
+	s.mu.Lock()
+	s.closeLocked(code, reason, count)
+	s.mu.Unlock()
+}
+
+func (s *socket) closeLocked(code ws.StatusCode, reason string, count bool) {
+	if s.state >= stateClosing {
+		return
+	}
+	keep := 0
+	if s.outOff > 0 {
+		keep = 1 // finish the frame on the wire first
+	}
+	s.out = append(s.out[:keep:keep], closeFrame(code, reason))
+	s.state, s.pending = stateClosing, nil
+	if count {
+		s.hub.metrics.closes.WithLabelValues(strconv.Itoa(int(code))).Inc()
+	}
+	s.addWorkLocked(workShutdown)
+}
+
+// shutdown releases the socket: poller, feed, hub, connection.
+func (s *socket) shutdown() {
+	s.mu.Lock()
+	if s.state == stateClosed {
+		s.mu.Unlock()
+		return
+	}
+	s.state, s.out, s.pending, s.work = stateClosed, nil, nil, 0
+	conn := s.conn
+	s.mu.Unlock()
+	if conn != nil {
+		s.hub.poller.remove(s)
+	}
+	if s.feed != nil {
+		s.feed.detach(s)
+	}
+	s.hub.forget(s)
+	if conn != nil {
+		_ = conn.Close()
+	}
+}
+
+// goAway closes the socket with 1001 when the hub stops; the workers are gone, so it writes
+// directly.
+func (s *socket) goAway() {
+	s.close(CloseGoingAway, "server shutting down")
+	s.flush(context.Background())
+	s.shutdown()
+}
+
+// setConn takes the upgraded connection; the raw descriptor is read and written without
+// blocking, so it must be a plain TCP connection.
+func (s *socket) setConn(conn net.Conn) error {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return errors.New("realtime: the connection has no file descriptor (TLS must end before natter)")
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.conn, s.raw = conn, raw
+	s.mu.Unlock()
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		s.fd = int(fd)
+		if n := s.hub.cfg.SendBuffer; n > 0 {
+			serr = unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, n)
+		}
+	}); err != nil {
+		return err
+	}
+	return serr
+}
+
+// rejectNow closes a socket that never started: the close frame is written directly.
+func (s *socket) rejectNow(code ws.StatusCode, reason string) {
+	_ = s.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_, _ = s.conn.Write(closeFrame(code, reason))
+	s.hub.metrics.closes.WithLabelValues(strconv.Itoa(int(code))).Inc()
+	s.shutdown()
+}

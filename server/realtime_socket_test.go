@@ -1,0 +1,250 @@
+package server_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gobwas/ws"
+	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/realtime"
+	"github.com/natterchat/natter/server"
+	"github.com/natterchat/natter/server/servertest"
+)
+
+func (b *realtimeBundle) wsPath(after string) string {
+	p := "/api/realtime/ws?workspace_id=" + b.ws.ID
+	if after != "" {
+		p += "&after_cursor=" + after
+	}
+	return p
+}
+
+// dial opens a socket as token after a cursor; the socket is attached to its workspace's feed
+// once this returns.
+func (b *realtimeBundle) dial(t *testing.T, token, after string) *servertest.Socket {
+	t.Helper()
+	s, status := b.h.DialSocket(t, servertest.Dial{Path: b.wsPath(after), Token: token})
+	require.Equal(t, http.StatusSwitchingProtocols, status)
+	return s
+}
+
+// readCursors reads n events and returns their cursors.
+func readCursors(t *testing.T, s *servertest.Socket, n int) []string {
+	t.Helper()
+	out := make([]string, 0, n)
+	for len(out) < n {
+		out = append(out, s.Next(t).Cursor)
+	}
+	return out
+}
+
+func seq(from, to int) []string {
+	out := []string{}
+	for i := from; i <= to; i++ {
+		out = append(out, strconv.Itoa(i))
+	}
+	return out
+}
+
+// TestSocketHandOff appends events while sockets connect from several cursors: each receives
+// every later event exactly once, in cursor order, whether from the backfill or live.
+func TestSocketHandOff(t *testing.T) {
+	t.Parallel()
+	b := setupRealtime(t)
+	for i := 0; i < 8; i++ {
+		b.add(t, persist.EventInput{ChannelID: b.general}) // 3-10
+	}
+	const total = 60
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 10; i < total; i++ {
+			b.add(t, persist.EventInput{ChannelID: b.general})
+		}
+	}()
+	for _, after := range []string{"", "4", "10"} {
+		s := b.dial(t, b.owner.Token, after)
+		from := 1
+		if after != "" {
+			from, _ = strconv.Atoi(after)
+			from++
+		}
+		require.Equal(t, seq(from, total), readCursors(t, s, total-from+1), "after %q", after)
+	}
+	wg.Wait()
+	s := b.dial(t, b.owner.Token, strconv.Itoa(total))
+	b.add(t, persist.EventInput{ChannelID: b.general})
+	require.Equal(t, strconv.Itoa(total+1), s.Next(t).Cursor, "a socket at the head goes live")
+}
+
+// TestSocketVisibility gives each kind of reader a socket and checks what reaches it.
+func TestSocketVisibility(t *testing.T) {
+	t.Parallel()
+	b := setupRealtime(t)
+	owner, member, guest := b.dial(t, b.owner.Token, "2"), b.dial(t, b.member.Token, "2"), b.dial(t, b.guest.Token, "2")
+	b.add(t, persist.EventInput{DirectConversationID: b.dm}) // 3
+	b.add(t, persist.EventInput{ChannelID: b.general})       // 4
+	b.add(t, persist.EventInput{Type: "workspace.updated"})  // 5
+	b.add(t, persist.EventInput{ChannelID: b.guestChannel})  // 6: seen by all, the last event
+	require.Equal(t, []string{"3", "4", "5", "6"}, readCursors(t, owner, 4))
+	require.Equal(t, []string{"4", "5", "6"}, readCursors(t, member, 3))
+	require.Equal(t, []string{"3", "6"}, readCursors(t, guest, 2))
+	// Backfill applies the same rule.
+	require.Equal(t, []string{"1", "3", "6"}, readCursors(t, b.dial(t, b.guest.Token, ""), 3))
+}
+
+func TestSocketAuthentication(t *testing.T) {
+	t.Parallel()
+	b := setupRealtime(t, servertest.WithConfig(func(c *server.Config) { c.PublicURL = "https://chat.example.com" }))
+	b.add(t, persist.EventInput{ChannelID: b.general}) // 3
+	for _, proto := range []string{"natter.bearer.", "clickclack.bearer."} {
+		t.Run("Subprotocol_"+strings.TrimSuffix(proto, ".bearer."), func(t *testing.T) {
+			t.Parallel()
+			s, status := b.h.DialSocket(t, servertest.Dial{Path: b.wsPath("2"), Protocols: []string{"chat", proto + b.owner.Token}})
+			require.Equal(t, http.StatusSwitchingProtocols, status)
+			require.Equal(t, proto+b.owner.Token, s.Protocol, "the offered bearer subprotocol is echoed back")
+			require.Equal(t, "3", s.Next(t).Cursor)
+		})
+	}
+	t.Run("Cookie", func(t *testing.T) {
+		t.Parallel()
+		s, status := b.h.DialSocket(t, servertest.Dial{Path: b.wsPath("2"), Cookie: &http.Cookie{Name: "cc_session", Value: b.owner.Token}})
+		require.Equal(t, http.StatusSwitchingProtocols, status)
+		require.Equal(t, "3", s.Next(t).Cursor)
+	})
+	t.Run("Origins", func(t *testing.T) {
+		t.Parallel()
+		for origin, want := range map[string]int{
+			"https://evil.example.com":                         http.StatusForbidden,
+			"https://chat.example.com":                         http.StatusSwitchingProtocols,
+			"http://" + strings.TrimPrefix(b.h.URL, "http://"): http.StatusSwitchingProtocols,
+		} {
+			_, status := b.h.DialSocket(t, servertest.Dial{Path: b.wsPath("2"), Token: b.owner.Token, Origin: origin})
+			require.Equal(t, want, status, origin)
+		}
+	})
+	t.Run("RefusedBeforeUpgrade", func(t *testing.T) {
+		t.Parallel()
+		stranger := b.h.NewUser(t)
+		_, status := b.h.DialSocket(t, servertest.Dial{Path: b.wsPath(""), Token: stranger.Token})
+		require.Equal(t, http.StatusForbidden, status, "a non-member")
+		_, status = b.h.DialSocket(t, servertest.Dial{Path: b.wsPath("")})
+		require.Equal(t, http.StatusUnauthorized, status, "no credentials")
+		_, status = b.h.DialSocket(t, servertest.Dial{Path: "/api/realtime/ws?workspace_id=wsp_gone", Token: b.owner.Token})
+		require.Equal(t, http.StatusNotFound, status, "an unknown workspace")
+	})
+}
+
+// TestSocketRevocation logs the socket's session out: the next delivery, or the idle timer,
+// closes it with 1008 and nothing more is sent.
+func TestSocketRevocation(t *testing.T) {
+	t.Parallel()
+	t.Run("BeforeDelivering", func(t *testing.T) {
+		t.Parallel()
+		b := setupRealtime(t, servertest.WithRealtime(func(c *realtime.Config) {
+			c.RevalidateInterval = time.Nanosecond
+			c.SweepInterval = time.Hour
+		}))
+		s := b.dial(t, b.owner.Token, "2")
+		b.h.Post(t, "/api/auth/logout", b.owner.Token, nil).RequireStatus(t, http.StatusOK)
+		b.add(t, persist.EventInput{ChannelID: b.general})
+		require.Equal(t, realtime.CloseRevoked, s.ExpectClose(t))
+	})
+	t.Run("OnTheIdleTimer", func(t *testing.T) {
+		t.Parallel()
+		b := setupRealtime(t, servertest.WithRealtime(func(c *realtime.Config) { c.RevalidateInterval = 20 * time.Millisecond }))
+		s := b.dial(t, b.owner.Token, "2")
+		b.h.Post(t, "/api/auth/logout", b.owner.Token, nil).RequireStatus(t, http.StatusOK)
+		require.Equal(t, realtime.CloseRevoked, s.ExpectClose(t))
+	})
+}
+
+func TestSocketResync(t *testing.T) {
+	t.Parallel()
+	b := setupRealtime(t)
+	for _, c := range []string{"3", "abc"} {
+		require.Equal(t, realtime.CloseResync, b.dial(t, b.owner.Token, c).ExpectClose(t), "cursor %q", c)
+	}
+}
+
+// TestSocketTooSlow stops reading while events pile up: the bounded queue fills, the socket is
+// closed with 1013, and a reconnect from the last cursor read gets the rest exactly once.
+func TestSocketTooSlow(t *testing.T) {
+	t.Parallel()
+	b := setupRealtime(t, servertest.WithRealtime(func(c *realtime.Config) { c.QueueLimit = 4; c.SendBuffer = 4096 }),
+		servertest.WithConfig(func(c *server.Config) { c.Metrics = true }))
+	s, status := b.h.DialSocket(t, servertest.Dial{Path: b.wsPath("2"), Token: b.owner.Token, RecvBuffer: 4096})
+	require.Equal(t, http.StatusSwitchingProtocols, status)
+	// Once the first event arrives the socket is live (its backfill handed over), so the flood
+	// below goes through the bounded queue.
+	b.add(t, persist.EventInput{ChannelID: b.general})
+	require.Equal(t, "3", s.Next(t).Cursor)
+	big := map[string]string{"body": strings.Repeat("x", 8<<10)}
+	const n = 100
+	for i := 0; i < n; i++ {
+		b.add(t, persist.EventInput{ChannelID: b.general, Payload: big})
+	}
+	last := 3
+	for {
+		f, ok := s.ReadFrame(t)
+		if !ok || f.Header.OpCode == ws.OpClose {
+			break
+		}
+		if f.Header.OpCode == ws.OpText {
+			last++
+		}
+	}
+	require.Less(t, last, n+3, "the slow socket was cut off")
+	metrics := b.h.Get(t, "/metrics", "")
+	require.Contains(t, string(metrics.Body), `natter_realtime_closes_total{code="1013"} 1`)
+	again := b.dial(t, b.owner.Token, strconv.Itoa(last))
+	require.Equal(t, seq(last+1, n+3), readCursors(t, again, n+3-last))
+}
+
+func TestSocketControlFrames(t *testing.T) {
+	t.Parallel()
+	b := setupRealtime(t, servertest.WithRealtime(func(c *realtime.Config) { c.PingInterval = 50 * time.Millisecond }))
+	t.Run("PingIsAnswered", func(t *testing.T) {
+		t.Parallel()
+		s := b.dial(t, b.owner.Token, "2")
+		s.Send(t, ws.NewPingFrame([]byte("hi")))
+		for {
+			f, ok := s.ReadFrame(t)
+			require.True(t, ok)
+			if f.Header.OpCode == ws.OpPong {
+				require.Equal(t, "hi", string(f.Payload))
+				return
+			}
+		}
+	})
+	t.Run("ClientCloseIsAnswered", func(t *testing.T) {
+		t.Parallel()
+		s := b.dial(t, b.owner.Token, "2")
+		s.Send(t, ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusNormalClosure, "bye")))
+		require.Equal(t, ws.StatusNormalClosure, s.ExpectClose(t))
+	})
+	t.Run("HalfOpenIsReaped", func(t *testing.T) {
+		t.Parallel()
+		// A client that never answers pings: after two ping intervals of silence the server
+		// drops the connection.
+		s := b.dial(t, b.owner.Token, "2")
+		pings := 0
+		for {
+			f, ok := s.ReadFrame(t)
+			if !ok {
+				break
+			}
+			if f.Header.OpCode == ws.OpPing {
+				pings++
+			}
+		}
+		require.Positive(t, pings)
+	})
+}

@@ -1,0 +1,426 @@
+package streams
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/natterchat/natter/persist"
+)
+
+// RelayConfig configures the outbox relay.
+type RelayConfig struct {
+	// Store is the database the log is read from. Required.
+	Store *persist.Store
+	// NATS is the connection streams are published on. Required.
+	NATS *nats.Conn
+	// Logger receives relay problems. Default slog.Default().
+	Logger *slog.Logger
+	// Replicas is the replica count of new streams: 1 for the embedded server, 3 in a cluster.
+	// Default 1.
+	Replicas int
+	// Shards is the number of ownership shards workspaces are hashed into; each is held by one
+	// relay across replicas through a Postgres advisory lock. All replicas must agree. Default 16.
+	Shards int
+	// PollInterval is the safety-net poll for events whose wake-up was lost. Default 500ms.
+	PollInterval time.Duration
+	// ClaimInterval is how often a relay tries to take shards nobody holds. Default 2s.
+	ClaimInterval time.Duration
+	// VerifyInterval is how long a stream checked against the log is trusted; the first pass
+	// after it checks again, so a stream emptied behind the relay's back is rebuilt. Default 5s.
+	VerifyInterval time.Duration
+	// Batch is how many events are read and published per round trip. Default 256.
+	Batch int
+	// OnRelayed, when set, is called after a workspace's position is recorded: a signal for
+	// tests and metrics. It must not block. Default nil.
+	OnRelayed func(workspaceID string, cursor int64)
+}
+
+// Relay copies each workspace's committed events, in cursor order, into the workspace's
+// JetStream stream so that stream sequence == cursor, and records the relayed position.
+type Relay struct {
+	cfg     RelayConfig
+	js      jetstream.JetStream
+	logger  *slog.Logger
+	owned   []bool
+	streams map[string]streamMark // verified streams of owned workspaces
+	metrics relayMetrics
+}
+
+// streamMark is what the relay knows of a stream it verified.
+type streamMark struct {
+	last       uint64 // the stream's last sequence
+	verifiedAt time.Time
+}
+
+type relayMetrics struct {
+	published prometheus.Counter
+	rebuilds  prometheus.Counter
+	owned     prometheus.Gauge
+}
+
+// relayLockBase is the first advisory lock key of the relay's shards ("natt" "rl" …).
+const relayLockBase int64 = 0x6e617474_726c0000
+
+// NewRelay validates cfg and applies its defaults.
+func NewRelay(cfg RelayConfig) (*Relay, error) {
+	if cfg.Store == nil || cfg.NATS == nil {
+		return nil, errors.New("streams: RelayConfig.Store and RelayConfig.NATS are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Replicas == 0 {
+		cfg.Replicas = 1
+	}
+	if cfg.Replicas < 1 || cfg.Replicas > 5 {
+		return nil, fmt.Errorf("streams: RelayConfig.Replicas must be 1 to 5, not %d", cfg.Replicas)
+	}
+	if cfg.Shards == 0 {
+		cfg.Shards = 16
+	}
+	if cfg.Shards < 1 || cfg.Shards > 4096 {
+		return nil, fmt.Errorf("streams: RelayConfig.Shards must be 1 to 4096, not %d", cfg.Shards)
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = 500 * time.Millisecond
+	}
+	if cfg.ClaimInterval == 0 {
+		cfg.ClaimInterval = 2 * time.Second
+	}
+	if cfg.VerifyInterval == 0 {
+		cfg.VerifyInterval = 5 * time.Second
+	}
+	if cfg.Batch == 0 {
+		cfg.Batch = 256
+	}
+	js, err := jetstream.New(cfg.NATS, jetstream.WithPublishAsyncMaxPending(cfg.Batch))
+	if err != nil {
+		return nil, fmt.Errorf("streams: jetstream: %w", err)
+	}
+	return &Relay{cfg: cfg, js: js, logger: cfg.Logger.With("component", "relay"), owned: make([]bool, cfg.Shards),
+		streams: map[string]streamMark{}, metrics: relayMetrics{
+			published: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_published_total",
+				Help: "Events the relay published into workspace streams."}),
+			rebuilds: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_stream_rebuilds_total",
+				Help: "Workspace streams the relay recreated from Postgres."}),
+			owned: prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_relay_owned_shards",
+				Help: "Relay shards this process owns."}),
+		}}, nil
+}
+
+// Collectors are the relay's metrics, for the server's registry.
+func (r *Relay) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{r.metrics.published, r.metrics.rebuilds, r.metrics.owned}
+}
+
+// WakeRelay returns the store's OnEventsCommitted hook: a core NATS message per workspace on
+// natter.relay.wake.<workspace_id>. Publishing only buffers, so it never blocks a request.
+func WakeRelay(nc *nats.Conn) func(workspaceIDs []string) {
+	return func(ids []string) {
+		for i, id := range ids {
+			if i > 0 && ids[i-1] == id {
+				continue
+			}
+			_ = nc.Publish(wakeRoot+id, nil)
+		}
+	}
+}
+
+// shardOf is the ownership shard of a workspace.
+func (r *Relay) shardOf(workspaceID string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(workspaceID))
+	return int(h.Sum32() % uint32(r.cfg.Shards))
+}
+
+// Run relays until ctx ends. It owns the shards it can lock, wakes on natter.relay.wake.* and
+// polls as a safety net; a lost database connection drops every shard until it is back.
+func (r *Relay) Run(ctx context.Context) error {
+	wakes := make(chan *nats.Msg, 4096)
+	sub, err := r.cfg.NATS.ChanSubscribe(wakeRoot+"*", wakes)
+	if err != nil {
+		return fmt.Errorf("relay: subscribe to wake-ups: %w", err)
+	}
+	// A full channel drops wake-ups (the poll catches up) instead of stalling the connection.
+	_ = sub.SetPendingLimits(-1, -1)
+	defer func() { _ = sub.Unsubscribe() }()
+	var locks *persist.Locks
+	defer func() {
+		if locks != nil {
+			_ = locks.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	poll := time.NewTicker(r.cfg.PollInterval)
+	defer poll.Stop()
+	claim := time.NewTimer(0)
+	defer claim.Stop()
+	dirty := map[string]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m := <-wakes:
+			if id := m.Subject[len(wakeRoot):]; r.owned[r.shardOf(id)] {
+				dirty[id] = true
+			}
+		case <-poll.C:
+			r.markPending(ctx, dirty)
+		case <-claim.C:
+			locks = r.claim(ctx, locks)
+			claim.Reset(r.cfg.ClaimInterval)
+			r.markPending(ctx, dirty)
+		}
+		for id := range dirty {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err := r.relayWorkspace(ctx, id); err != nil {
+				// The workspace stays behind; the next poll retries it from a fresh look.
+				r.logger.Warn("relay failed", "workspace_id", id, "error", err)
+				delete(r.streams, id)
+			}
+			delete(dirty, id)
+		}
+	}
+}
+
+// claim checks the lock connection and tries every shard not yet owned. It returns the lock
+// session to keep (nil when the database is unreachable: nothing is owned then).
+func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks {
+	if locks != nil && locks.Check(ctx) != nil {
+		_ = locks.Close(context.WithoutCancel(ctx))
+		locks = nil
+	}
+	if locks == nil {
+		r.dropAll()
+		var err error
+		if locks, err = r.cfg.Store.Locks(ctx); err != nil {
+			if ctx.Err() == nil {
+				r.logger.Warn("relay cannot reach the database", "error", err)
+			}
+			return nil
+		}
+	}
+	n := 0
+	for shard, owned := range r.owned {
+		if !owned {
+			ok, err := locks.TryLock(ctx, relayLockBase+int64(shard))
+			if err != nil {
+				r.dropAll()
+				_ = locks.Close(context.WithoutCancel(ctx))
+				return nil
+			}
+			r.owned[shard] = ok
+		}
+		if r.owned[shard] {
+			n++
+		}
+	}
+	r.metrics.owned.Set(float64(n))
+	return locks
+}
+
+func (r *Relay) dropAll() {
+	clear(r.owned)
+	clear(r.streams)
+	r.metrics.owned.Set(0)
+}
+
+// OwnedShards counts the shards this relay holds; for tests and the owner's dashboard.
+// It is read by the goroutine that runs the relay only, so tests read it after Run returns.
+func (r *Relay) OwnedShards() int {
+	n := 0
+	for _, o := range r.owned {
+		if o {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) {
+	pending, err := persist.WithTxV(ctx, r.cfg.Store, func(tx *persist.Tx) ([]persist.RelayState, error) {
+		return tx.RelayPending(ctx, 10000)
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			r.logger.Warn("relay poll failed", "error", err)
+		}
+		return
+	}
+	for _, s := range pending {
+		if r.owned[r.shardOf(s.WorkspaceID)] {
+			dirty[s.WorkspaceID] = true
+		}
+	}
+}
+
+// relayWorkspace brings one workspace's stream up to its log: verify (or rebuild) the stream,
+// apply any prune, then publish the missing events batch by batch, recording the position after
+// each batch.
+func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
+	st, err := persist.WithTxV(ctx, r.cfg.Store, func(tx *persist.Tx) (persist.RelayState, error) {
+		return tx.RelayStateGet(ctx, workspaceID)
+	})
+	if err != nil {
+		return err
+	}
+	mark, ok := r.streams[workspaceID]
+	if !ok || time.Since(mark.verifiedAt) > r.cfg.VerifyInterval {
+		last, err := r.verifyStream(ctx, st)
+		if err != nil {
+			return err
+		}
+		mark = streamMark{last: last, verifiedAt: time.Now()}
+	}
+	last := mark.last
+	if st.PrunedThrough > st.StreamPrunedThrough || last < uint64(st.PrunedThrough) {
+		// Purging up to a sequence past the end moves the stream's first sequence there.
+		s, err := r.js.Stream(ctx, StreamName(workspaceID))
+		if err != nil {
+			return err
+		}
+		if err := s.Purge(ctx, jetstream.WithPurgeSequence(uint64(st.PrunedThrough)+1)); err != nil {
+			return fmt.Errorf("relay: apply prune to the stream: %w", err)
+		}
+		last = max(last, uint64(st.PrunedThrough))
+	}
+	mark.last = last
+	r.streams[workspaceID] = mark
+	pos := int64(last)
+	for {
+		if pos != st.Relayed || st.PrunedThrough != st.StreamPrunedThrough {
+			if err := r.record(ctx, workspaceID, pos, st.PrunedThrough); err != nil {
+				return err
+			}
+			st.Relayed, st.StreamPrunedThrough = pos, st.PrunedThrough
+		}
+		events, err := persist.WithTxV(ctx, r.cfg.Store, func(tx *persist.Tx) ([]persist.Event, error) {
+			return tx.EventListAfter(ctx, workspaceID, pos, r.cfg.Batch)
+		})
+		if err != nil || len(events) == 0 {
+			return err
+		}
+		if events[0].Cursor != pos+1 {
+			// Events were pruned before they were relayed; the next pass purges past them.
+			delete(r.streams, workspaceID)
+			return fmt.Errorf("relay: cursor %d follows %d: a prune overtook the relay", events[0].Cursor, pos)
+		}
+		if err := r.publish(ctx, events); err != nil {
+			delete(r.streams, workspaceID)
+			return err
+		}
+		pos = events[len(events)-1].Cursor
+		mark.last = uint64(pos)
+		r.streams[workspaceID] = mark
+	}
+}
+
+func (r *Relay) record(ctx context.Context, workspaceID string, pos, prunedThrough int64) error {
+	if err := r.cfg.Store.WithTx(ctx, func(tx *persist.Tx) error {
+		return tx.RelayPositionSet(ctx, workspaceID, pos, prunedThrough)
+	}); err != nil {
+		return err
+	}
+	if r.cfg.OnRelayed != nil {
+		r.cfg.OnRelayed(workspaceID, pos)
+	}
+	return nil
+}
+
+// publish sends a batch asynchronously, each message expecting its predecessor as the stream's
+// last sequence, and waits for every acknowledgement. A retry after a crash is answered as a
+// duplicate (same Nats-Msg-Id) or refused as out of sequence; either way nothing is stored twice.
+func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
+	futures := make([]jetstream.PubAckFuture, 0, len(events))
+	for _, e := range events {
+		body, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		msg := &nats.Msg{Subject: EventSubject(e), Data: body, Header: nats.Header{}}
+		f, err := r.js.PublishMsgAsync(msg, jetstream.WithMsgID(e.WorkspaceID+":"+strconv.FormatInt(e.Cursor, 10)),
+			jetstream.WithExpectLastSequence(uint64(e.Cursor-1)))
+		if err != nil {
+			return fmt.Errorf("relay: publish cursor %d: %w", e.Cursor, err)
+		}
+		futures = append(futures, f)
+	}
+	for i, f := range futures {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ack := <-f.Ok():
+			if ack.Sequence != uint64(events[i].Cursor) {
+				return fmt.Errorf("relay: cursor %d stored as sequence %d", events[i].Cursor, ack.Sequence)
+			}
+		case err := <-f.Err():
+			return fmt.Errorf("relay: publish cursor %d: %w", events[i].Cursor, err)
+		}
+	}
+	r.metrics.published.Add(float64(len(events)))
+	return nil
+}
+
+// verifyStream checks a workspace's stream against its log and returns the stream's last
+// sequence, the position to continue from. A missing stream is created; one that lost retained
+// events (emptied, or behind a relayed position) or holds cursors the log never issued is
+// rebuilt from Postgres with FirstSeq = the oldest retained cursor.
+func (r *Relay) verifyStream(ctx context.Context, st persist.RelayState) (uint64, error) {
+	name := StreamName(st.WorkspaceID)
+	oldest := uint64(st.PrunedThrough) + 1
+	s, err := r.js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		if st.Relayed > 0 {
+			r.metrics.rebuilds.Inc()
+			r.logger.Warn("stream lost; rebuilding it from the log", "workspace_id", st.WorkspaceID, "stream", name)
+		}
+		return oldest - 1, r.createStream(ctx, st.WorkspaceID, oldest)
+	}
+	if err != nil {
+		return 0, err
+	}
+	state := s.CachedInfo().State
+	healthy := state.LastSeq <= uint64(st.Head) && state.LastSeq >= uint64(st.Relayed)
+	if state.Msgs == 0 {
+		healthy = healthy && state.LastSeq < oldest // nothing retained is missing
+	} else {
+		healthy = healthy && state.FirstSeq <= oldest
+	}
+	if healthy {
+		return state.LastSeq, nil
+	}
+	r.metrics.rebuilds.Inc()
+	r.logger.Warn("stream does not match the log; rebuilding it", "workspace_id", st.WorkspaceID, "stream", name,
+		"first_seq", state.FirstSeq, "last_seq", state.LastSeq, "messages", state.Msgs, "head", st.Head, "oldest_retained", oldest)
+	if err := r.js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return 0, err
+	}
+	return oldest - 1, r.createStream(ctx, st.WorkspaceID, oldest)
+}
+
+func (r *Relay) createStream(ctx context.Context, workspaceID string, firstSeq uint64) error {
+	_, err := r.js.CreateStream(ctx, jetstream.StreamConfig{
+		Name:        StreamName(workspaceID),
+		Description: "Natter event log of workspace " + workspaceID + " (sequence = cursor)",
+		Subjects:    []string{EventsSubjects(workspaceID)},
+		Storage:     jetstream.FileStorage,
+		Replicas:    r.cfg.Replicas,
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		Duplicates:  2 * time.Minute,
+		FirstSeq:    firstSeq,
+		AllowDirect: true,
+	})
+	return err
+}

@@ -1,0 +1,74 @@
+package streams
+
+import (
+	"strings"
+
+	"github.com/natterchat/natter/persist"
+)
+
+// Subject roots of CONTRACT.md §Bots over NATS.
+const (
+	eventsRoot    = "natter.events."
+	ephemeralRoot = "natter.ephemeral."
+	wakeRoot      = "natter.relay.wake."
+)
+
+// StreamName is the JetStream stream that carries a workspace's log.
+func StreamName(workspaceID string) string { return "natter_events_" + workspaceID }
+
+// EventsSubjects is the subject filter of a workspace's stream.
+func EventsSubjects(workspaceID string) string { return eventsRoot + workspaceID + ".>" }
+
+// EphemeralSubjects matches a workspace's ephemeral events.
+func EphemeralSubjects(workspaceID string) string { return ephemeralRoot + workspaceID + ".>" }
+
+// EventSubject is where a durable event is published: natter.events.<workspace_id> followed by
+// .ws.<type> (workspace-wide), .ch.<channel_id>.<type> or .dm.<conversation_id>.<type>.
+func EventSubject(e persist.Event) string { return subjectOf(eventsRoot, e) }
+
+// EphemeralSubject is the same shape under natter.ephemeral.
+func EphemeralSubject(e persist.Event) string { return subjectOf(ephemeralRoot, e) }
+
+func subjectOf(root string, e persist.Event) string {
+	var b strings.Builder
+	b.Grow(len(root) + len(e.WorkspaceID) + len(e.ChannelID) + len(e.DirectConversationID) + len(e.Type) + 8)
+	b.WriteString(root)
+	b.WriteString(e.WorkspaceID)
+	switch {
+	case e.DirectConversationID != "":
+		b.WriteString(".dm.")
+		b.WriteString(e.DirectConversationID)
+	case e.ChannelID != "":
+		b.WriteString(".ch.")
+		b.WriteString(e.ChannelID)
+	default:
+		b.WriteString(".ws")
+	}
+	b.WriteByte('.')
+	b.WriteString(e.Type)
+	return b.String()
+}
+
+// ParseSubject reads the workspace, scope and type back from an event or ephemeral subject, so a
+// reader can apply visibility without decoding the envelope. ok is false for other subjects.
+func ParseSubject(subject string) (workspaceID string, scope persist.EventScope, eventType string, ok bool) {
+	rest, found := strings.CutPrefix(subject, eventsRoot)
+	if !found {
+		if rest, found = strings.CutPrefix(subject, ephemeralRoot); !found {
+			return "", scope, "", false
+		}
+	}
+	workspaceID, rest, _ = strings.Cut(rest, ".")
+	kind, rest, _ := strings.Cut(rest, ".")
+	switch kind {
+	case "ws":
+		eventType = rest
+	case "ch":
+		scope.ChannelID, eventType, _ = strings.Cut(rest, ".")
+	case "dm":
+		scope.DirectConversationID, eventType, _ = strings.Cut(rest, ".")
+	default:
+		return "", scope, "", false
+	}
+	return workspaceID, scope, eventType, workspaceID != "" && eventType != ""
+}
