@@ -166,6 +166,15 @@ func (tx *Tx) BotTokenAuthenticate(ctx context.Context, raw string) (BotToken, U
 	return t, u, nil
 }
 
+// BotTokenLive reports whether a token still authenticates: not revoked, its bot not deleted. Open
+// sockets and NATS connections recheck with it; unlike BotTokenAuthenticate it records no use.
+func (tx *Tx) BotTokenLive(ctx context.Context, id string) (bool, error) {
+	var live bool
+	err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM bot_tokens t JOIN users u ON u.id = t.bot_user_id
+		WHERE t.id = $1 AND t.revoked_at IS NULL AND u.deleted_at IS NULL)`, id).Scan(&live)
+	return live, err
+}
+
 // BotTokenRevoke revokes a token; revoking a revoked token returns it unchanged. The owner of a
 // user bot, or an owner or moderator of the token's workspace for a service bot, may revoke.
 // Codes: not_found, forbidden.
