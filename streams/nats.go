@@ -126,6 +126,17 @@ func (e *Embedded) ClientURL() string {
 	return e.srv.ClientURL()
 }
 
+// TrustedURL is the listener's URL carrying natter's own credentials, for another natter process
+// that uses this server as its external cluster (tests of replicas); "" when the server does not
+// listen. It is a secret: never log it.
+func (e *Embedded) TrustedURL() string {
+	u := e.ClientURL()
+	if u == "" {
+		return ""
+	}
+	return strings.Replace(u, "nats://", "nats://"+e.internal+"@", 1)
+}
+
 // Server exposes the server for bot authentication wiring in this package.
 func (e *Embedded) Server() *natsserver.Server { return e.srv }
 
