@@ -57,18 +57,12 @@ func TestBotCreateSetupNonceUnderConcurrency(t *testing.T) {
 	owner := persisttest.User(t, store, nil)
 	w := persisttest.Workspace(t, store, owner.ID)
 	const n = 6
-	results := make([]persist.BotCreated, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			results[i], errs[i] = persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.BotCreated, error) {
-				return tx.BotCreate(ctx, persist.ActorFor(owner), w.ID, persist.BotCreateParams{DisplayName: "Racer",
-					InitialToken: true, SetupNonce: "race-nonce-0123456789"})
-			})
+	results, errs := concurrently(n, func(int) (persist.BotCreated, error) {
+		return persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.BotCreated, error) {
+			return tx.BotCreate(ctx, persist.ActorFor(owner), w.ID, persist.BotCreateParams{DisplayName: "Racer",
+				InitialToken: true, SetupNonce: "race-nonce-0123456789"})
 		})
-	}
-	wg.Wait()
+	})
 	created := 0
 	for i := range n {
 		require.NoError(t, errs[i])
@@ -92,17 +86,11 @@ func TestBotSetupCodeClaimUnderConcurrency(t *testing.T) {
 		return tx.BotSetupCodeCreate(ctx, persist.ActorFor(owner), w.ID, bot.ID, persist.SetupCodeParams{})
 	})
 	require.NoError(t, err)
-	const n = 6
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			_, errs[i] = persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.SetupClaim, error) {
-				return tx.BotSetupCodeClaim(ctx, code.Code)
-			})
+	_, errs := concurrently(6, func(int) (persist.SetupClaim, error) {
+		return persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.SetupClaim, error) {
+			return tx.BotSetupCodeClaim(ctx, code.Code)
 		})
-	}
-	wg.Wait()
+	})
 	won := 0
 	for _, err := range errs {
 		if err == nil {
@@ -112,6 +100,17 @@ func TestBotSetupCodeClaimUnderConcurrency(t *testing.T) {
 		requireErrCode(t, err, persist.CodeNotFound)
 	}
 	require.Equal(t, 1, won, "a code mints exactly one token")
+}
+
+// concurrently runs fn(0) … fn(n-1) at the same time and returns their results by index.
+func concurrently[T any](n int, fn func(i int) (T, error)) ([]T, []error) {
+	out, errs := make([]T, n), make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { out[i], errs[i] = fn(i) })
+	}
+	wg.Wait()
+	return out, errs
 }
 
 func requireErrCode(t *testing.T, err error, code persist.Code) {
@@ -128,25 +127,19 @@ func TestBotMembershipRemoveLeavesNoLiveToken(t *testing.T) {
 	owner := persisttest.User(t, store, nil)
 	w := persisttest.Workspace(t, store, owner.ID)
 	bot, _ := persisttest.Bot(t, store, owner, w.ID, nil)
+	// Six mints and the removal race: the removal is the seventh.
 	const minters = 6
-	minted := make([]persist.BotToken, minters)
-	errs := make([]error, minters)
-	var wg sync.WaitGroup
-	for i := range minters {
-		wg.Go(func() {
-			minted[i], errs[i] = persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.BotToken, error) {
-				return tx.BotTokenCreate(ctx, persist.ActorFor(owner), w.ID, bot.ID, persist.BotTokenParams{})
+	minted, errs := concurrently(minters+1, func(i int) (persist.BotToken, error) {
+		if i == minters {
+			return persist.BotToken{}, store.WithTx(ctx, func(tx *persist.Tx) error {
+				return tx.BotMembershipRemove(ctx, persist.ActorFor(owner), w.ID, bot.ID)
 			})
-		})
-	}
-	var removeErr error
-	wg.Go(func() {
-		removeErr = store.WithTx(ctx, func(tx *persist.Tx) error {
-			return tx.BotMembershipRemove(ctx, persist.ActorFor(owner), w.ID, bot.ID)
+		}
+		return persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.BotToken, error) {
+			return tx.BotTokenCreate(ctx, persist.ActorFor(owner), w.ID, bot.ID, persist.BotTokenParams{})
 		})
 	})
-	wg.Wait()
-	require.NoError(t, removeErr)
+	require.NoError(t, errs[minters], "the removal")
 	for i := range minters {
 		if errs[i] != nil {
 			requireErrCode(t, errs[i], persist.CodeNotFound) // minted after the removal: refused
