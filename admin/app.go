@@ -72,6 +72,7 @@ func adminCommand() *cli.Command {
 			ownerCommand(),
 			memberCommand(),
 			eventsCommand(),
+			botCommand(),
 		},
 	}
 }

@@ -47,6 +47,7 @@ func TestInvalidConfiguration(t *testing.T) {
 		{"NATSURLScheme", []string{"dev", "--nats-url", "http://nats:4222"}, "--nats-url"},
 		{"ListenWithExternalNATS", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-listen", "127.0.0.1:4222"}, "--nats-listen"},
 		{"CookieNamespace", []string{"dev", "--cookie-namespace", "a b"}, "--cookie-namespace"},
+		{"PlainHTTPAPIBaseURL", []string{"dev", "--api-base-url", "http://chat.example.com"}, "--api-base-url"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -26,7 +26,7 @@ func TestReplicasShareOneCluster(t *testing.T) {
 	emb, _ := streamstest.Embedded(t)
 	dbURL := persisttest.URL(t)
 	replica := func() string {
-		return startServer(t, "serve", "--database-url", dbURL, "--nats-url", emb.ClientURL(),
+		return startServer(t, "serve", "--database-url", dbURL, "--nats-url", emb.TrustedURL(),
 			"--dev-bootstrap", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--access-log=false")
 	}
 	a, b := replica(), replica()

@@ -66,6 +66,8 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "serve Prometheus metrics at /metrics"},
 		&cli.StringFlag{Name: "cookie-namespace", EnvVars: []string{"NATTER_COOKIE_NAMESPACE"},
 			Usage: "suffix for the session cookie name (cc_session_<namespace>) when deployments share a domain"},
+		&cli.StringFlag{Name: "api-base-url", EnvVars: []string{"NATTER_API_BASE_URL"},
+			Usage: "the trusted canonical API base bot installers store, such as https://chat.example.com (a path prefix is kept); adds claim_url and api_base_url to setup codes"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
 	}
@@ -113,6 +115,11 @@ func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
 			return cfg, configError("public-url", "%v", err)
 		}
 	}
+	if b := c.String("api-base-url"); b != "" {
+		if _, err := server.ParseAPIBaseURL(b); err != nil {
+			return cfg, configError("api-base-url", "%v", err)
+		}
+	}
 	if ns := c.String("cookie-namespace"); ns != "" && !server.ValidCookieNamespace(ns) {
 		return cfg, configError("cookie-namespace", "%q may contain only letters, digits, '-' and '_' (at most 32)", ns)
 	}
@@ -123,6 +130,7 @@ func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
 		Metrics:         c.Bool("metrics"),
 		CookieNamespace: c.String("cookie-namespace"),
 		AccessLog:       c.Bool("access-log"),
+		APIBaseURL:      c.String("api-base-url"),
 	}
 	return cfg, nil
 }
@@ -147,7 +155,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	}
 	ctx := c.Context
 	logger := newLogger(c)
-	nc, stopNATS, err := startNATS(ctx, cfg, c.String("data-dir"), logger)
+	emb, nc, stopNATS, err := startNATS(ctx, cfg, c.String("data-dir"), logger)
 	if err != nil {
 		return err
 	}
@@ -169,6 +177,12 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	hub, err := realtime.New(realtime.Config{Store: db.Store, NATS: nc, Logger: logger})
 	if err != nil {
 		return err
+	}
+	var bots *streams.BotAccess // bot runtimes on the embedded server's listener
+	if emb != nil {
+		if bots, err = streams.NewBotAccess(streams.BotAccessConfig{Store: db.Store, Server: emb, NATS: nc, Logger: logger}); err != nil {
+			return err
+		}
 	}
 
 	if cfg.server.DevBootstrap {
@@ -196,32 +210,36 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	g.Go(func() error { return srv.Serve(gctx, ln) })
 	g.Go(func() error { return relay.Run(gctx) })
 	g.Go(func() error { return hub.Run(gctx) })
+	if bots != nil {
+		g.Go(func() error { return bots.Run(gctx) })
+	}
 	err = g.Wait()
 	logger.Info("natter stopped")
 	return err
 }
 
-// startNATS connects to --nats-url, or starts the embedded server under the data dir.
-func startNATS(ctx context.Context, cfg serverConfig, dataDir string, logger *slog.Logger) (*nats.Conn, func(), error) {
+// startNATS connects to --nats-url, or starts the embedded server under the data dir (then
+// returned too, for bot access; nil with --nats-url).
+func startNATS(ctx context.Context, cfg serverConfig, dataDir string, logger *slog.Logger) (*streams.Embedded, *nats.Conn, func(), error) {
 	if cfg.natsURL != "" {
 		nc, err := streams.ConnectURL(ctx, cfg.natsURL, "natter")
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return nc, nc.Close, nil
+		return nil, nc, nc.Close, nil
 	}
 	emb, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: filepath.Join(dataDir, "nats"),
 		Listen: cfg.natsListen, Logger: logger})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	nc, err := emb.Connect("natter")
 	if err != nil {
 		emb.Shutdown()
-		return nil, nil, errors.Join(errors.New("connect to embedded nats"), err)
+		return nil, nil, nil, errors.Join(errors.New("connect to embedded nats"), err)
 	}
 	if url := emb.ClientURL(); url != "" {
 		logger.Info("embedded nats listening for bots", "url", url)
 	}
-	return nc, func() { nc.Close(); emb.Shutdown() }, nil
+	return emb, nc, func() { nc.Close(); emb.Shutdown() }, nil
 }

@@ -309,3 +309,45 @@ func validPushoverKey(key string) bool {
 	}
 	return true
 }
+
+// UserDelete retires a human for good: the account is tombstoned (deleted_at set, handle and
+// email released), every session ends, and each of their user bots is deleted with everything it
+// holds (rule 5 of §User), all in this transaction. Codes: not_found (no live human).
+func (tx *Tx) UserDelete(ctx context.Context, id string) error {
+	if _, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users
+		WHERE id = $1 AND kind = 'human' AND deleted_at IS NULL FOR UPDATE`, id)); err != nil {
+		return notFoundAs(err, "user")
+	}
+	rows, err := tx.query(ctx, `SELECT `+userColumns+` FROM users
+		WHERE owner_user_id = $1 AND kind = 'bot' AND deleted_at IS NULL ORDER BY id FOR UPDATE`, id)
+	if err != nil {
+		return err
+	}
+	var bots []User
+	for rows.Next() {
+		var u User
+		if err := rows.Scan(userDest(&u)...); err != nil {
+			rows.Close()
+			return err
+		}
+		bots = append(bots, u)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, bot := range bots {
+		active, err := tx.botWorkspaces(ctx, botActiveWorkspacesSQL, bot.ID, tx.now)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.botRetire(ctx, bot, active); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.exec(ctx, `UPDATE sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL`, id, tx.now); err != nil {
+		return err
+	}
+	_, err = tx.exec(ctx, `UPDATE users SET handle = NULL, email = NULL, deleted_at = $2, updated_at = $2 WHERE id = $1`, id, tx.now)
+	return err
+}

@@ -132,7 +132,7 @@ func New(cfg Config) (*Hub, error) {
 	return &Hub{cfg: cfg, store: cfg.Store, js: js, logger: cfg.Logger.With("component", "realtime"), poller: p,
 		// Each socket sits in the queue at most once, so MaxSockets slots never fill.
 		queue: make(chan *socket, cfg.MaxSockets), done: make(chan struct{}),
-		checks: checkCache{entries: map[string]checkEntry{}}, sockets: map[*socket]struct{}{}, feeds: map[string]*feed{},
+		checks: checkCache{entries: map[string]checkEntry{}, share: min(checkShare, cfg.RevalidateInterval)}, sockets: map[*socket]struct{}{}, feeds: map[string]*feed{},
 		metrics: hubMetrics{
 			sockets: prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_realtime_sockets", Help: "Open WebSocket connections."}),
 			feeds:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_realtime_feeds", Help: "Workspace stream consumers on this node."}),
@@ -214,9 +214,11 @@ func (h *Hub) work(ctx context.Context) {
 type Join struct {
 	Actor       persist.Actor
 	WorkspaceID string
-	// SessionID is the session behind the credentials, "" for bot tokens and proxy assertions
-	// (nothing to revalidate but membership).
+	// SessionID is the session behind the credentials, "" for bot tokens and proxy assertions.
 	SessionID string
+	// TokenID is the bot token behind the credentials, "" for people. A revoked token, like an
+	// ended session, closes the socket at its next check.
+	TokenID string
 	// AfterCursor is the client's cursor; backfill starts after it.
 	AfterCursor string
 }
@@ -240,7 +242,7 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 		return err
 	}
 	s := &socket{hub: h, viewer: viewer, actor: j.Actor, workspaceID: j.WorkspaceID, sessionID: j.SessionID,
-		checkedAt: time.Now(), state: stateJoining}
+		tokenID: j.TokenID, checkedAt: time.Now(), state: stateJoining}
 	s.lastRead.Store(time.Now().UnixNano())
 	// The socket joins its feed before the upgrade answers, so whatever is published once the
 	// client holds an open socket reaches it: the pending list keeps it during the backfill.
@@ -371,6 +373,7 @@ func (h *Hub) sweep(now time.Time) {
 // checkCache shares one revalidation among the sockets of a session for a moment, so a burst of
 // deliveries to many sockets of one session costs one query.
 type checkCache struct {
+	share   time.Duration // how long a result is shared: checkShare, or less when checks are due sooner
 	mu      sync.Mutex
 	entries map[string]checkEntry
 }
@@ -387,7 +390,7 @@ func (c *checkCache) get(key string, now time.Time) (checkEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[key]
-	return e, ok && now.Sub(e.at) < checkShare
+	return e, ok && now.Sub(e.at) < c.share
 }
 
 func (c *checkCache) put(key string, e checkEntry) {
@@ -399,17 +402,17 @@ func (c *checkCache) put(key string, e checkEntry) {
 func (c *checkCache) expire(now time.Time) {
 	c.mu.Lock()
 	for k, e := range c.entries {
-		if now.Sub(e.at) >= checkShare {
+		if now.Sub(e.at) >= c.share {
 			delete(c.entries, k)
 		}
 	}
 	c.mu.Unlock()
 }
 
-// revalidate checks a socket's actor against the store: the session (when there is one) and the
-// membership, which may have changed role.
+// revalidate checks a socket's actor against the store: the session or the bot token (when there
+// is one) and the membership, which may have changed role.
 func (h *Hub) revalidate(ctx context.Context, s *socket) (persist.Viewer, error) {
-	key := s.sessionID + "|" + s.actor.UserID + "|" + s.workspaceID
+	key := s.sessionID + "|" + s.tokenID + "|" + s.actor.UserID + "|" + s.workspaceID
 	now := time.Now()
 	if e, ok := h.checks.get(key, now); ok {
 		return e.viewer, e.err
@@ -422,6 +425,15 @@ func (h *Hub) revalidate(ctx context.Context, s *socket) (persist.Viewer, error)
 			}
 			if !live {
 				return persist.Viewer{}, persist.Errorf(persist.CodeUnauthenticated, "the session has ended")
+			}
+		}
+		if s.tokenID != "" {
+			live, err := tx.BotTokenLive(ctx, s.tokenID)
+			if err != nil {
+				return persist.Viewer{}, err
+			}
+			if !live {
+				return persist.Viewer{}, persist.Errorf(persist.CodeUnauthenticated, "the bot token was revoked")
 			}
 		}
 		return tx.ViewerFor(ctx, s.actor, s.workspaceID)

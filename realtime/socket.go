@@ -60,6 +60,7 @@ type socket struct {
 	actor       persist.Actor
 	workspaceID string
 	sessionID   string
+	tokenID     string
 	lastRead    atomic.Int64 // unix nanoseconds of the last bytes from the client
 	inbuf       []byte       // worker only: the start of a client frame not yet complete
 
@@ -338,8 +339,12 @@ func (s *socket) catchUp(ctx context.Context) {
 }
 
 func (s *socket) staleLocked() bool {
-	return s.sessionID != "" && time.Since(s.checkedAt) > s.hub.cfg.RevalidateInterval
+	return s.revalidates() && time.Since(s.checkedAt) > s.hub.cfg.RevalidateInterval
 }
+
+// revalidates reports whether the socket's credentials can end while it is open: a session or a
+// bot token. (Membership is checked with them.)
+func (s *socket) revalidates() bool { return s.sessionID != "" || s.tokenID != "" }
 
 // check revalidates the socket's actor; a revoked session or membership closes it with 1008.
 // A database outage keeps the socket and tries again later.
@@ -365,6 +370,7 @@ func (s *socket) check(ctx context.Context) bool {
 func (s *socket) flush(ctx context.Context) {
 	var scratch [64][]byte
 	iovs := scratch[:0]
+	checked := false // one check per flush: with a tiny interval the check itself would go stale
 	for {
 		s.mu.Lock()
 		if s.state == stateClosed || s.raw == nil {
@@ -379,9 +385,10 @@ func (s *socket) flush(ctx context.Context) {
 			s.mu.Unlock()
 			return
 		}
-		if s.state == stateLive && s.staleLocked() {
+		if s.state == stateLive && !checked && s.staleLocked() {
 			s.mu.Unlock()
 			s.check(ctx) // on failure the close frame is what remains queued
+			checked = true
 			continue
 		}
 		iovs = iovs[:0]
@@ -426,7 +433,8 @@ func (s *socket) flush(ctx context.Context) {
 	}
 }
 
-// tick is the idle timer's visit: reap a half-open socket, ping an idle one, revalidate a session.
+// tick is the idle timer's visit: reap a half-open socket, ping an idle one, revalidate a session
+// or a bot token.
 func (s *socket) tick(now time.Time) {
 	ping := s.hub.cfg.PingInterval
 	if now.Sub(time.Unix(0, s.lastRead.Load())) > 2*ping {
@@ -445,7 +453,7 @@ func (s *socket) tick(now time.Time) {
 		s.out = append(s.out, pingFrame)
 		s.addWorkLocked(workFlush)
 	}
-	if s.sessionID != "" && now.Sub(s.checkedAt) >= s.hub.cfg.RevalidateInterval {
+	if s.revalidates() && now.Sub(s.checkedAt) >= s.hub.cfg.RevalidateInterval {
 		s.addWorkLocked(workCheck)
 	}
 }

@@ -42,6 +42,30 @@ var (
 // member admits humans, and bot tokens holding scope.
 func member(scope string) access { return access{audience: audienceMember, scope: scope} }
 
+// botOnly admits bot tokens holding scope, and nobody else.
+func botOnly(scope string) access { return access{audience: audienceBot, scope: scope} }
+
+// RouteInfo describes one route of the table, for tests and tools that walk the whole API.
+type RouteInfo struct {
+	Method  string
+	Pattern string
+	// Audience is "public", "optional", "human", "member" or "bot".
+	Audience string
+	// Scope is the bot-token scope a member or bot route needs; "" otherwise.
+	Scope string
+}
+
+// Routes lists every route with its requirement, in table order.
+func (s *Server) Routes() []RouteInfo {
+	names := map[audience]string{audiencePublic: "public", audienceOptional: "optional", audienceHuman: "human",
+		audienceMember: "member", audienceBot: "bot"}
+	var out []RouteInfo
+	for _, rt := range s.routeTable() {
+		out = append(out, RouteInfo{Method: rt.method, Pattern: rt.pattern, Audience: names[rt.access.audience], Scope: rt.access.scope})
+	}
+	return out
+}
+
 // enforce wraps a handler with its route's requirement: identify the caller, check the
 // requirement, apply the CSRF rule, then call the handler with the caller in the context.
 func (s *Server) enforce(a access, h http.HandlerFunc) http.HandlerFunc {
@@ -74,11 +98,27 @@ func (s *Server) enforce(a access, h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// admit checks a caller against a requirement. Bot tokens arrive with the bots issue; until then
-// every caller is human and audienceBot admits nobody.
+// admit checks a caller against a requirement: human routes refuse bot tokens, member routes
+// need the route's scope on a bot token, bot routes admit only bot tokens with the scope. The
+// store still checks membership and the token's workspace on every operation.
 func (s *Server) admit(a access, c *Caller) error {
-	if a.audience == audienceBot {
-		return persist.Errorf(persist.CodeForbidden, "this endpoint is for bot tokens only")
+	isBot := c.Token != nil
+	switch a.audience {
+	case audienceHuman:
+		if isBot {
+			return persist.Errorf(persist.CodeHumanOnly, "this endpoint needs a signed-in person; bot tokens are refused")
+		}
+	case audienceMember:
+		if isBot && !c.Actor().HasScope(a.scope) {
+			return persist.Errorf(persist.CodeMissingScope, "this bot token lacks the %s scope", a.scope)
+		}
+	case audienceBot:
+		if !isBot {
+			return persist.Forbidden("this endpoint is for bot tokens only")
+		}
+		if !c.Actor().HasScope(a.scope) {
+			return persist.Errorf(persist.CodeMissingScope, "this bot token lacks the %s scope", a.scope)
+		}
 	}
 	return nil
 }
@@ -89,10 +129,13 @@ func (s *Server) admit(a access, c *Caller) error {
 func (s *Server) identify(r *http.Request) (*Caller, error) {
 	ctx := r.Context()
 	if token, ok := bearerToken(r); ok {
-		if !strings.HasPrefix(token, persist.PrefixSessionToken) {
-			return nil, persist.Errorf(persist.CodeUnauthenticated, "the bearer token is not recognised")
+		switch {
+		case strings.HasPrefix(token, persist.PrefixSessionToken):
+			return s.sessionCaller(r, token, viaBearer)
+		case strings.HasPrefix(token, persist.PrefixBotToken):
+			return s.botCaller(r, token)
 		}
-		return s.sessionCaller(r, token, viaBearer)
+		return nil, persist.Errorf(persist.CodeUnauthenticated, "the bearer token is not recognised")
 	}
 	token, err := s.sessionCookie(r)
 	if err != nil {
@@ -135,6 +178,23 @@ func (s *Server) sessionCaller(r *http.Request, token, via string) (*Caller, err
 		return nil, err
 	}
 	return &Caller{User: res.u, Session: &res.s, Via: via}, nil
+}
+
+// botCaller resolves a ccb_ bearer token to its bot, recording the use.
+func (s *Server) botCaller(r *http.Request, token string) (*Caller, error) {
+	ctx := r.Context()
+	type resolved struct {
+		t persist.BotToken
+		u persist.User
+	}
+	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (resolved, error) {
+		t, u, err := tx.BotTokenAuthenticate(ctx, token)
+		return resolved{t, u}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Caller{User: res.u, Token: &res.t, Via: viaBotToken}, nil
 }
 
 // bearerToken returns the token of an Authorization: Bearer header or, on a WebSocket upgrade

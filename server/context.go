@@ -28,16 +28,28 @@ type Caller struct {
 	User persist.User
 	// Session is set when a session authenticated the request (bearer sst_ token or cookie).
 	Session *persist.Session
+	// Token is set when a bot token authenticated the request: the bot is User, bound to the
+	// token's workspace with its scopes.
+	Token *persist.BotToken
 	// Via says how the caller was identified: one of the via* constants.
 	Via string
 }
 
-// Actor is the caller as the store sees it.
-func (c *Caller) Actor() persist.Actor { return persist.ActorFor(c.User) }
+// Actor is the caller as the store sees it: for a bot token, the bot with the token's workspace,
+// scopes and (for a user bot) owner.
+func (c *Caller) Actor() persist.Actor {
+	a := persist.ActorFor(c.User)
+	if c.Token != nil {
+		a.TokenWorkspaceID = c.Token.WorkspaceID
+		a.Scopes = c.Token.Scopes
+	}
+	return a
+}
 
 // How a caller was identified.
 const (
 	viaBearer      = "bearer"
+	viaBotToken    = "bot_token"
 	viaCookie      = "cookie"
 	viaDevHeader   = "dev_header"
 	viaDevFallback = "dev_fallback"

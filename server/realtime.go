@@ -104,6 +104,9 @@ func (s *Server) handleRealtimeSocket(w http.ResponseWriter, r *http.Request) {
 	if caller.Session != nil {
 		j.SessionID = caller.Session.ID
 	}
+	if caller.Token != nil {
+		j.TokenID = caller.Token.ID
+	}
 	if err := s.realtime.Accept(w, r, j); err != nil {
 		s.writeError(w, r, err)
 	}

@@ -45,6 +45,15 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	return nil
 }
 
+// decodeOptionalJSON is decodeJSON for endpoints whose body may be left out: no body at all
+// leaves dst unchanged.
+func decodeOptionalJSON(w http.ResponseWriter, r *http.Request, dst any) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	return decodeJSON(w, r, dst)
+}
+
 func jsonError(err error) error {
 	var tooLarge *http.MaxBytesError
 	var typeErr *json.UnmarshalTypeError

@@ -73,6 +73,20 @@ func (s *Server) routeTable() []route {
 		{"POST", "/api/realtime/ephemeral", member("messages:write"), s.handleRealtimeEphemeral},
 
 		// Bots, tokens, setup codes and command menus.
+		{"GET", "/api/me/bots", human, s.handleMyBots},
+		{"POST", "/api/workspaces/{workspace_id}/bots", human, s.handleBotCreate},
+		{"GET", "/api/workspaces/{workspace_id}/bots", human, s.handleBotList},
+		{"DELETE", "/api/workspaces/{workspace_id}/bots/{bot_user_id}/membership", human, s.handleBotMembershipRemove},
+		{"GET", "/api/workspaces/{workspace_id}/bots/{bot_user_id}/tokens", human, s.handleBotTokenList},
+		{"POST", "/api/workspaces/{workspace_id}/bots/{bot_user_id}/tokens", human, s.handleBotTokenCreate},
+		{"POST", "/api/workspaces/{workspace_id}/bots/{bot_user_id}/setup-codes", human, s.handleBotSetupCodeCreate},
+		{"POST", "/api/bot-setup-codes/claim", public, s.handleBotSetupCodeClaim},
+		{"DELETE", "/api/bots/{bot_user_id}", human, s.handleBotDelete},
+		{"GET", "/api/bots/{bot_user_id}/tokens", human, s.handleLegacyBotTokenList},
+		{"POST", "/api/bots/{bot_user_id}/tokens", human, s.handleLegacyBotTokenCreate},
+		{"POST", "/api/bot-tokens/{token_id}/revoke", human, s.handleBotTokenRevoke},
+		{"PUT", "/api/bots/self/commands", botOnly(persist.ScopeCommandsWrite), s.handleBotCommandsReplace},
+		{"GET", "/api/workspaces/{workspace_id}/bot-commands", member(persist.ScopeWorkspacesRead), s.handleBotCommandList},
 	}
 }
 

@@ -27,6 +27,11 @@ type Config struct {
 	// PublicURL is the origin browsers use, such as https://chat.example.com; it sets the
 	// accepted Origin and the cookie's Secure flag. Default "" (derived from each request).
 	PublicURL string
+	// APIBaseURL is the trusted canonical base of this API as bot installers should store it,
+	// such as https://chat.example.com or https://example.com/natter (a path prefix is kept).
+	// When set, setup-code responses carry contract_version, api_base_url and claim_url; remote
+	// URLs never come from request headers. Default "" (those fields are omitted).
+	APIBaseURL string
 	// DevBootstrap enables the development fallback identity for local requests. Default false.
 	DevBootstrap bool
 	// DevAuth lets local clients mint magic links through the API. Default false.
@@ -54,6 +59,8 @@ type Server struct {
 	store        *persist.Store
 	logger       *slog.Logger
 	metrics      *metrics
+	apiBaseURL   string         // the validated Config.APIBaseURL
+	claimLimiter *windowLimiter // setup-code claims per client address
 	router       chi.Router
 	cookieName   string
 	publicOrigin string
@@ -85,12 +92,20 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.publicOrigin = origin
 	}
+	if cfg.APIBaseURL != "" {
+		base, err := ParseAPIBaseURL(cfg.APIBaseURL)
+		if err != nil {
+			return nil, err
+		}
+		s.apiBaseURL = base
+	}
 	if cfg.CookieNamespace != "" {
 		if !ValidCookieNamespace(cfg.CookieNamespace) {
 			return nil, errors.New("--cookie-namespace may contain only letters, digits, '-' and '_' (at most 32)")
 		}
 		s.cookieName = "cc_session_" + cfg.CookieNamespace
 	}
+	s.claimLimiter = newWindowLimiter(setupCodeClaimLimit, setupCodeClaimWindow, cfg.Store.Now)
 	s.router = s.buildRouter()
 	return s, nil
 }
@@ -109,6 +124,23 @@ func ParsePublicURL(raw string) (string, error) {
 		return "", fmt.Errorf("--public-url %q must use https (plain http is allowed only for loopback development)", raw)
 	}
 	return u.Scheme + "://" + strings.ToLower(u.Host), nil
+}
+
+// ParseAPIBaseURL checks an --api-base-url value: an absolute http(s) URL, https unless loopback,
+// with an optional path prefix but no credentials, query or fragment. It returns the URL without
+// a trailing slash.
+func ParseAPIBaseURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", fmt.Errorf("--api-base-url %q must be an absolute http(s) URL such as https://chat.example.com", raw)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
+		return "", fmt.Errorf("--api-base-url %q may carry a path prefix but no credentials, query or fragment", raw)
+	}
+	if u.Scheme == "http" && !isLocalHost(u.Host) {
+		return "", fmt.Errorf("--api-base-url %q must use https (plain http is allowed only for loopback development)", raw)
+	}
+	return u.Scheme + "://" + strings.ToLower(u.Host) + strings.TrimRight(u.EscapedPath(), "/"), nil
 }
 
 // ValidCookieNamespace reports whether ns may suffix the session cookie name.

@@ -2,15 +2,22 @@ package streams
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/natterchat/natter/persist"
 )
 
 // EmbeddedConfig configures the in-process NATS server of single-node mode.
@@ -26,10 +33,30 @@ type EmbeddedConfig struct {
 	ReadyTimeout time.Duration
 }
 
-// Embedded is a running in-process NATS server with JetStream.
+// Embedded is a running in-process NATS server with JetStream. Every client authenticates:
+// natter's own connections (Connect) with a token that never leaves the process, bot runtimes
+// with their ccb_ token once a BotAccess admits them; anyone else is refused.
 type Embedded struct {
-	srv *natsserver.Server
+	srv      *natsserver.Server
+	internal string // natter's own token
+	bots     atomic.Pointer[BotAccess]
 }
+
+// Check is the server's authentication of every client connection (natsserver.Authentication).
+func (e *Embedded) Check(c natsserver.ClientAuthentication) bool {
+	token := c.GetOpts().Token
+	if token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(e.internal)) == 1 {
+		c.RegisterUser(&natsserver.User{Username: internalUser}) // no permissions: everything
+		return true
+	}
+	if b := e.bots.Load(); b != nil && strings.HasPrefix(token, persist.PrefixBotToken) {
+		return b.authenticate(c, token)
+	}
+	return false
+}
+
+// internalUser names natter's own connections.
+const internalUser = "natter"
 
 // StartEmbedded starts the server and waits until it accepts connections.
 func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
@@ -63,6 +90,8 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		}
 		opts.Host, opts.Port = host, p
 	}
+	e := &Embedded{internal: randomToken()}
+	opts.CustomClientAuthentication = e
 	srv, err := natsserver.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("embedded nats: %w", err)
@@ -73,12 +102,20 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		srv.Shutdown()
 		return nil, fmt.Errorf("embedded nats did not become ready within %s", cfg.ReadyTimeout)
 	}
-	return &Embedded{srv: srv}, nil
+	e.srv = srv
+	return e, nil
+}
+
+// randomToken returns natter's own credential for a server run.
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return "natter_" + base64.RawURLEncoding.EncodeToString(b)
 }
 
 // Connect opens a client connection in-process (no socket needed).
 func (e *Embedded) Connect(name string) (*nats.Conn, error) {
-	return nats.Connect("", nats.Name(name), nats.InProcessServer(e.srv), nats.MaxReconnects(-1))
+	return nats.Connect("", nats.Name(name), nats.InProcessServer(e.srv), nats.MaxReconnects(-1), nats.Token(e.internal))
 }
 
 // ClientURL is the listener's URL, or "" when the server does not listen.
@@ -87,6 +124,17 @@ func (e *Embedded) ClientURL() string {
 		return ""
 	}
 	return e.srv.ClientURL()
+}
+
+// TrustedURL is the listener's URL carrying natter's own credentials, for another natter process
+// that uses this server as its external cluster (tests of replicas); "" when the server does not
+// listen. It is a secret: never log it.
+func (e *Embedded) TrustedURL() string {
+	u := e.ClientURL()
+	if u == "" {
+		return ""
+	}
+	return strings.Replace(u, "nats://", "nats://"+e.internal+"@", 1)
 }
 
 // Server exposes the server for bot authentication wiring in this package.

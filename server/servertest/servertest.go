@@ -45,8 +45,12 @@ type Option func(*options)
 type options struct {
 	config    func(*server.Config)
 	realtime  func(*realtime.Config)
+	bots      func(*streams.BotAccessConfig)
 	storeOpts []persisttest.Option
 }
+
+// WithBotAccess edits the configuration of bots' NATS access.
+func WithBotAccess(fn func(*streams.BotAccessConfig)) Option { return func(o *options) { o.bots = fn } }
 
 // WithRealtime edits the realtime hub's configuration.
 func WithRealtime(fn func(*realtime.Config)) Option { return func(o *options) { o.realtime = fn } }
@@ -81,16 +85,30 @@ func New(t testing.TB, opts ...Option) *Harness {
 	if err != nil {
 		t.Fatalf("realtime: %v", err)
 	}
+	bcfg := streams.BotAccessConfig{Store: store, Server: emb, NATS: nc, Logger: logger}
+	if o.bots != nil {
+		o.bots(&bcfg)
+	}
+	bots, err := streams.NewBotAccess(bcfg)
+	if err != nil {
+		t.Fatalf("bot access: %v", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var g errgroup.Group
 	g.Go(func() error { return relay.Run(ctx) })
 	g.Go(func() error { return hub.Run(ctx) })
+	g.Go(func() error { return bots.Run(ctx) })
 	t.Cleanup(func() {
 		cancel()
 		if err := g.Wait(); err != nil {
-			t.Errorf("relay or hub: %v", err)
+			t.Errorf("relay, hub or bot access: %v", err)
 		}
 	})
+	select {
+	case <-bots.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("bot access did not start")
+	}
 	cfg := server.Config{Store: store, Logger: logger, Realtime: hub,
 		Collectors: append(hub.Collectors(), relay.Collectors()...)}
 	if o.config != nil {

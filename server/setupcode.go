@@ -1,0 +1,125 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/natterchat/natter/persist"
+)
+
+// setupContractVersion is the setup-code contract this server speaks: claim_url is the exact
+// endpoint, never to be extended by consumers.
+const setupContractVersion = 1
+
+// setupContract is what a configured --api-base-url adds to setup-code responses.
+type setupContract struct {
+	ContractVersion int    `json:"contract_version,omitempty"`
+	ClaimURL        string `json:"claim_url,omitempty"`
+	APIBaseURL      string `json:"api_base_url,omitempty"`
+}
+
+// contract returns the setup contract fields, empty without a trusted API base.
+func (s *Server) contract() setupContract {
+	if s.apiBaseURL == "" {
+		return setupContract{}
+	}
+	return setupContract{ContractVersion: setupContractVersion, APIBaseURL: s.apiBaseURL,
+		ClaimURL: s.apiBaseURL + "/api/bot-setup-codes/claim"}
+}
+
+type setupCodeRequest struct {
+	Name     string                `json:"name"`
+	Scopes   []string              `json:"scopes"`
+	Defaults persist.SetupDefaults `json:"defaults"`
+}
+
+// setupCodeView is a minted code; the contract fields appear both inside it (where ClickClack
+// installers read them) and beside it (CONTRACT.md).
+type setupCodeView struct {
+	persist.SetupCode
+	setupContract
+}
+
+// handleBotSetupCodeCreate serves POST /api/workspaces/{workspace_id}/bots/{bot_user_id}/setup-codes:
+// 201 {setup_code: {code, expires_at, …}} with the plaintext code shown once, plus
+// contract_version, claim_url and api_base_url when a trusted API base is configured.
+func (s *Server) handleBotSetupCodeCreate(w http.ResponseWriter, r *http.Request) {
+	var req setupCodeRequest
+	if err := decodeOptionalJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	code, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.SetupCode, error) {
+		return tx.BotSetupCodeCreate(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "workspace_id"), chi.URLParam(r, "bot_user_id"),
+			persist.SetupCodeParams{Name: req.Name, Scopes: req.Scopes, Defaults: req.Defaults})
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	c := s.contract()
+	writeJSON(w, http.StatusCreated, struct {
+		SetupCode setupCodeView `json:"setup_code"`
+		setupContract
+	}{setupCodeView{code, c}, c})
+}
+
+type setupClaimRequest struct {
+	Code string `json:"code"`
+}
+
+type setupClaimBot struct {
+	ID          string `json:"id"`
+	Kind        string `json:"kind"`
+	OwnerUserID string `json:"owner_user_id,omitempty"`
+	Handle      string `json:"handle,omitempty"`
+	DisplayName string `json:"display_name"`
+}
+
+type setupClaimWorkspace struct {
+	ID      string `json:"id"`
+	RouteID string `json:"route_id"`
+	Slug    string `json:"slug"`
+	Name    string `json:"name"`
+}
+
+type setupClaimResponse struct {
+	Token           string                `json:"token"`
+	Bot             setupClaimBot         `json:"bot"`
+	Workspace       setupClaimWorkspace   `json:"workspace"`
+	Defaults        persist.SetupDefaults `json:"defaults"`
+	ContractVersion int                   `json:"contract_version,omitempty"`
+	APIBaseURL      string                `json:"api_base_url,omitempty"`
+}
+
+// handleBotSetupCodeClaim serves POST /api/bot-setup-codes/claim: unauthenticated and rate
+// limited per client address; it consumes the code and mints its token at once, answering
+// {token, bot, workspace, defaults} (plus contract_version and api_base_url when configured).
+// Unknown, expired and claimed codes all get the same 404.
+func (s *Server) handleBotSetupCodeClaim(w http.ResponseWriter, r *http.Request) {
+	if !s.claimLimiter.allow(clientAddress(r)) {
+		s.writeError(w, r, persist.Errorf(persist.CodeRateLimited, "too many setup-code attempts from this address; wait a minute"))
+		return
+	}
+	var req setupClaimRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	claim, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.SetupClaim, error) {
+		return tx.BotSetupCodeClaim(ctx, req.Code)
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	c := s.contract()
+	b, ws := claim.Bot, claim.Workspace
+	writeJSON(w, http.StatusOK, setupClaimResponse{Token: claim.Token.Token,
+		Bot:       setupClaimBot{ID: b.ID, Kind: b.Kind, OwnerUserID: b.OwnerUserID, Handle: b.Handle, DisplayName: b.DisplayName},
+		Workspace: setupClaimWorkspace{ID: ws.ID, RouteID: ws.RouteID, Slug: ws.Slug, Name: ws.Name},
+		Defaults:  claim.Defaults, ContractVersion: c.ContractVersion, APIBaseURL: c.APIBaseURL})
+}

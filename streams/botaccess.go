@@ -1,0 +1,343 @@
+package streams
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/natterchat/natter/persist"
+)
+
+// Bot runtimes may read their workspace's events straight from the embedded NATS server
+// (CONTRACT.md §Bots over NATS). A bot connects with its ccb_ token as the NATS token and gets
+// exactly the permissions its WebSocket would have:
+//
+//   - subscribe to natter.events.<ws>.ws.> and .ch.> (a guest: only the guest channel), and to
+//     .dm.<conversation>.> for each conversation it belongs to, and the same under
+//     natter.ephemeral.<ws>; the relay's JetStream publishes reach these core subscriptions live;
+//   - subscribe to its own inbox, _INBOX.<token_id>.>, for replies;
+//   - publish only natter.bots.<token_id>.replay, a request answered with a page of backfill
+//     after a cursor (the JetStream stream sequence is the cursor), read from Postgres with the
+//     visibility rule, so a bot resumes exactly where it stopped.
+//
+// Nothing else: no JetStream API (a consumer's deliver subject could publish into any stream),
+// no other subject. Connected bots are rechecked every RevalidateInterval: a revoked token, a
+// deleted bot, a lost membership (or a user bot's owner gone) or a lost realtime:read cuts the
+// connection off, and so does a change in the bot's conversations, so that it reconnects with
+// permissions that name the new set. Replay requests are checked each time.
+
+const (
+	botRoot       = "natter.bots."
+	botUserPrefix = "bot:"
+	replaySuffix  = ".replay"
+)
+
+// BotInboxPrefix is the inbox prefix a bot runtime must use (nats.CustomInboxPrefix, or the nats
+// CLI's --inbox-prefix): the only inbox it may subscribe to.
+func BotInboxPrefix(tokenID string) string { return "_INBOX." + tokenID }
+
+// BotReplaySubject is where the bot holding tokenID asks for backfill.
+func BotReplaySubject(tokenID string) string { return botRoot + tokenID + replaySuffix }
+
+// BotAccessConfig configures bot runtimes' access to the embedded NATS server.
+type BotAccessConfig struct {
+	// Store resolves tokens and reads backfill. Required.
+	Store *persist.Store
+	// Server is the embedded server bots connect to. Required.
+	Server *Embedded
+	// NATS is natter's own connection, on which replay requests are answered. Required.
+	NATS *nats.Conn
+	// Logger receives problems. Default slog.Default().
+	Logger *slog.Logger
+	// RevalidateInterval is how often connected bots are rechecked. Default 15s.
+	RevalidateInterval time.Duration
+	// Timeout bounds each store lookup. Default 5s.
+	Timeout time.Duration
+}
+
+// BotAccess admits bot runtimes to the embedded NATS server, answers their replay requests and
+// cuts them off when their credentials or membership end. It runs from Run.
+type BotAccess struct {
+	cfg    BotAccessConfig
+	runCtx context.Context // Run's context, for lookups the NATS server starts
+	ready  chan struct{}
+
+	mu       sync.Mutex
+	closed   bool
+	inflight sync.WaitGroup
+	dms      map[uint64]string // client id → the conversations its permissions name
+}
+
+// NewBotAccess validates cfg and applies defaults.
+func NewBotAccess(cfg BotAccessConfig) (*BotAccess, error) {
+	if cfg.Store == nil || cfg.Server == nil || cfg.NATS == nil {
+		return nil, errors.New("streams: BotAccessConfig.Store, Server and NATS are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.RevalidateInterval == 0 {
+		cfg.RevalidateInterval = 15 * time.Second
+	}
+	if cfg.RevalidateInterval < 0 {
+		return nil, fmt.Errorf("streams: BotAccessConfig.RevalidateInterval must be positive, not %s", cfg.RevalidateInterval)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	return &BotAccess{cfg: cfg, dms: map[uint64]string{}, ready: make(chan struct{})}, nil
+}
+
+// Run admits bots, answers replay requests and rechecks connected bots until ctx ends; then bots
+// are refused again and Run returns once no replay is being answered.
+func (b *BotAccess) Run(ctx context.Context) error {
+	b.runCtx = ctx
+	sub, err := b.cfg.NATS.QueueSubscribe(botRoot+"*"+replaySuffix, "natter", b.onReplay)
+	if err != nil {
+		return fmt.Errorf("subscribe to bot replay requests: %w", err)
+	}
+	b.cfg.Server.bots.Store(b)
+	close(b.ready)
+	defer func() {
+		b.cfg.Server.bots.CompareAndSwap(b, nil)
+		b.mu.Lock()
+		b.closed = true
+		b.mu.Unlock()
+		_ = sub.Unsubscribe()
+		b.inflight.Wait()
+	}()
+	t := time.NewTicker(b.cfg.RevalidateInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			b.sweep(ctx)
+		}
+	}
+}
+
+// Ready is closed once Run admits bots and answers their requests.
+func (b *BotAccess) Ready() <-chan struct{} { return b.ready }
+
+// authenticate is the server's check of a bot's token (see Embedded.Check): a live token with
+// realtime:read whose bot is a member of the token's workspace.
+func (b *BotAccess) authenticate(c natsserver.ClientAuthentication, token string) bool {
+	ctx, cancel := context.WithTimeout(b.runCtx, b.cfg.Timeout)
+	defer cancel()
+	st, err := persist.WithTxV(ctx, b.cfg.Store, func(tx *persist.Tx) (persist.BotStream, error) {
+		return tx.BotStreamOpen(ctx, token)
+	})
+	if err != nil {
+		if _, ok := persist.ErrorOf(err); !ok {
+			b.cfg.Logger.Warn("bot nats authentication failed", "error", err)
+		}
+		return false
+	}
+	c.RegisterUser(&natsserver.User{Username: botUserPrefix + st.TokenID, Permissions: &natsserver.Permissions{
+		Publish:   &natsserver.SubjectPermission{Allow: []string{BotReplaySubject(st.TokenID)}},
+		Subscribe: &natsserver.SubjectPermission{Allow: append(BotSubjects(st), BotInboxPrefix(st.TokenID)+".>")},
+	}})
+	b.mu.Lock()
+	b.dms[c.GetID()] = strings.Join(st.DMs, ",")
+	b.mu.Unlock()
+	return true
+}
+
+// BotSubjects are the live subjects a bot may subscribe to: what its viewer may read.
+func BotSubjects(st persist.BotStream) []string {
+	var out []string
+	for _, root := range []string{eventsRoot, ephemeralRoot} {
+		base := root + st.Viewer.WorkspaceID
+		switch {
+		case !st.Viewer.Guest:
+			out = append(out, base+".ws.>", base+".ch.>")
+		case st.GuestChannelID != "":
+			out = append(out, base+".ch."+st.GuestChannelID+".>")
+		}
+		for _, dm := range st.DMs {
+			out = append(out, base+".dm."+dm+".>")
+		}
+	}
+	return out
+}
+
+// sweep rechecks every connected bot and cuts off those whose token, bot, membership or scope
+// ended, or whose conversations changed since they connected. A database outage cuts nobody off.
+func (b *BotAccess) sweep(ctx context.Context) {
+	byToken, err := b.botClients()
+	if err != nil {
+		b.cfg.Logger.Warn("cannot list bot connections", "error", err)
+		return
+	}
+	b.mu.Lock()
+	live := map[uint64]bool{}
+	for _, ids := range byToken {
+		for _, id := range ids {
+			live[id] = true
+		}
+	}
+	for id := range b.dms {
+		if !live[id] {
+			delete(b.dms, id)
+		}
+	}
+	known := make(map[uint64]string, len(b.dms))
+	for id, dms := range b.dms {
+		known[id] = dms
+	}
+	b.mu.Unlock()
+	for tokenID, ids := range byToken {
+		cctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+		st, err := persist.WithTxV(cctx, b.cfg.Store, func(tx *persist.Tx) (persist.BotStream, error) {
+			return tx.BotStreamCheck(cctx, tokenID)
+		})
+		cancel()
+		if _, isApp := persist.ErrorOf(err); err != nil && !isApp {
+			b.cfg.Logger.Warn("bot recheck failed", "error", err)
+			continue
+		}
+		dms := strings.Join(st.DMs, ",")
+		for _, id := range ids {
+			if err == nil && known[id] == dms {
+				continue
+			}
+			if derr := b.cfg.Server.srv.DisconnectClientByID(id); derr != nil {
+				b.cfg.Logger.Warn("cannot cut off a bot connection", "error", derr)
+			}
+		}
+	}
+}
+
+// botClients lists the client ids of connected bots by token id.
+func (b *BotAccess) botClients() (map[string][]uint64, error) {
+	const page = 1024
+	out := map[string][]uint64{}
+	for offset := 0; ; offset += page {
+		cz, err := b.cfg.Server.srv.Connz(&natsserver.ConnzOptions{Username: true, Offset: offset, Limit: page})
+		if err != nil {
+			return nil, err
+		}
+		for _, ci := range cz.Conns {
+			if tokenID, ok := strings.CutPrefix(ci.AuthorizedUser, botUserPrefix); ok {
+				out[tokenID] = append(out[tokenID], ci.Cid)
+			}
+		}
+		if len(cz.Conns) < page {
+			return out, nil
+		}
+	}
+}
+
+type replayRequest struct {
+	AfterCursor string `json:"after_cursor"`
+	Limit       int    `json:"limit"`
+	IncludeTail bool   `json:"include_tail"`
+}
+
+type replayReply struct {
+	Events     []persist.Event `json:"events"`
+	NextCursor string          `json:"next_cursor"`
+	HasMore    bool            `json:"has_more"`
+	TailCursor *string         `json:"tail_cursor,omitempty"`
+	// Subjects are the live subjects the bot may subscribe to now.
+	Subjects []string `json:"subjects"`
+}
+
+type replayError struct {
+	Error string       `json:"error"`
+	Code  persist.Code `json:"code"`
+}
+
+// onReplay answers natter.bots.<token_id>.replay with a backfill page, or {error, code}. The
+// token in the subject is the sender's own: its permissions allow no other.
+func (b *BotAccess) onReplay(m *nats.Msg) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	b.inflight.Add(1)
+	b.mu.Unlock()
+	defer b.inflight.Done()
+	if m.Reply == "" {
+		return
+	}
+	reply, err := b.replay(m)
+	if err != nil {
+		e, ok := persist.ErrorOf(err)
+		if !ok {
+			b.cfg.Logger.Error("bot replay failed", "error", err)
+			e = persist.Errorf(persist.CodeInternal, "something went wrong on our side; it has been logged")
+		}
+		reply, _ = json.Marshal(replayError{Error: e.Message, Code: e.Code})
+	}
+	if err := b.cfg.NATS.Publish(m.Reply, reply); err != nil {
+		b.cfg.Logger.Warn("cannot answer a bot replay", "error", err)
+	}
+}
+
+func (b *BotAccess) replay(m *nats.Msg) ([]byte, error) {
+	tokenID := strings.TrimSuffix(strings.TrimPrefix(m.Subject, botRoot), replaySuffix)
+	req := replayRequest{Limit: 200}
+	if len(m.Data) > 0 {
+		if err := json.Unmarshal(m.Data, &req); err != nil {
+			return nil, persist.Errorf(persist.CodeInvalidJSON, "the request must be a JSON object {after_cursor, limit, include_tail}")
+		}
+	}
+	if req.Limit < 1 || req.Limit > 500 {
+		return nil, persist.Invalid("limit must be a whole number from 1 to 500")
+	}
+	after, err := persist.ParseCursor(req.AfterCursor)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(b.runCtx, b.cfg.Timeout)
+	defer cancel()
+	type result struct {
+		st   persist.BotStream
+		page persist.EventPage
+	}
+	res, err := persist.WithTxV(ctx, b.cfg.Store, func(tx *persist.Tx) (result, error) {
+		st, page, err := tx.BotStreamReplay(ctx, tokenID, after, req.Limit, req.IncludeTail)
+		return result{st, page}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := replayReply{Events: res.page.Events, NextCursor: cursorText(res.page.Next), HasMore: res.page.HasMore,
+		Subjects: BotSubjects(res.st)}
+	if req.IncludeTail {
+		tail := cursorText(res.page.Tail)
+		out.TailCursor = &tail
+	}
+	// A reply must fit in one NATS message: a page too large gives back its later half, which
+	// the next request reads again.
+	for {
+		body, err := json.Marshal(out)
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(body)) <= b.cfg.NATS.MaxPayload() || len(out.Events) <= 1 {
+			return body, nil
+		}
+		out.Events = out.Events[:len(out.Events)/2]
+		out.NextCursor, out.HasMore = cursorText(out.Events[len(out.Events)-1].Cursor), true
+	}
+}
+
+func cursorText(c int64) string {
+	if c == 0 {
+		return ""
+	}
+	return persist.FormatCursor(c)
+}
