@@ -43,6 +43,11 @@ type feed struct {
 	consume  jetstream.ConsumeContext
 	eph      *nats.Subscription
 	stopped  bool
+	// retry starts the consumer again soon after the stream was found missing: a workspace's
+	// stream appears when its first event is relayed, and its sockets should go live then, not
+	// at the next sweep. retryDelay doubles up to a second.
+	retry      *time.Timer
+	retryDelay time.Duration
 
 	factsMu sync.Mutex // held by the consumer's callback while it looks facts up
 	guestCh string
@@ -95,7 +100,7 @@ func (f *feed) liveStart() int64 {
 }
 
 // tryStart starts the consumer after the stream's current end; until the relay has created the
-// stream it fails quietly and the idle timer tries again.
+// stream it fails quietly and tries again shortly (and at every sweep).
 func (f *feed) tryStart() {
 	f.startMu.Lock()
 	defer f.startMu.Unlock()
@@ -118,6 +123,7 @@ func (f *feed) tryStart() {
 	}
 	stream, err := h.js.Stream(ctx, streams.StreamName(f.workspaceID))
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		f.scheduleRetryLocked()
 		return
 	}
 	if err != nil {
@@ -150,9 +156,22 @@ func (f *feed) tryStart() {
 	}
 }
 
+// scheduleRetryLocked arms the retry timer. startMu is held.
+func (f *feed) scheduleRetryLocked() {
+	f.retryDelay = min(max(2*f.retryDelay, 25*time.Millisecond), time.Second)
+	if f.retry == nil {
+		f.retry = time.AfterFunc(f.retryDelay, f.tryStart)
+		return
+	}
+	f.retry.Reset(f.retryDelay)
+}
+
 func (f *feed) stop() {
 	f.startMu.Lock()
 	defer f.startMu.Unlock()
+	if f.retry != nil {
+		f.retry.Stop()
+	}
 	f.mu.Lock()
 	f.stopped = true
 	cc, eph := f.consume, f.eph
