@@ -169,6 +169,25 @@ func (tx *Tx) channelsOf(ctx context.Context, workspaceID string) ([]Channel, er
 	return out, rows.Err()
 }
 
+// requireChannelManager admits the workspace owner, service-bot tokens (the route checked
+// channels:write), and user-bot tokens whose owner is the workspace owner: a user bot never
+// exceeds its owner. Codes: forbidden.
+func (tx *Tx) requireChannelManager(ctx context.Context, actor Actor, m Member) error {
+	if m.Role == RoleOwner || (actor.IsBotToken() && actor.OwnerUserID == "") {
+		return nil
+	}
+	if actor.IsBotToken() {
+		owner, err := tx.MemberGet(ctx, m.WorkspaceID, actor.OwnerUserID)
+		if err == nil && owner.Role == RoleOwner {
+			return nil
+		}
+		if e, ok := ErrorOf(err); err != nil && (!ok || e.Code != CodeNotFound) {
+			return err
+		}
+	}
+	return Forbidden("workspace owner permission required")
+}
+
 // ChannelPatch holds the fields of PATCH /api/channels/{id}; nil means unchanged. For the
 // nullable fields (DisplayTitle, ExternalRef, ExternalURL, SidebarSection) "" clears.
 type ChannelPatch struct {
@@ -197,8 +216,8 @@ func (tx *Tx) ChannelUpdate(ctx context.Context, actor Actor, channelID string, 
 	if err != nil {
 		return Channel{}, Event{}, err
 	}
-	if m.Role != RoleOwner && !actor.IsBotToken() {
-		return Channel{}, Event{}, Forbidden("workspace owner permission required")
+	if err := tx.requireChannelManager(ctx, actor, m); err != nil {
+		return Channel{}, Event{}, err
 	}
 	if err := tx.requireWriter(ctx, m); err != nil {
 		return Channel{}, Event{}, err

@@ -110,6 +110,25 @@ func TestBotTokenActors(t *testing.T) {
 		channels, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) ([]persist.Channel, error) { return tx.ChannelList(ctx, actor, w.ID) })
 		require.NoError(t, err)
 		require.NotEmpty(t, channels)
+
+		// A user bot never exceeds its owner: a member's bot cannot update channels, which
+		// only the workspace owner may.
+		err = store.WithTx(ctx, func(tx *persist.Tx) error {
+			_, _, err := tx.ChannelUpdate(ctx, actor, c.ID, persist.ChannelPatch{Kind: persisttest.Ptr("x")})
+			return err
+		})
+		requireCode(t, err, persist.CodeForbidden)
+	})
+
+	t.Run("OwnersUserBotUpdatesChannels", func(t *testing.T) {
+		t.Parallel()
+		ownersBot := botUser(t, store, w.ID, owner.ID)
+		actor := persist.Actor{UserID: ownersBot.ID, Kind: persist.KindBot, TokenWorkspaceID: w.ID, OwnerUserID: owner.ID}
+		err := store.WithTx(ctx, func(tx *persist.Tx) error {
+			_, _, err := tx.ChannelUpdate(ctx, actor, c.ID, persist.ChannelPatch{SidebarSection: persisttest.Ptr("Owner's bot")})
+			return err
+		})
+		require.NoError(t, err)
 	})
 }
 
