@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -148,18 +149,31 @@ func (e *Embedded) Shutdown() {
 
 // ConnectURL connects to an external NATS server or cluster, waiting up to the context's
 // deadline for the first connection; later disconnects reconnect forever.
-func ConnectURL(ctx context.Context, url, name string) (*nats.Conn, error) {
+func ConnectURL(ctx context.Context, urls, name string) (*nats.Conn, error) {
 	deadline, ok := ctx.Deadline()
 	timeout := 10 * time.Second
 	if ok {
 		timeout = time.Until(deadline)
 	}
-	nc, err := nats.Connect(url, nats.Name(name), nats.Timeout(timeout), nats.MaxReconnects(-1),
+	nc, err := nats.Connect(urls, nats.Name(name), nats.Timeout(timeout), nats.MaxReconnects(-1),
 		nats.RetryOnFailedConnect(false))
 	if err != nil {
-		return nil, fmt.Errorf("connect to nats at %s: %w", url, err)
+		return nil, fmt.Errorf("connect to nats at %s: %w", RedactURLs(urls), err)
 	}
 	return nc, nil
+}
+
+// RedactURLs hides the credentials of a comma-separated list of NATS URLs, for messages and logs.
+func RedactURLs(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p)
+		if u, err := url.Parse(parts[i]); err == nil && u.User != nil {
+			u.User = url.User("redacted")
+			parts[i] = u.String()
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // natsLogger routes the server's logging into slog.

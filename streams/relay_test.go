@@ -292,3 +292,9 @@ func TestRelayOneOwnerAcrossReplicas(t *testing.T) {
 	}
 	b.requireMirror(t)
 }
+
+func TestRedactURLs(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "nats://redacted@a:4222,nats://b:4222,tls://redacted@c:4222",
+		streams.RedactURLs("nats://natter:s3cret@a:4222, nats://b:4222,tls://tok@c:4222"))
+}
