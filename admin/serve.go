@@ -160,7 +160,8 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 	defer stopNATS()
-	db, err := openDatabase(ctx, c, logger, persist.Config{MaxConns: 32, OnEventsCommitted: streams.WakeRelay(nc)})
+	db, err := openDatabase(ctx, c, logger, persist.Config{MaxConns: 32,
+		OnEventsCommitted: streams.WakeRelay(nc), OnRevoked: streams.AnnounceRevocations(nc)})
 	if err != nil {
 		return err
 	}

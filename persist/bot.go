@@ -359,6 +359,7 @@ func (tx *Tx) botLeave(ctx context.Context, workspaceID, botID string) error {
 		WHERE workspace_id = $1 AND bot_user_id = $2 AND revoked_at IS NULL`, workspaceID, botID, tx.now); err != nil {
 		return err
 	}
+	tx.noteMembershipChanged(workspaceID, botID)
 	for _, stmt := range []string{
 		`DELETE FROM bot_commands WHERE workspace_id = $1 AND bot_user_id = $2`,
 		`DELETE FROM bot_setup_codes WHERE workspace_id = $1 AND bot_user_id = $2 AND consumed_at IS NULL`,

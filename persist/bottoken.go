@@ -202,6 +202,7 @@ func (tx *Tx) BotTokenRevoke(ctx context.Context, actor Actor, tokenID string) (
 	if t.RevokedAt != nil {
 		return t, nil
 	}
+	tx.noteRevoked(Revocation{TokenID: t.ID})
 	return scanBotToken(tx.queryRow(ctx, `UPDATE bot_tokens SET revoked_at = $3
 		WHERE workspace_id = $1 AND id = $2 RETURNING `+botTokenColumns, t.WorkspaceID, t.ID, tx.now))
 }

@@ -163,6 +163,7 @@ func (tx *Tx) memberForUpdate(ctx context.Context, workspaceID, userID string) (
 func (tx *Tx) memberSetRole(ctx context.Context, workspaceID, userID, role, byUserID string) error {
 	_, err := tx.exec(ctx, `UPDATE workspace_members SET role = $3, moderation_by = $4, moderation_at = $5
 		WHERE workspace_id = $1 AND user_id = $2`, workspaceID, userID, role, byUserID, tx.now)
+	tx.noteMembershipChanged(workspaceID, userID)
 	return err
 }
 

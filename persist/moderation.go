@@ -114,6 +114,7 @@ func (tx *Tx) MemberModerate(ctx context.Context, actor Actor, workspaceID, user
 		return ModeratedMember{}, Event{}, err
 	}
 	target.Member = updated
+	tx.noteMembershipChanged(workspaceID, userID)
 	if updated.Role == RoleGuest {
 		if _, err := tx.guestChannelEnsure(ctx, workspaceID, actor.UserID); err != nil {
 			return ModeratedMember{}, Event{}, err

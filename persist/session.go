@@ -3,6 +3,8 @@ package persist
 import (
 	"context"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Token prefixes of CONTRACT.md.
@@ -81,7 +83,19 @@ func (tx *Tx) SessionLive(ctx context.Context, id string) (bool, error) {
 
 // SessionRevoke ends the session behind a raw token; revoking an unknown or ended one is a no-op.
 func (tx *Tx) SessionRevoke(ctx context.Context, raw string) error {
-	_, err := tx.exec(ctx, `UPDATE sessions SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL`,
-		HashSecret(raw), tx.now)
+	rows, err := tx.query(ctx, `UPDATE sessions SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL
+		RETURNING id`, HashSecret(raw), tx.now)
+	if err != nil {
+		return err
+	}
+	return tx.noteRevokedSessions(rows)
+}
+
+// noteRevokedSessions records the ids an UPDATE … RETURNING id of sessions produced.
+func (tx *Tx) noteRevokedSessions(rows pgx.Rows) error {
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	for _, id := range ids {
+		tx.noteRevoked(Revocation{SessionID: id})
+	}
 	return err
 }

@@ -29,6 +29,9 @@ type Config struct {
 	// OnEventsCommitted is called after a commit that appended events, with the workspaces they
 	// belong to (the relay's wake-up). It must not block. Default: nothing.
 	OnEventsCommitted func(workspaceIDs []string)
+	// OnRevoked is called after a commit that ended sessions or bot tokens or changed
+	// memberships (the realtime layer's cue to recheck). It must not block. Default: nothing.
+	OnRevoked func([]Revocation)
 }
 
 // Store is the database. Its only entry points are WithTx and WithTxV: every query, reads
@@ -38,6 +41,7 @@ type Store struct {
 	clock     func() time.Time
 	logger    *slog.Logger
 	committed func(workspaceIDs []string)
+	revoked   func([]Revocation)
 }
 
 // Open connects and checks the connection. It does not migrate; call Migrate.
@@ -73,7 +77,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	return &Store{pool: pool, clock: cfg.Clock, logger: cfg.Logger, committed: cfg.OnEventsCommitted}, nil
+	return &Store{pool: pool, clock: cfg.Clock, logger: cfg.Logger, committed: cfg.OnEventsCommitted,
+		revoked: cfg.OnRevoked}, nil
 }
 
 // redactURLError keeps a password in the URL out of logs: pgx quotes the string it failed on.
@@ -102,7 +107,8 @@ func (s *Store) Now() time.Time { return s.clock() }
 type Tx struct {
 	tx      pgx.Tx
 	now     time.Time
-	touched []string // workspaces whose log this transaction appended to
+	touched []string     // workspaces whose log this transaction appended to
+	revoked []Revocation // credentials and memberships this transaction ended or changed
 }
 
 // Now is the transaction's instant.
@@ -161,6 +167,9 @@ func runTx[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (T,
 	}
 	if len(tx.touched) > 0 && s.committed != nil {
 		s.committed(tx.touched)
+	}
+	if len(tx.revoked) > 0 && s.revoked != nil {
+		s.revoked(tx.revoked)
 	}
 	return v, nil
 }

@@ -345,7 +345,12 @@ func (tx *Tx) UserDelete(ctx context.Context, id string) error {
 			return err
 		}
 	}
-	if _, err := tx.exec(ctx, `UPDATE sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL`, id, tx.now); err != nil {
+	rows, err = tx.query(ctx, `UPDATE sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL
+		RETURNING id`, id, tx.now)
+	if err != nil {
+		return err
+	}
+	if err := tx.noteRevokedSessions(rows); err != nil {
 		return err
 	}
 	_, err = tx.exec(ctx, `UPDATE users SET handle = NULL, email = NULL, deleted_at = $2, updated_at = $2 WHERE id = $1`, id, tx.now)

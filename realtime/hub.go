@@ -155,6 +155,11 @@ func (h *Hub) Run(ctx context.Context) error {
 	h.mu.Lock()
 	h.running = true
 	h.mu.Unlock()
+	revocations, err := streams.SubscribeRevocations(h.cfg.NATS, h.recheck)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = revocations.Unsubscribe() }()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return h.poller.run(h.done, h.ready) })
 	for i := 0; i < h.cfg.Workers; i++ {
@@ -170,7 +175,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 	h.mu.Unlock()
 	close(h.done)
-	err := g.Wait()
+	err = g.Wait()
 	for _, s := range sockets {
 		s.goAway()
 	}
@@ -181,6 +186,26 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 	h.mu.Unlock()
 	return errors.Join(err, h.poller.close())
+}
+
+// recheck makes the sockets that use revoked credentials, or a changed membership, check them
+// now instead of at their next periodic check: a logout closes its sockets with 1008 at once,
+// on every replica.
+func (h *Hub) recheck(r persist.Revocation) {
+	h.checks.clear()
+	h.mu.Lock()
+	var hit []*socket
+	for s := range h.sockets {
+		if s.uses(r) {
+			hit = append(hit, s)
+		}
+	}
+	h.mu.Unlock()
+	for _, s := range hit {
+		s.mu.Lock()
+		s.addWorkLocked(workCheck)
+		s.mu.Unlock()
+	}
 }
 
 // ready is the poller's callback: a socket became readable or writable.
@@ -396,6 +421,12 @@ func (c *checkCache) get(key string, now time.Time) (checkEntry, bool) {
 func (c *checkCache) put(key string, e checkEntry) {
 	c.mu.Lock()
 	c.entries[key] = e
+	c.mu.Unlock()
+}
+
+func (c *checkCache) clear() {
+	c.mu.Lock()
+	clear(c.entries)
 	c.mu.Unlock()
 }
 

@@ -348,6 +348,19 @@ func (s *socket) revalidates() bool { return s.sessionID != "" || s.tokenID != "
 
 // check revalidates the socket's actor; a revoked session or membership closes it with 1008.
 // A database outage keeps the socket and tries again later.
+// uses reports whether the socket rests on what r revoked: its session, its bot token, or its
+// (or its user bot owner's) membership of the socket's workspace. Set once at accept, read freely.
+func (s *socket) uses(r persist.Revocation) bool {
+	switch {
+	case r.SessionID != "":
+		return s.sessionID == r.SessionID
+	case r.TokenID != "":
+		return s.tokenID == r.TokenID
+	default:
+		return r.WorkspaceID == s.workspaceID && (r.UserID == s.actor.UserID || r.UserID == s.actor.OwnerUserID)
+	}
+}
+
 func (s *socket) check(ctx context.Context) bool {
 	v, err := s.hub.revalidate(ctx, s)
 	if _, isApp := persist.ErrorOf(err); isApp {

@@ -206,7 +206,8 @@ func TestBotNATS(t *testing.T) {
 	})
 	t.Run("CutOffOnRevocationRemovalAndDeletion", func(t *testing.T) {
 		t.Parallel()
-		b := setupRealtime(t, servertest.WithBotAccess(func(c *streams.BotAccessConfig) { c.RevalidateInterval = 20 * time.Millisecond }))
+		// No periodic recheck runs within the test: each change's announcement cuts off at once.
+		b := setupRealtime(t, servertest.WithBotAccess(func(c *streams.BotAccessConfig) { c.RevalidateInterval = time.Hour }))
 		connect := func() (persist.User, *natsBot) {
 			bot, tok := persisttest.Bot(t, b.h.Store, b.owner.User, b.ws.ID, &persisttest.BotOpts{Scopes: []string{"bot:read"}})
 			nb, err := connectBot(t, b.h, tok, false)

@@ -157,6 +157,17 @@ func TestSocketRevocation(t *testing.T) {
 		b.add(t, persist.EventInput{ChannelID: b.general})
 		require.Equal(t, realtime.CloseRevoked, s.ExpectClose(t))
 	})
+	t.Run("AtOnceOnLogout", func(t *testing.T) {
+		t.Parallel()
+		// No periodic check would notice within the test: the logout's announcement does.
+		b := setupRealtime(t, servertest.WithRealtime(func(c *realtime.Config) {
+			c.RevalidateInterval = time.Hour
+			c.SweepInterval = time.Hour
+		}))
+		s := b.dial(t, b.owner.Token, "2")
+		b.h.Post(t, "/api/auth/logout", b.owner.Token, nil).RequireStatus(t, http.StatusOK)
+		require.Equal(t, realtime.CloseRevoked, s.ExpectClose(t))
+	})
 	t.Run("OnTheIdleTimer", func(t *testing.T) {
 		t.Parallel()
 		b := setupRealtime(t, servertest.WithRealtime(func(c *realtime.Config) { c.RevalidateInterval = 20 * time.Millisecond }))

@@ -172,6 +172,11 @@ func WithCommitHook(fn func(workspaceIDs []string)) Option {
 	return func(c *persist.Config) { c.OnEventsCommitted = fn }
 }
 
+// WithRevocationHook observes commits that ended credentials or changed memberships.
+func WithRevocationHook(fn func([]persist.Revocation)) Option {
+	return func(c *persist.Config) { c.OnRevoked = fn }
+}
+
 // NewStore opens a store on a fresh database for this test, closed when the test ends.
 func NewStore(t testing.TB, opts ...Option) *persist.Store {
 	t.Helper()

@@ -1,0 +1,43 @@
+package streams
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natterchat/natter/persist"
+)
+
+// revokedSubject carries revocations between replicas: every replica rechecks its own sockets
+// and bot connections that use what ended. Only natter itself may publish here.
+const revokedSubject = "natter.revoked"
+
+// AnnounceRevocations returns the store's OnRevoked hook: one core NATS message per commit.
+// Publishing only buffers, so it never blocks a request; a lost message costs only the delay
+// until the next periodic recheck.
+func AnnounceRevocations(nc *nats.Conn) func([]persist.Revocation) {
+	return func(rs []persist.Revocation) {
+		body, err := json.Marshal(rs)
+		if err == nil {
+			_ = nc.Publish(revokedSubject, body)
+		}
+	}
+}
+
+// SubscribeRevocations calls fn with every announced revocation, on the subscription's goroutine.
+func SubscribeRevocations(nc *nats.Conn, fn func(persist.Revocation)) (*nats.Subscription, error) {
+	sub, err := nc.Subscribe(revokedSubject, func(m *nats.Msg) {
+		var rs []persist.Revocation
+		if json.Unmarshal(m.Data, &rs) != nil {
+			return
+		}
+		for _, r := range rs {
+			fn(r)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subscribe to revocations: %w", err)
+	}
+	return sub, nil
+}
