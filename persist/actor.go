@@ -48,6 +48,13 @@ func (tx *Tx) requireMember(ctx context.Context, workspaceID string, actor Actor
 	return tx.requireMemberLocking(ctx, workspaceID, actor, "FOR SHARE")
 }
 
+// requireMemberToRead is requireMember for operations that only read. It takes no row lock: a
+// lock would turn every read into a write transaction (a tuple lock is WAL-logged and its commit
+// flushed), and a read has nothing to keep consistent with a concurrent removal.
+func (tx *Tx) requireMemberToRead(ctx context.Context, workspaceID string, actor Actor) (Member, error) {
+	return tx.requireMemberLocking(ctx, workspaceID, actor, "")
+}
+
 // requireMemberForUpdate is requireMember for an operation that will change the actor's own
 // membership row (ownership transfer). Taking the row exclusively from the start makes a second
 // such operation wait instead of deadlocking with the first as both upgrade a shared lock.
@@ -77,7 +84,7 @@ func (tx *Tx) requireMemberLocking(ctx context.Context, workspaceID string, acto
 	if actor.OwnerUserID != "" {
 		var ownerIn bool
 		if err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM workspace_members
-			WHERE workspace_id = $1 AND user_id = $2 FOR SHARE)`, workspaceID, actor.OwnerUserID).Scan(&ownerIn); err != nil {
+			WHERE workspace_id = $1 AND user_id = $2 `+lock+`)`, workspaceID, actor.OwnerUserID).Scan(&ownerIn); err != nil {
 			return Member{}, err
 		}
 		if !ownerIn {

@@ -40,11 +40,20 @@ func (tx *Tx) guestChannelEnsure(ctx context.Context, workspaceID, actorID strin
 // only the guest channel. Codes: not_found (no such channel, or one a guest may not see),
 // forbidden (not a member).
 func (tx *Tx) ChannelForRead(ctx context.Context, actor Actor, channelID string) (Channel, Member, error) {
+	return tx.channelFor(ctx, actor, channelID, false)
+}
+
+// channelFor is ChannelForRead, locking the actor's membership when the caller will write.
+func (tx *Tx) channelFor(ctx context.Context, actor Actor, channelID string, write bool) (Channel, Member, error) {
 	c, err := scanChannel(tx.queryRow(ctx, `SELECT `+channelColumns+` FROM channels WHERE id = $1`, channelID))
 	if err != nil {
 		return Channel{}, Member{}, notFoundAs(err, "channel")
 	}
-	m, err := tx.requireMember(ctx, c.WorkspaceID, actor)
+	require := tx.requireMemberToRead
+	if write {
+		require = tx.requireMember
+	}
+	m, err := require(ctx, c.WorkspaceID, actor)
 	if err != nil {
 		return Channel{}, Member{}, err
 	}
@@ -74,7 +83,7 @@ func (tx *Tx) ChannelForWrite(ctx context.Context, actor Actor, channelID string
 // (react, pin, edit): readable, not archived, the actor neither timed out nor blocked. No guest
 // post is spent. Codes: those of ChannelForRead, forbidden (archived, timed out, blocked).
 func (tx *Tx) ChannelForChange(ctx context.Context, actor Actor, channelID string) (Channel, Member, error) {
-	c, m, err := tx.ChannelForRead(ctx, actor, channelID)
+	c, m, err := tx.channelFor(ctx, actor, channelID, true)
 	if err != nil {
 		return Channel{}, Member{}, err
 	}

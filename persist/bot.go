@@ -70,7 +70,7 @@ func (tx *Tx) requireBotViewer(ctx context.Context, actor Actor, workspaceID str
 	if err := requireHumanActor(actor); err != nil {
 		return Member{}, err
 	}
-	m, err := tx.requireMember(ctx, workspaceID, actor)
+	m, err := tx.requireMemberToRead(ctx, workspaceID, actor)
 	if err != nil {
 		return Member{}, err
 	}

@@ -159,7 +159,7 @@ func (tx *Tx) BotCommandsReplace(ctx context.Context, actor Actor, commands []Bo
 // (bots without one last), then command. Any member may list, and bot tokens bound to the
 // workspace. Codes: not_found, forbidden.
 func (tx *Tx) BotCommandListByWorkspace(ctx context.Context, actor Actor, workspaceID string) ([]WorkspaceBotCommand, error) {
-	if _, err := tx.requireMember(ctx, workspaceID, actor); err != nil {
+	if _, err := tx.requireMemberToRead(ctx, workspaceID, actor); err != nil {
 		return nil, err
 	}
 	rows, err := tx.query(ctx, `

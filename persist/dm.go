@@ -36,14 +36,14 @@ func dmDest(d *DM) []any {
 // Codes: not_found (no such conversation, or the actor is not in it), forbidden (not a workspace
 // member), missing_scope.
 func (tx *Tx) DMForRead(ctx context.Context, actor Actor, dmID string) (DM, Member, error) {
-	return tx.dmFor(ctx, actor, dmID, "dms:read")
+	return tx.dmFor(ctx, actor, dmID, "dms:read", false)
 }
 
 // DMForChange returns a direct conversation whose shared state the actor may change without
 // posting (react, edit): readable, the actor neither timed out nor blocked; a bot token also
 // needs dms:write. Codes: those of DMForRead, forbidden (timed out, blocked).
 func (tx *Tx) DMForChange(ctx context.Context, actor Actor, dmID string) (DM, Member, error) {
-	d, m, err := tx.dmFor(ctx, actor, dmID, "dms:write")
+	d, m, err := tx.dmFor(ctx, actor, dmID, "dms:write", true)
 	if err != nil {
 		return DM{}, Member{}, err
 	}
@@ -57,7 +57,7 @@ func (tx *Tx) DMForChange(ctx context.Context, actor Actor, dmID string) (DM, Me
 // requireWriter passed (timeout, block, guest budget); a bot token also needs dms:write.
 // Codes: those of DMForRead, forbidden (timed out, blocked), rate_limited.
 func (tx *Tx) DMForWrite(ctx context.Context, actor Actor, dmID string) (DM, Member, error) {
-	d, m, err := tx.dmFor(ctx, actor, dmID, "dms:write")
+	d, m, err := tx.dmFor(ctx, actor, dmID, "dms:write", true)
 	if err != nil {
 		return DM{}, Member{}, err
 	}
@@ -67,7 +67,9 @@ func (tx *Tx) DMForWrite(ctx context.Context, actor Actor, dmID string) (DM, Mem
 	return d, m, nil
 }
 
-func (tx *Tx) dmFor(ctx context.Context, actor Actor, dmID, scope string) (DM, Member, error) {
+// dmFor finds a conversation the actor belongs to; write locks the actor's membership for the
+// caller's write.
+func (tx *Tx) dmFor(ctx context.Context, actor Actor, dmID, scope string, write bool) (DM, Member, error) {
 	var d DM
 	var in bool
 	err := tx.queryRow(ctx, `SELECT `+dmColumns+`,
@@ -76,7 +78,11 @@ func (tx *Tx) dmFor(ctx context.Context, actor Actor, dmID, scope string) (DM, M
 	if err != nil {
 		return DM{}, Member{}, notFoundAs(err, "direct conversation")
 	}
-	m, err := tx.requireMember(ctx, d.WorkspaceID, actor)
+	require := tx.requireMemberToRead
+	if write {
+		require = tx.requireMember
+	}
+	m, err := require(ctx, d.WorkspaceID, actor)
 	if err != nil {
 		return DM{}, Member{}, err
 	}
@@ -201,7 +207,7 @@ func (tx *Tx) DMGet(ctx context.Context, actor Actor, dmID string) (DM, error) {
 // conversation the actor hid is left out until something happens in it after the hiding.
 // Codes: not_found (workspace), forbidden.
 func (tx *Tx) DMList(ctx context.Context, actor Actor, workspaceID string) ([]DM, error) {
-	if _, err := tx.requireMember(ctx, workspaceID, actor); err != nil {
+	if _, err := tx.requireMemberToRead(ctx, workspaceID, actor); err != nil {
 		return nil, err
 	}
 	rows, err := tx.query(ctx, `SELECT `+dmColumns+` FROM dms d

@@ -201,7 +201,7 @@ type MemberPage[T any] struct {
 // MemberList returns a page of the member directory. Any member may read it.
 // Codes: invalid_request (limit, cursor, role), not_found, forbidden.
 func (tx *Tx) MemberList(ctx context.Context, actor Actor, workspaceID string, p MemberListParams) (MemberPage[DirectoryMember], error) {
-	if _, err := tx.requireMember(ctx, workspaceID, actor); err != nil {
+	if _, err := tx.requireMemberToRead(ctx, workspaceID, actor); err != nil {
 		return MemberPage[DirectoryMember]{}, err
 	}
 	page, err := tx.memberPage(ctx, workspaceID, p)

@@ -168,7 +168,7 @@ func (tx *Tx) MessageGetByNonce(ctx context.Context, actor Actor, workspaceID, n
 	if workspaceID == "" || nonce == "" {
 		return Message{}, Invalid("workspace_id and nonce are required")
 	}
-	if _, err := tx.requireMember(ctx, workspaceID, actor); err != nil {
+	if _, err := tx.requireMemberToRead(ctx, workspaceID, actor); err != nil {
 		return Message{}, err
 	}
 	var id, ws string

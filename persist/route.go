@@ -41,7 +41,7 @@ func (tx *Tx) RouteResolve(ctx context.Context, actor Actor, workspaceRef, targe
 		workspaceRef).Scan(&rt.WorkspaceID, &rt.WorkspaceRouteID); err != nil {
 		return RouteTarget{}, hideRoute(notFoundAs(err, "route"))
 	}
-	if _, err := tx.requireMember(ctx, rt.WorkspaceID, actor); err != nil {
+	if _, err := tx.requireMemberToRead(ctx, rt.WorkspaceID, actor); err != nil {
 		return RouteTarget{}, hideRoute(err)
 	}
 	var err error

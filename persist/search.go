@@ -96,7 +96,7 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 	if err != nil {
 		return SearchPage{}, err
 	}
-	member, err := tx.requireMember(ctx, p.WorkspaceID, actor)
+	member, err := tx.requireMemberToRead(ctx, p.WorkspaceID, actor)
 	if err != nil {
 		return SearchPage{}, err
 	}

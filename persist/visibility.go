@@ -55,7 +55,7 @@ func (f VisibilityFacts) Visible(v Viewer, s EventScope) bool {
 // workspace, a user bot's owner) and returns it as a Viewer. Sockets call it before upgrading and
 // again whenever they revalidate. Codes: not_found (workspace), forbidden.
 func (tx *Tx) ViewerFor(ctx context.Context, actor Actor, workspaceID string) (Viewer, error) {
-	m, err := tx.requireMember(ctx, workspaceID, actor)
+	m, err := tx.requireMemberToRead(ctx, workspaceID, actor)
 	if err != nil {
 		return Viewer{}, err
 	}

@@ -166,7 +166,7 @@ func (tx *Tx) WorkspaceList(ctx context.Context, actor Actor) ([]Workspace, erro
 // WorkspaceRead returns a workspace the actor belongs to, with the actor's role.
 // Codes: not_found, forbidden (not a member).
 func (tx *Tx) WorkspaceRead(ctx context.Context, actor Actor, id string) (Workspace, error) {
-	m, err := tx.requireMember(ctx, id, actor)
+	m, err := tx.requireMemberToRead(ctx, id, actor)
 	if err != nil {
 		return Workspace{}, err
 	}
