@@ -66,20 +66,22 @@ func (tx *Tx) requireMemberLocking(ctx context.Context, workspaceID string, acto
 	if actor.TokenWorkspaceID != "" && actor.TokenWorkspaceID != workspaceID {
 		return Member{}, Forbidden("this token is bound to another workspace")
 	}
-	var exists bool
-	if err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM workspaces WHERE id = $1)`, workspaceID).Scan(&exists); err != nil {
-		return Member{}, err
-	}
-	if !exists {
-		return Member{}, NotFound("workspace")
-	}
+	// The membership row first: a member is the common case and needs this one query (the row's
+	// foreign key vouches for the workspace). Only a miss asks whether the workspace exists.
 	m, err := scanMember(tx.queryRow(ctx, `SELECT `+memberColumns+` FROM workspace_members
 		WHERE workspace_id = $1 AND user_id = $2 `+lock, workspaceID, actor.UserID))
 	if err != nil {
-		if e := notFoundAs(err, "member"); e != err {
-			return Member{}, Forbidden("you are not a member of this workspace")
+		if e := notFoundAs(err, "member"); e == err {
+			return Member{}, err
 		}
-		return Member{}, err
+		var exists bool
+		if err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM workspaces WHERE id = $1)`, workspaceID).Scan(&exists); err != nil {
+			return Member{}, err
+		}
+		if !exists {
+			return Member{}, NotFound("workspace")
+		}
+		return Member{}, Forbidden("you are not a member of this workspace")
 	}
 	if actor.OwnerUserID != "" {
 		var ownerIn bool
