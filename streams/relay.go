@@ -197,6 +197,11 @@ func (r *Relay) Run(ctx context.Context) error {
 // claim checks the lock connection and tries every shard not yet owned. It returns the lock
 // session to keep (nil when the database is unreachable: nothing is owned then).
 func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks {
+	if ctx.Err() != nil {
+		// Stopping: a failed check now says nothing about the database; keep what is held
+		// until Run releases it.
+		return locks
+	}
 	if locks != nil && locks.Check(ctx) != nil {
 		_ = locks.Close(context.WithoutCancel(ctx))
 		locks = nil
