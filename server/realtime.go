@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
@@ -94,6 +95,13 @@ func (s *Server) handleRealtimeSocket(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errRealtimeOff)
 		return
 	}
+	if !isWebSocketUpgrade(r) {
+		// Answered here, before anything hijacks the connection, so a plain HTTP client keeps
+		// a usable keep-alive connection.
+		w.Header().Set("Upgrade", "websocket")
+		s.writeError(w, r, persist.Errorf(persist.CodeUpgradeRequired, "this endpoint speaks WebSocket: send a GET with Upgrade: websocket"))
+		return
+	}
 	caller := callerOf(r.Context())
 	workspaceID, err := realtimeWorkspace(r, caller)
 	if err != nil {
@@ -110,6 +118,22 @@ func (s *Server) handleRealtimeSocket(w http.ResponseWriter, r *http.Request) {
 	if err := s.realtime.Accept(w, r, j); err != nil {
 		s.writeError(w, r, err)
 	}
+}
+
+// isWebSocketUpgrade reports whether r asks to switch to WebSocket (RFC 6455 §4.1).
+func isWebSocketUpgrade(r *http.Request) bool {
+	return headerHasToken(r.Header, "Connection", "upgrade") && headerHasToken(r.Header, "Upgrade", "websocket")
+}
+
+func headerHasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, part := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(part), token) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 type ephemeralRequest struct {

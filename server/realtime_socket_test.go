@@ -259,3 +259,15 @@ func TestSocketControlFrames(t *testing.T) {
 		require.Positive(t, pings)
 	})
 }
+
+// TestSocketRouteWithoutUpgrade answers a plain GET with 426 JSON, without taking over the
+// connection: the client's keep-alive connection serves the next request.
+func TestSocketRouteWithoutUpgrade(t *testing.T) {
+	t.Parallel()
+	b := setupRealtime(t)
+	r := b.h.Get(t, b.wsPath(""), b.owner.Token)
+	r.RequireError(t, http.StatusUpgradeRequired, persist.CodeUpgradeRequired)
+	require.Equal(t, "websocket", r.Header.Get("Upgrade"))
+	b.h.Post(t, "/api/realtime/ephemeral", b.owner.Token, map[string]any{"workspace_id": b.ws.ID, "channel_id": b.general,
+		"type": "typing.started"}).RequireStatus(t, http.StatusAccepted)
+}
