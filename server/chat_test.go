@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -94,27 +93,12 @@ func (c *chat) del(t *testing.T, who servertest.Actor, path string) *servertest.
 	return c.h.Do(t, servertest.Request{Method: http.MethodDelete, Path: path, Token: who.Token})
 }
 
-// events returns the workspace's durable log.
-func (c *chat) events(t *testing.T) []persist.Event {
-	t.Helper()
-	ctx := context.Background()
-	evs, err := persist.WithTxV(ctx, c.h.Store, func(tx *persist.Tx) ([]persist.Event, error) {
-		return tx.EventListAfter(ctx, c.ws.ID, 0, 10000)
-	})
-	require.NoError(t, err)
-	return evs
-}
+// events returns the workspace's logged events, oldest first.
+func (c *chat) events(t *testing.T) []persist.Event { return c.h.Events(t, c.ws.ID) }
 
 // eventsOfType returns the log's events of one type.
 func (c *chat) eventsOfType(t *testing.T, typ string) []persist.Event {
-	t.Helper()
-	var out []persist.Event
-	for _, e := range c.events(t) {
-		if e.Type == typ {
-			out = append(out, e)
-		}
-	}
-	return out
+	return c.h.Events(t, c.ws.ID, typ)
 }
 
 // wireEvent is an event envelope as clients receive it.

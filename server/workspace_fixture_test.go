@@ -57,16 +57,8 @@ func (e *wsEnv) patch(t *testing.T, path, token string, body any) *servertest.Re
 	return e.do(t, http.MethodPatch, path, token, body)
 }
 
-// events returns the workspace's event log.
-func (e *wsEnv) events(t *testing.T) []persist.Event {
-	t.Helper()
-	ctx := context.Background()
-	evs, err := persist.WithTxV(ctx, e.h.Store, func(tx *persist.Tx) ([]persist.Event, error) {
-		return tx.EventListAfter(ctx, e.ws.ID, 0, 1000)
-	})
-	require.NoError(t, err)
-	return evs
-}
+// events returns the workspace's logged events, oldest first.
+func (e *wsEnv) events(t *testing.T) []persist.Event { return e.h.Events(t, e.ws.ID) }
 
 // logged returns the logged event that a mutation answered with (the "event" of r), checking
 // that the answer and the log agree on its id, type and cursor.
@@ -86,14 +78,7 @@ func (e *wsEnv) logged(t *testing.T, r *servertest.Response) persist.Event {
 
 // eventsOf returns the logged events of one type, oldest first.
 func (e *wsEnv) eventsOf(t *testing.T, typ string) []persist.Event {
-	t.Helper()
-	var out []persist.Event
-	for _, ev := range e.events(t) {
-		if ev.Type == typ {
-			out = append(out, ev)
-		}
-	}
-	return out
+	return e.h.Events(t, e.ws.ID, typ)
 }
 
 // obj returns r's JSON object at key.

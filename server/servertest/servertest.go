@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +138,28 @@ func (h *Harness) NewUser(t testing.TB) Actor {
 	t.Helper()
 	u := persisttest.User(t, h.Store, nil)
 	return Actor{User: u, Token: persisttest.Session(t, h.Store, u.ID)}
+}
+
+// Events returns a workspace's logged events, oldest first; with types, only those types.
+func (h *Harness) Events(t testing.TB, workspaceID string, types ...string) []persist.Event {
+	t.Helper()
+	ctx := context.Background()
+	all, err := persist.WithTxV(ctx, h.Store, func(tx *persist.Tx) ([]persist.Event, error) {
+		return tx.EventListAfter(ctx, workspaceID, 0, 100000)
+	})
+	if err != nil {
+		t.Fatalf("read the event log: %v", err)
+	}
+	if len(types) == 0 {
+		return all
+	}
+	var out []persist.Event
+	for _, e := range all {
+		if slices.Contains(types, e.Type) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // Request is one call; the zero value of each field means "none".
