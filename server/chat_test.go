@@ -93,9 +93,6 @@ func (c *chat) del(t *testing.T, who servertest.Actor, path string) *servertest.
 	return c.h.Do(t, servertest.Request{Method: http.MethodDelete, Path: path, Token: who.Token})
 }
 
-// events returns the workspace's logged events, oldest first.
-func (c *chat) events(t *testing.T) []persist.Event { return c.h.Events(t, c.ws.ID) }
-
 // eventsOfType returns the log's events of one type.
 func (c *chat) eventsOfType(t *testing.T, typ string) []persist.Event {
 	return c.h.Events(t, c.ws.ID, typ)
