@@ -87,6 +87,15 @@ func (s *Server) routeTable() []route {
 		{"POST", "/api/bot-tokens/{token_id}/revoke", human, s.handleBotTokenRevoke},
 		{"PUT", "/api/bots/self/commands", botOnly(persist.ScopeCommandsWrite), s.handleBotCommandsReplace},
 		{"GET", "/api/workspaces/{workspace_id}/bot-commands", member(persist.ScopeWorkspacesRead), s.handleBotCommandList},
+
+		// Uploads and attachments.
+
+		// Integrations: app installations, slash commands, event subscriptions, hooks, connected
+		// accounts, audit log.
+
+		// Sign-in: passwords, identity proxy, GitHub OAuth, OIDC.
+
+		// Web push.
 	}
 }
 
