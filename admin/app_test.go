@@ -98,7 +98,7 @@ func TestAdminCommands(t *testing.T) {
 // command against the running instance's data dir in between.
 func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 	t.Parallel()
-	dataDir := filepath.Join(t.TempDir(), "data")
+	dataDir := filepath.Join(persisttest.ReachableTempDir(t), "data")
 	ctx, cancel := context.WithCancel(t.Context())
 	base, proc := startServerCtx(t, ctx, "dev", "--data-dir", dataDir, "--addr", "127.0.0.1:0")
 	owner := getMe(t, base)

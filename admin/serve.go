@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -155,6 +156,11 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	}
 	ctx := c.Context
 	logger := newLogger(c)
+	// The data dir is made here, readable by others, before NATS would make it private: the
+	// private PostgreSQL cluster inside it runs as an unprivileged user who must enter it.
+	if err := os.MkdirAll(c.String("data-dir"), 0o755); err != nil {
+		return fmt.Errorf("create --data-dir: %w", err)
+	}
 	emb, nc, stopNATS, err := startNATS(ctx, cfg, c.String("data-dir"), logger)
 	if err != nil {
 		return err
