@@ -65,26 +65,3 @@ func TestAdminPassword(t *testing.T) {
 	_, err = runWithInput(t, "", "admin", "password", "clear", "--database-url", url, "--email", "nobody@example.com")
 	require.ErrorContains(t, err, "not found")
 }
-
-func TestProxyConfiguration(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		args []string
-		flag string
-	}{
-		{"TeamDomainAlone", []string{"dev", "--proxy-team-domain", "https://team.cloudflareaccess.com"}, "--proxy-audience"},
-		{"AudienceAlone", []string{"dev", "--proxy-audience", "tag"}, "--proxy-team-domain"},
-		{"PlainHTTP", []string{"dev", "--proxy-team-domain", "http://team.cloudflareaccess.com", "--proxy-audience", "tag"}, "--proxy-team-domain"},
-		{"WithPath", []string{"dev", "--proxy-team-domain", "https://team.cloudflareaccess.com/cdn-cgi", "--proxy-audience", "tag"}, "--proxy-team-domain"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := run(t, tc.args...)
-			require.Error(t, err)
-			msg := err.Error()
-			require.True(t, strings.HasPrefix(msg, "invalid configuration: "+tc.flag), msg)
-			require.NotContains(t, msg, "\n", "one line")
-		})
-	}
-}

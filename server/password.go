@@ -58,9 +58,16 @@ func (s *Server) configureSignIn(cfg Config) error {
 	return nil
 }
 
-// passwordsOff is the answer of the password routes while password sign-in is off.
-func passwordsOff() error {
-	return persist.Errorf(persist.CodeNotImplemented, "password sign-in is off on this server (--password-auth)")
+// decodePasswordRequest is the start of both password routes: 501 while password sign-in is
+// off, then the sign-in preflight (JSON only, never from another site), then the body.
+func (s *Server) decodePasswordRequest(w http.ResponseWriter, r *http.Request, dst any) error {
+	if s.passwords == nil {
+		return persist.Errorf(persist.CodeNotImplemented, "password sign-in is off on this server (--password-auth)")
+	}
+	if err := s.signInPreflight(r); err != nil {
+		return err
+	}
+	return decodeJSON(w, r, dst)
 }
 
 type passwordLoginRequest struct {
@@ -75,16 +82,8 @@ type passwordLoginRequest struct {
 // only if that hash is still the stored one, so a login racing a password change gets the same
 // 401 (and its attempt is given back to the budgets).
 func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
-	if s.passwords == nil {
-		s.writeError(w, r, passwordsOff())
-		return
-	}
-	if err := s.signInPreflight(r); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	var req passwordLoginRequest
-	if err := decodeJSON(w, r, &req); err != nil {
+	if err := s.decodePasswordRequest(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -141,16 +140,8 @@ type passwordChangeRequest struct {
 // without a password gets 409; wrong current passwords are limited per account; a stale hash
 // snapshot is 409 and a calling session revoked meanwhile is 401, both writing nothing.
 func (s *Server) handlePasswordChange(w http.ResponseWriter, r *http.Request) {
-	if s.passwords == nil {
-		s.writeError(w, r, passwordsOff())
-		return
-	}
-	if err := s.signInPreflight(r); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	var req passwordChangeRequest
-	if err := decodeJSON(w, r, &req); err != nil {
+	if err := s.decodePasswordRequest(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -97,6 +97,21 @@ func TestPasswordChange(t *testing.T) {
 		_, token := persisttest.Bot(t, b.h.Store, owner.User, ws.ID, &persisttest.BotOpts{Scopes: []string{"bot:admin"}})
 		b.change(t, token.Token, "old password", "new password").RequireError(t, http.StatusForbidden, persist.CodeHumanOnly)
 	})
+	t.Run("NeedsASession", func(t *testing.T) {
+		t.Parallel()
+		b := setupPasswords(t)
+		me := b.enrolled(t, "old password")
+		var r *servertest.Response
+		require.Zero(t, b.counted(func() {
+			r = b.h.Do(t, servertest.Request{Method: http.MethodPost, Path: "/api/auth/password/change",
+				Body:   map[string]string{"current_password": "old password", "new_password": "new password"},
+				Header: map[string]string{"X-Natter-User": me.User.ID}})
+		}))
+		r.RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
+		b.h.Post(t, "/api/auth/password/change", "", map[string]string{"current_password": "old password", "new_password": "new password"}).
+			RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
+		b.requirePassword(t, me.User, "old password", "new password")
+	})
 	t.Run("NoPasswordIs409AndStaysUnenrolled", func(t *testing.T) {
 		t.Parallel()
 		b := setupPasswords(t)
