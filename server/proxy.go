@@ -20,8 +20,12 @@ func (s *Server) proxyAssertion(r *http.Request) string {
 // proxyCaller verifies an identity-proxy assertion and signs its person in: the account is found
 // or created by email, joined to the default workspace, and given a session, whose token the
 // response sets as the cookie so that later requests skip the assertion. A refused assertion is
-// 401; the reason goes to the log only.
+// 401; the reason goes to the log only. An unsafe request that fails the CSRF rule is refused
+// before anything is verified or written.
 func (s *Server) proxyCaller(r *http.Request, assertion string) (*Caller, error) {
+	if err := s.checkCSRF(r, &Caller{Via: viaProxy}); err != nil {
+		return nil, err
+	}
 	ctx := r.Context()
 	id, err := s.proxy.Verify(ctx, assertion)
 	if err != nil {

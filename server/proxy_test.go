@@ -236,6 +236,11 @@ func TestProxyCSRF(t *testing.T) {
 			map[string]string{"name": "Proxy " + persist.NewID("", b.clock.Now())[20:]}, header)
 	}
 	create(nil).RequireError(t, http.StatusForbidden, persist.CodeCSRF)
+	require.Zero(t, b.team.Fetches(), "a refused request verifies nothing")
+	ctx := context.Background()
+	_, err := persist.WithTxV(ctx, b.h.Store, func(tx *persist.Tx) (persist.User, error) { return tx.UserGetByEmail(ctx, "nia@example.com") })
+	e, ok := persist.ErrorOf(err)
+	require.True(t, ok && e.Code == persist.CodeNotFound, "nobody was created: %v", err)
 	create(map[string]string{"X-Natter-CSRF": "1", "Origin": "https://evil.example"}).RequireError(t, http.StatusForbidden, persist.CodeCSRF)
 	create(map[string]string{"X-Natter-CSRF": "1", "Sec-Fetch-Site": "cross-site"}).RequireError(t, http.StatusForbidden, persist.CodeCSRF)
 	create(map[string]string{"X-Natter-CSRF": "1"}).RequireStatus(t, http.StatusCreated)
