@@ -19,6 +19,7 @@ import (
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server"
+	"github.com/natterchat/natter/server/accessproxy"
 	"github.com/natterchat/natter/streams"
 )
 
@@ -71,6 +72,12 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "the trusted canonical API base bot installers store, such as https://chat.example.com (a path prefix is kept); adds claim_url and api_base_url to setup codes"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
+		&cli.BoolFlag{Name: "password-auth", EnvVars: []string{"NATTER_PASSWORD_AUTH"},
+			Usage: "allow password sign-in and change for accounts an operator enrolled (natter admin password set)"},
+		&cli.StringFlag{Name: "proxy-team-domain", EnvVars: []string{"NATTER_PROXY_TEAM_DOMAIN"},
+			Usage: "trust Cloudflare Access assertions (Cf-Access-Jwt-Assertion) from this team origin, such as https://example.cloudflareaccess.com; needs --proxy-audience"},
+		&cli.StringFlag{Name: "proxy-audience", EnvVars: []string{"NATTER_PROXY_AUDIENCE"},
+			Usage: "the Cloudflare Access application's audience tag; needs --proxy-team-domain"},
 	}
 }
 
@@ -124,6 +131,10 @@ func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
 	if ns := c.String("cookie-namespace"); ns != "" && !server.ValidCookieNamespace(ns) {
 		return cfg, configError("cookie-namespace", "%q may contain only letters, digits, '-' and '_' (at most 32)", ns)
 	}
+	proxy, err := readProxyConfig(c)
+	if err != nil {
+		return cfg, err
+	}
 	cfg.server = server.Config{
 		PublicURL:       c.String("public-url"),
 		DevBootstrap:    c.Bool("dev-bootstrap"),
@@ -132,8 +143,27 @@ func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
 		CookieNamespace: c.String("cookie-namespace"),
 		AccessLog:       c.Bool("access-log"),
 		APIBaseURL:      c.String("api-base-url"),
+		PasswordAuth:    c.Bool("password-auth"),
+		IdentityProxy:   proxy,
 	}
 	return cfg, nil
+}
+
+// readProxyConfig reads the identity-proxy flags: both or neither.
+func readProxyConfig(c *cli.Context) (accessproxy.Config, error) {
+	team, audience := strings.TrimSpace(c.String("proxy-team-domain")), strings.TrimSpace(c.String("proxy-audience"))
+	switch {
+	case team == "" && audience == "":
+		return accessproxy.Config{}, nil
+	case audience == "":
+		return accessproxy.Config{}, configError("proxy-audience", "must be set together with --proxy-team-domain (or leave both unset)")
+	case team == "":
+		return accessproxy.Config{}, configError("proxy-team-domain", "must be set together with --proxy-audience (or leave both unset)")
+	}
+	if _, err := accessproxy.ParseTeamDomain(team); err != nil {
+		return accessproxy.Config{}, configError("proxy-team-domain", "%v", err)
+	}
+	return accessproxy.Config{TeamDomain: team, Audience: audience}, nil
 }
 
 func checkHostPort(hp string) error {

@@ -94,6 +94,8 @@ func (s *Server) routeTable() []route {
 		// accounts, audit log.
 
 		// Sign-in: passwords, identity proxy, GitHub OAuth, OIDC.
+		{"POST", "/api/auth/password/login", public, s.handlePasswordLogin},
+		{"POST", "/api/auth/password/change", human, s.handlePasswordChange},
 
 		// Web push.
 	}

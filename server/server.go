@@ -16,6 +16,8 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
+	"github.com/natterchat/natter/server/accessproxy"
+	"github.com/natterchat/natter/server/passwordhash"
 )
 
 // Config configures the HTTP API.
@@ -51,6 +53,15 @@ type Config struct {
 	// Collectors are other components' metrics (relay, realtime), served at /metrics beside
 	// the server's own. Default none.
 	Collectors []prometheus.Collector
+	// PasswordAuth turns on password sign-in and change; off, both answer 501. Default false.
+	PasswordAuth bool
+	// Passwords derives and checks password hashes; its slots bound derivations for the whole
+	// process. Default nil: a Hasher with passwordhash.DefaultParams, when PasswordAuth is on.
+	Passwords *passwordhash.Hasher
+	// IdentityProxy turns on sign-in by a trusted identity proxy's assertion (Cloudflare
+	// Access) when TeamDomain and Audience are set; both empty leaves the header ignored. Its
+	// clock defaults to the store's. Default off.
+	IdentityProxy accessproxy.Config
 }
 
 // Server is the HTTP API.
@@ -65,6 +76,11 @@ type Server struct {
 	cookieName   string
 	publicOrigin string
 	realtime     *realtime.Hub
+
+	// Optional sign-in methods (server/password.go, server/proxy.go).
+	passwords   *passwordhash.Hasher  // nil when password sign-in is off
+	loginLimits passwordLoginLimits   // password login attempts
+	proxy       *accessproxy.Verifier // nil when identity-proxy sign-in is off
 }
 
 // New validates cfg and builds the router.
@@ -106,6 +122,9 @@ func New(cfg Config) (*Server, error) {
 		s.cookieName = "cc_session_" + cfg.CookieNamespace
 	}
 	s.claimLimiter = newWindowLimiter(setupCodeClaimLimit, setupCodeClaimWindow, cfg.Store.Now)
+	if err := s.configureSignIn(cfg); err != nil {
+		return nil, err
+	}
 	s.router = s.buildRouter()
 	return s, nil
 }
