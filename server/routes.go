@@ -96,6 +96,11 @@ func (s *Server) routeTable() []route {
 		// Sign-in: passwords, identity proxy, GitHub OAuth, OIDC.
 
 		// Web push.
+		{"GET", "/api/me/push", human, s.handlePushStatus},
+		{"PUT", "/api/me/push/subscriptions", human, s.handlePushSubscribe},
+		{"DELETE", "/api/me/push/subscriptions", human, s.handlePushUnsubscribe},
+		{"GET", "/api/channels/{channel_id}/notification-preference", human, s.handleNotificationPreferenceGet},
+		{"PUT", "/api/channels/{channel_id}/notification-preference", human, s.handleNotificationPreferenceSet},
 	}
 }
 
