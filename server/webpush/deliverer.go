@@ -232,6 +232,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		}
 	}
 	workers.Wait()
+	d.sender.client.CloseIdleConnections()
 	for {
 		select {
 		case p := <-d.queue:
