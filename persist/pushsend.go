@@ -48,10 +48,8 @@ type pushReader struct {
 // only in the guest channel), and for a direct conversation its members. With userID, only that
 // user is looked at; without, only users with a registered device.
 func (tx *Tx) pushReaders(ctx context.Context, m Message, userID string) ([]pushReader, error) {
-	filter := `EXISTS (SELECT 1 FROM push_devices d WHERE d.user_id = wm.user_id)`
-	if userID != "" {
-		filter = `wm.user_id = $4`
-	}
+	const filter = `(CASE WHEN $4::text = '' THEN EXISTS (SELECT 1 FROM push_devices d WHERE d.user_id = wm.user_id)
+		ELSE wm.user_id = $4 END)`
 	var rows pgx.Rows
 	var err error
 	if m.ChannelID != "" {
