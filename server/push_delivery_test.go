@@ -42,7 +42,7 @@ func TestPushDelivery(t *testing.T) {
 	t.Run("ChannelPreferencesAndMentions", func(t *testing.T) {
 		t.Parallel()
 		w := newPushWorld(t, nil)
-		w.inGeneral(t, "morning all")               // bob is at the default, mentions only
+		w.inGeneral(t, "morning all")              // bob is at the default, mentions only
 		id := w.inGeneral(t, "@bob can you look?") // this one
 		got := w.svc.Next(t)
 		require.Equal(t, id, got.Payload.Tag)
