@@ -59,6 +59,9 @@ type Config struct {
 	// BeforeSend, when set, is called by a worker with each push just before its re-check: a
 	// seam for tests that change the world between queueing and sending. Default nil.
 	BeforeSend func(Push)
+	// OnQueued, when set, is called with every push that entered the queue: a test signal. It
+	// must not block. Default nil.
+	OnQueued func(Push)
 	// OnDone, when set, is called with every push's outcome (overflow included): a test signal.
 	// It must not block. Default nil.
 	OnDone func(Push, Outcome)
@@ -351,6 +354,9 @@ func (d *Deliverer) enqueue(p Push) {
 	select {
 	case d.queue <- p:
 		d.metrics.queued.Inc()
+		if d.cfg.OnQueued != nil {
+			d.cfg.OnQueued(p)
+		}
 		return
 	default:
 	}
