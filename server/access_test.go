@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,13 +96,14 @@ func TestDevFallback(t *testing.T) {
 
 func TestSessionLifetime(t *testing.T) {
 	t.Parallel()
-	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	h := servertest.New(t, servertest.WithStoreOptions(persisttest.WithClock(func() time.Time { return clock() })))
+	var now atomic.Pointer[time.Time] // the relay reads the clock concurrently
+	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	now.Store(&start)
+	h := servertest.New(t, servertest.WithStoreOptions(persisttest.WithClock(func() time.Time { return *now.Load() })))
 	me := h.NewUser(t)
 	h.Get(t, "/api/me", me.Token).RequireStatus(t, http.StatusOK)
-	later := now.Add(persist.SessionLifetime + time.Second)
-	clock = func() time.Time { return later }
+	later := start.Add(persist.SessionLifetime + time.Second)
+	now.Store(&later)
 	h.Get(t, "/api/me", me.Token).RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
 }
 
