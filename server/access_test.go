@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,14 +95,11 @@ func TestDevFallback(t *testing.T) {
 
 func TestSessionLifetime(t *testing.T) {
 	t.Parallel()
-	var now atomic.Pointer[time.Time] // the relay reads the clock concurrently
-	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	now.Store(&start)
-	h := servertest.New(t, servertest.WithStoreOptions(persisttest.WithClock(func() time.Time { return *now.Load() })))
+	clock := newTestClock() // the relay reads it concurrently
+	h := servertest.New(t, clock.option())
 	me := h.NewUser(t)
 	h.Get(t, "/api/me", me.Token).RequireStatus(t, http.StatusOK)
-	later := start.Add(persist.SessionLifetime + time.Second)
-	now.Store(&later)
+	clock.Advance(persist.SessionLifetime + time.Second)
 	h.Get(t, "/api/me", me.Token).RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
 }
 

@@ -4,42 +4,15 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
-	"github.com/natterchat/natter/persist/persisttest"
-	"github.com/natterchat/natter/server/servertest"
 	"github.com/natterchat/natter/server/webpush"
 	"github.com/natterchat/natter/server/webpush/webpushtest"
 )
-
-// movableClock is a store clock the test moves forward.
-type movableClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *movableClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *movableClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// withClock pins the harness store's clock to a movable one.
-func withClock() (*movableClock, servertest.Option) {
-	c := &movableClock{now: time.Now().UTC().Truncate(time.Second)}
-	return c, servertest.WithStoreOptions(persisttest.WithClock(c.Now))
-}
 
 // bobDevice is bob's only device as GET /api/me/push shows it, with its times parsed.
 type bobDevice struct {
@@ -90,8 +63,8 @@ func TestPushFailures(t *testing.T) {
 
 	t.Run("BackoffScheduleAndRecovery", func(t *testing.T) {
 		t.Parallel()
-		clock, opt := withClock()
-		w := newPushWorld(t, nil, opt)
+		clock := newTestClock()
+		w := newPushWorld(t, nil, clock.option())
 		w.svc.Answer(answerAll(webpushtest.Answer{Status: http.StatusServiceUnavailable}))
 		w.inGeneral(t, "@bob one")
 		done := w.next(t)
@@ -138,8 +111,8 @@ func TestPushFailures(t *testing.T) {
 
 	t.Run("RetryAfter", func(t *testing.T) {
 		t.Parallel()
-		clock, opt := withClock()
-		w := newPushWorld(t, nil, opt)
+		clock := newTestClock()
+		w := newPushWorld(t, nil, clock.option())
 		date := func(d time.Duration) func() string {
 			return func() string { return clock.Now().Add(d).Format(http.TimeFormat) }
 		}
