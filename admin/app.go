@@ -81,6 +81,7 @@ func adminCommand() *cli.Command {
 			eventsCommand(),
 			botCommand(),
 			passwordCommand(),
+			pushCommand(),
 		},
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/accessproxy"
+	"github.com/natterchat/natter/server/webpush"
 	"github.com/natterchat/natter/streams"
 )
 
@@ -70,6 +71,8 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "suffix for the session cookie name (cc_session_<namespace>) when deployments share a domain"},
 		&cli.StringFlag{Name: "api-base-url", EnvVars: []string{"NATTER_API_BASE_URL"},
 			Usage: "the trusted canonical API base bot installers store, such as https://chat.example.com (a path prefix is kept); adds claim_url and api_base_url to setup codes"},
+		&cli.BoolFlag{Name: "web-push", EnvVars: []string{"NATTER_WEB_PUSH"}, Value: true,
+			Usage: "send Web Push notifications to registered devices (a server key pair is generated on first start); false turns push off: no key, no sends, and the push write endpoints answer 404"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
 		&cli.BoolFlag{Name: "password-auth", EnvVars: []string{"NATTER_PASSWORD_AUTH"},
@@ -145,6 +148,7 @@ func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
 		APIBaseURL:      c.String("api-base-url"),
 		PasswordAuth:    c.Bool("password-auth"),
 		IdentityProxy:   proxy,
+		DisableWebPush:  !c.Bool("web-push"),
 	}
 	return cfg, nil
 }
@@ -230,10 +234,18 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		logger.Info("dev bootstrap", "created", b.Created, "owner_user_id", b.Owner.ID, "workspace_id", b.Workspace.ID)
 	}
 
+	push, sweeper, err := startWebPush(ctx, cfg.server, db.Store, nc, logger)
+	if err != nil {
+		return err
+	}
+
 	cfg.server.Store = db.Store
 	cfg.server.Logger = logger
 	cfg.server.Realtime = hub
 	cfg.server.Collectors = append(hub.Collectors(), relay.Collectors()...)
+	if push != nil {
+		cfg.server.Collectors = append(cfg.server.Collectors, push.Collectors()...)
+	}
 	srv, err := server.New(cfg.server)
 	if err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)
@@ -250,9 +262,39 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if bots != nil {
 		g.Go(func() error { return bots.Run(gctx) })
 	}
+	if push != nil {
+		g.Go(func() error { return push.Run(gctx) })
+		g.Go(func() error { return sweeper.Run(gctx) })
+	}
 	err = g.Wait()
 	logger.Info("natter stopped")
 	return err
+}
+
+// startWebPush gives the server its push key pair on first start and builds the deliverer and
+// the dead-device sweep; both are nil when web push is turned off.
+func startWebPush(ctx context.Context, cfg server.Config, store *persist.Store, nc *nats.Conn, logger *slog.Logger) (*webpush.Deliverer, *webpush.Sweeper, error) {
+	if cfg.DisableWebPush {
+		return nil, nil, nil
+	}
+	key, err := webpush.EnsureKey(ctx, store)
+	if err != nil {
+		return nil, nil, fmt.Errorf("web push key: %w", err)
+	}
+	logger.Info("web push enabled", "key_fingerprint", key.Fingerprint)
+	subscriber := ""
+	if cfg.PublicURL != "" {
+		subscriber, _ = server.ParsePublicURL(cfg.PublicURL)
+		if !strings.HasPrefix(subscriber, "https:") {
+			subscriber = ""
+		}
+	}
+	push, err := webpush.New(webpush.Config{Store: store, NATS: nc, Logger: logger, Subscriber: subscriber})
+	if err != nil {
+		return nil, nil, err
+	}
+	sweeper, err := webpush.NewSweeper(webpush.SweeperConfig{Store: store, Logger: logger})
+	return push, sweeper, err
 }
 
 // startNATS connects to --nats-url, or starts the embedded server under the data dir (then

@@ -76,6 +76,10 @@ const (
 	CodeNotImplemented Code = "not_implemented"
 	// CodeUnavailable: a dependency (the database) is down.
 	CodeUnavailable Code = "unavailable"
+	// CodePushDisabled: web push has no server key pair here (or is turned off).
+	CodePushDisabled Code = "push_disabled"
+	// CodePushAccountMismatch: a push registration names another account than the signed-in one.
+	CodePushAccountMismatch Code = "push_account_mismatch"
 	// CodeInternal: anything unexpected; the cause is logged, never shown.
 	CodeInternal Code = "internal"
 )
@@ -102,6 +106,8 @@ var statusOf = map[Code]int{
 	CodeUpgradeRequired:      http.StatusUpgradeRequired,
 	CodeNotImplemented:       http.StatusNotImplemented,
 	CodeUnavailable:          http.StatusServiceUnavailable,
+	CodePushDisabled:         http.StatusNotFound,
+	CodePushAccountMismatch:  http.StatusConflict,
 	CodeInternal:             http.StatusInternalServerError,
 }
 

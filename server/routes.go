@@ -98,6 +98,11 @@ func (s *Server) routeTable() []route {
 		{"POST", "/api/auth/password/change", human, s.handlePasswordChange},
 
 		// Web push.
+		{"GET", "/api/me/push", human, s.handlePushStatus},
+		{"PUT", "/api/me/push/subscriptions", human, s.handlePushSubscribe},
+		{"DELETE", "/api/me/push/subscriptions", human, s.handlePushUnsubscribe},
+		{"GET", "/api/channels/{channel_id}/notification-preference", human, s.handleNotificationPreferenceGet},
+		{"PUT", "/api/channels/{channel_id}/notification-preference", human, s.handleNotificationPreferenceSet},
 	}
 }
 

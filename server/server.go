@@ -18,6 +18,7 @@ import (
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server/accessproxy"
 	"github.com/natterchat/natter/server/passwordhash"
+	"github.com/natterchat/natter/server/webpush"
 )
 
 // Config configures the HTTP API.
@@ -50,6 +51,13 @@ type Config struct {
 	// Realtime is the WebSocket hub; without it the realtime socket and ephemeral routes
 	// answer 503. Default nil.
 	Realtime *realtime.Hub
+	// DisableWebPush turns web push off: GET /api/me/push says enabled=false and the push write
+	// endpoints answer 404, whatever keys the database holds. Default false (on when a server
+	// key pair exists).
+	DisableWebPush bool
+	// PushPolicy decides which addresses a push subscription's endpoint may name. Default
+	// webpush.PublicOnly.
+	PushPolicy webpush.AddressPolicy
 	// Collectors are other components' metrics (relay, realtime), served at /metrics beside
 	// the server's own. Default none.
 	Collectors []prometheus.Collector
@@ -81,6 +89,7 @@ type Server struct {
 	passwords   *passwordhash.Hasher  // nil when password sign-in is off
 	loginLimits passwordLoginLimits   // password login attempts
 	proxy       *accessproxy.Verifier // nil when identity-proxy sign-in is off
+	pushPolicy  webpush.AddressPolicy
 }
 
 // New validates cfg and builds the router.
@@ -95,7 +104,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.ShutdownTimeout = 5 * time.Second
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session",
-		realtime: cfg.Realtime}
+		realtime: cfg.Realtime, pushPolicy: cfg.PushPolicy}
+	if s.pushPolicy == nil {
+		s.pushPolicy = webpush.PublicOnly
+	}
 	for _, c := range cfg.Collectors {
 		if err := s.metrics.registry.Register(c); err != nil {
 			return nil, fmt.Errorf("server: register metrics: %w", err)

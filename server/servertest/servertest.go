@@ -22,6 +22,7 @@ import (
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server"
+	"github.com/natterchat/natter/server/webpush"
 	"github.com/natterchat/natter/streams"
 	"github.com/natterchat/natter/streams/streamstest"
 )
@@ -35,6 +36,8 @@ type Harness struct {
 	// Hub and Relay run for the test: committed events reach sockets.
 	Hub   *realtime.Hub
 	Relay *streams.Relay
+	// Push is the web push deliverer, running when the harness was built WithWebPush.
+	Push *webpush.Deliverer
 	// URL is the base URL of the API, on 127.0.0.1: requests from the test are local.
 	URL    string
 	client *http.Client
@@ -48,6 +51,20 @@ type options struct {
 	realtime  func(*realtime.Config)
 	bots      func(*streams.BotAccessConfig)
 	storeOpts []persisttest.Option
+	push      func(*webpush.Config)
+}
+
+// WithWebPush gives the server a push key pair and runs the web push deliverer, whose
+// configuration fn may edit (nil: defaults). Push services on loopback addresses are allowed,
+// for registration and for sending, since tests run them on httptest listeners.
+func WithWebPush(fn func(*webpush.Config)) Option {
+	return func(o *options) {
+		o.push = func(c *webpush.Config) {
+			if fn != nil {
+				fn(c)
+			}
+		}
+	}
 }
 
 // WithBotAccess edits the configuration of bots' NATS access.
@@ -95,8 +112,23 @@ func New(t testing.TB, opts ...Option) *Harness {
 	if err != nil {
 		t.Fatalf("bot access: %v", err)
 	}
+	var push *webpush.Deliverer
+	if o.push != nil {
+		if _, err := webpush.EnsureKey(context.Background(), store); err != nil {
+			t.Fatalf("push key: %v", err)
+		}
+		pcfg := webpush.Config{Store: store, NATS: nc, Logger: logger, Policy: webpush.PublicOrLoopback,
+			DiscoverInterval: 50 * time.Millisecond}
+		o.push(&pcfg)
+		if push, err = webpush.New(pcfg); err != nil {
+			t.Fatalf("push: %v", err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var g errgroup.Group
+	if push != nil {
+		g.Go(func() error { return push.Run(ctx) })
+	}
 	g.Go(func() error { return relay.Run(ctx) })
 	g.Go(func() error { return hub.Run(ctx) })
 	g.Go(func() error { return bots.Run(ctx) })
@@ -113,6 +145,9 @@ func New(t testing.TB, opts ...Option) *Harness {
 	}
 	cfg := server.Config{Store: store, Logger: logger, Realtime: hub,
 		Collectors: append(hub.Collectors(), relay.Collectors()...)}
+	if push != nil {
+		cfg.PushPolicy = webpush.PublicOrLoopback
+	}
 	if o.config != nil {
 		o.config(&cfg)
 	}
@@ -122,7 +157,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, Hub: hub, Relay: relay, URL: ts.URL, client: &http.Client{
+	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, Hub: hub, Relay: relay, Push: push, URL: ts.URL, client: &http.Client{
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 }
