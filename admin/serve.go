@@ -45,7 +45,7 @@ func serverFlags(dev bool) []cli.Flag {
 	if dev {
 		addr = "127.0.0.1:8080"
 	}
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "addr", EnvVars: []string{"NATTER_ADDR"}, Value: addr,
 			Usage: "host:port the HTTP API listens on"},
 		databaseURLFlag(),
@@ -70,7 +70,7 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "the trusted canonical API base bot installers store, such as https://chat.example.com (a path prefix is kept); adds claim_url and api_base_url to setup codes"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
-	}
+	}, signInFlags()...)
 }
 
 // serverConfig is the validated configuration of serve and dev.
@@ -80,10 +80,11 @@ type serverConfig struct {
 	natsURL        string
 	natsListen     string
 	server         server.Config
+	signIn         signInConfig
 }
 
-func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
-	cfg := serverConfig{addr: c.String("addr"), natsURL: c.String("nats-url"), natsListen: c.String("nats-listen"),
+func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
+	cfg = serverConfig{addr: c.String("addr"), natsURL: c.String("nats-url"), natsListen: c.String("nats-listen"),
 		streamReplicas: c.Int("stream-replicas")}
 	if cfg.streamReplicas < 1 || cfg.streamReplicas > 5 {
 		return cfg, configError("stream-replicas", "must be 1 to 5 (1 for the embedded server, 3 in a cluster), not %d", cfg.streamReplicas)
@@ -123,6 +124,9 @@ func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
 	if ns := c.String("cookie-namespace"); ns != "" && !server.ValidCookieNamespace(ns) {
 		return cfg, configError("cookie-namespace", "%q may contain only letters, digits, '-' and '_' (at most 32)", ns)
 	}
+	if cfg.signIn, err = readSignInConfig(c); err != nil {
+		return cfg, err
+	}
 	cfg.server = server.Config{
 		PublicURL:       c.String("public-url"),
 		DevBootstrap:    c.Bool("dev-bootstrap"),
@@ -131,6 +135,9 @@ func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
 		CookieNamespace: c.String("cookie-namespace"),
 		AccessLog:       c.Bool("access-log"),
 		APIBaseURL:      c.String("api-base-url"),
+
+		DesktopScheme:       cfg.signIn.desktopScheme,
+		LegacyDesktopScheme: cfg.signIn.legacyDesktopScheme,
 	}
 	return cfg, nil
 }
@@ -155,6 +162,9 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	}
 	ctx := c.Context
 	logger := newLogger(c)
+	if cfg.server.GitHub, cfg.server.OIDC, err = cfg.signIn.providers(ctx, cfg.server.PublicURL, logger); err != nil {
+		return err
+	}
 	emb, nc, stopNATS, err := startNATS(ctx, cfg, c.String("data-dir"), logger)
 	if err != nil {
 		return err
@@ -202,6 +212,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)
 	}
+	logger.Info("sign-in methods", "optional", srv.AuthMethods())
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen on --addr %s: %w", cfg.addr, err)

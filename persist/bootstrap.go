@@ -48,21 +48,31 @@ func (tx *Tx) DevBootstrap(ctx context.Context) (Bootstrap, error) {
 	if err != nil {
 		return Bootstrap{}, err
 	}
+	w, err := tx.defaultWorkspaceCreate(ctx, owner)
+	if err != nil {
+		return Bootstrap{}, err
+	}
+	return Bootstrap{Owner: owner, Workspace: w, Created: true}, nil
+}
+
+// defaultWorkspaceCreate creates the instance's default workspace, owned by owner, with a
+// `general` channel, and records it as the default. The caller holds bootstrapLock. Its last
+// write is the channel's event.
+func (tx *Tx) defaultWorkspaceCreate(ctx context.Context, owner User) (Workspace, error) {
 	w, err := tx.WorkspaceCreate(ctx, owner.ID, DevWorkspace, "")
 	if e, ok := ErrorOf(err); ok && e.Code == CodeConflict {
 		// Someone already took the slug "natter"; any free slug will do for the default.
 		w, err = tx.WorkspaceCreate(ctx, owner.ID, DevWorkspace, devWorkspaceTag+"-"+NewID("", tx.now)[20:])
 	}
 	if err != nil {
-		return Bootstrap{}, err
-	}
-	if _, _, err := tx.ChannelCreate(ctx, ActorFor(owner), w.ID, ChannelCreateParams{Name: DevChannel}); err != nil {
-		return Bootstrap{}, err
+		return Workspace{}, err
 	}
 	if err := tx.SettingSet(ctx, SettingDefaultWorkspace, w.ID); err != nil {
-		return Bootstrap{}, err
+		return Workspace{}, err
 	}
-	return Bootstrap{Owner: owner, Workspace: w, Created: true}, nil
+	// channel.created is the transaction's last write.
+	_, _, err = tx.ChannelCreate(ctx, ActorFor(owner), w.ID, ChannelCreateParams{Name: DevChannel})
+	return w, err
 }
 
 func (tx *Tx) bootstrapOwner(ctx context.Context) (User, error) {

@@ -76,6 +76,10 @@ const (
 	CodeNotImplemented Code = "not_implemented"
 	// CodeUnavailable: a dependency (the database) is down.
 	CodeUnavailable Code = "unavailable"
+	// CodeOverCapacity: too many sign-ins are pending (OAuth transactions or desktop grants).
+	CodeOverCapacity Code = "over_capacity"
+	// CodeProviderFailed: a sign-in provider (GitHub, the OIDC issuer) failed or answered badly.
+	CodeProviderFailed Code = "provider_failed"
 	// CodeInternal: anything unexpected; the cause is logged, never shown.
 	CodeInternal Code = "internal"
 )
@@ -102,6 +106,8 @@ var statusOf = map[Code]int{
 	CodeUpgradeRequired:      http.StatusUpgradeRequired,
 	CodeNotImplemented:       http.StatusNotImplemented,
 	CodeUnavailable:          http.StatusServiceUnavailable,
+	CodeOverCapacity:         http.StatusServiceUnavailable,
+	CodeProviderFailed:       http.StatusBadGateway,
 	CodeInternal:             http.StatusInternalServerError,
 }
 

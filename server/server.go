@@ -16,6 +16,7 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
+	"github.com/natterchat/natter/server/signin"
 )
 
 // Config configures the HTTP API.
@@ -51,6 +52,20 @@ type Config struct {
 	// Collectors are other components' metrics (relay, realtime), served at /metrics beside
 	// the server's own. Default none.
 	Collectors []prometheus.Collector
+	// GitHub is GitHub OAuth sign-in (signin.NewGitHub); without it the GitHub start routes
+	// answer 501. Default nil.
+	GitHub *signin.GitHub
+	// OIDC is the discovered OIDC provider (signin.DiscoverOIDC); without it, or without
+	// PublicURL, the OIDC routes answer 501. Default nil.
+	OIDC *signin.OIDC
+	// DesktopScheme is the desktop app's callback scheme for handoff protocol 2. Default
+	// "natter".
+	DesktopScheme string
+	// LegacyDesktopScheme is the callback scheme of handoff protocol 1. Default "natter-legacy".
+	LegacyDesktopScheme string
+	// OAuthLimits bound pending OAuth transactions and desktop grants. Default
+	// persist.DefaultOAuthLimits (8,192 transactions, 8 per browser, 4,096 grants).
+	OAuthLimits persist.OAuthLimits
 }
 
 // Server is the HTTP API.
@@ -105,6 +120,20 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.cookieName = "cc_session_" + cfg.CookieNamespace
 	}
+	if cfg.DesktopScheme == "" {
+		cfg.DesktopScheme = signin.DefaultDesktopScheme
+	}
+	if cfg.LegacyDesktopScheme == "" {
+		cfg.LegacyDesktopScheme = signin.DefaultLegacyDesktopScheme
+	}
+	if err := signin.CheckScheme(cfg.DesktopScheme); err != nil {
+		return nil, fmt.Errorf("--desktop-scheme: %w", err)
+	}
+	if err := signin.CheckScheme(cfg.LegacyDesktopScheme); err != nil {
+		return nil, fmt.Errorf("--legacy-desktop-scheme: %w", err)
+	}
+	cfg.OAuthLimits = cfg.OAuthLimits.WithDefaults()
+	s.cfg = cfg
 	s.claimLimiter = newWindowLimiter(setupCodeClaimLimit, setupCodeClaimWindow, cfg.Store.Now)
 	s.router = s.buildRouter()
 	return s, nil
