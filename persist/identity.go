@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The isolated workspace open GitHub login joins (rule 5 of §Code-hosting OAuth). Its slug is
@@ -118,13 +119,14 @@ func (tx *Tx) identityUpsert(ctx context.Context, id ExternalIdentity) (User, er
 		return User{}, err
 	}
 	u, err := scanUser(tx.queryRow(ctx, `
-		INSERT INTO users (id, kind, display_name, email, avatar_url, created_at, updated_at)
-		VALUES ($1, 'human', $2,
-			CASE WHEN $3 <> '' AND NOT EXISTS (SELECT 1 FROM users WHERE email = $3) THEN $3 END,
-			nullif($4, ''), $5, $5)
+		INSERT INTO users (id, kind, display_name, avatar_url, created_at, updated_at)
+		VALUES ($1, 'human', $2, nullif($3, ''), $4, $4)
 		RETURNING `+userColumns,
-		NewID(PrefixUser, tx.now), name, email, avatar, tx.now))
+		NewID(PrefixUser, tx.now), name, avatar, tx.now))
 	if err != nil {
+		return User{}, err
+	}
+	if u, err = tx.userEmailFill(ctx, u, email); err != nil {
 		return User{}, err
 	}
 	_, err = tx.exec(ctx, `
@@ -146,17 +148,48 @@ func (tx *Tx) identityReconcile(ctx context.Context, u User, id ExternalIdentity
 		u.AvatarURL = avatar
 	}
 	u, err := scanUser(tx.queryRow(ctx, `
-		UPDATE users SET display_name = $2, avatar_url = nullif($3, ''), updated_at = $5,
-			email = CASE WHEN email IS NULL AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM users WHERE email = $4)
-				THEN $4 ELSE email END
-		WHERE id = $1 RETURNING `+userColumns, u.ID, u.DisplayName, u.AvatarURL, email, tx.now))
+		UPDATE users SET display_name = $2, avatar_url = nullif($3, ''), updated_at = $4
+		WHERE id = $1 RETURNING `+userColumns, u.ID, u.DisplayName, u.AvatarURL, tx.now))
 	if err != nil {
+		return User{}, err
+	}
+	if u, err = tx.userEmailFill(ctx, u, email); err != nil {
 		return User{}, err
 	}
 	_, err = tx.exec(ctx, `UPDATE user_identities SET login = $3, display_name = $4, updated_at = $6,
 			email = coalesce(email, nullif($5, ''))
 		WHERE provider = $1 AND provider_user_id = $2`, id.Provider, id.Subject, id.Login, name, email, tx.now)
 	return u, err
+}
+
+// userEmailFill gives u the email when u has none and no other account holds it. The statement
+// runs under a savepoint: when a concurrent sign-in takes the email first, the unique index
+// refuses it and u simply stays without an email (accounts are never linked by email).
+func (tx *Tx) userEmailFill(ctx context.Context, u User, email string) (User, error) {
+	if u.Email != "" || email == "" {
+		return u, nil
+	}
+	sp, err := tx.tx.Begin(ctx)
+	if err != nil {
+		return User{}, err
+	}
+	tag, err := sp.Exec(ctx, `UPDATE users SET email = $2 WHERE id = $1 AND email IS NULL
+		AND NOT EXISTS (SELECT 1 FROM users WHERE email = $2)`, u.ID, email)
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && pe.Code == "23505":
+		return u, sp.Rollback(ctx)
+	case err != nil:
+		_ = sp.Rollback(ctx)
+		return User{}, err
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return User{}, err
+	}
+	if tag.RowsAffected() == 1 {
+		u.Email = email
+	}
+	return u, nil
 }
 
 // placementJoin lets userID into the placed workspace. In the Guests workspace a newcomer gets

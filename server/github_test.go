@@ -26,7 +26,7 @@ type githubWorld struct {
 func newGitHubWorld(t *testing.T, edit func(*signin.GitHubConfig, *server.Config)) *githubWorld {
 	t.Helper()
 	// The clock starts at the real time: the browser's cookie jar expires cookies by it.
-	w := &githubWorld{gh: newFakeGitHub(t), clock: &testClock{now: time.Now().UTC()}}
+	w := &githubWorld{gh: newFakeGitHub(t), clock: &testClock{now: time.Now().UTC().Truncate(time.Second)}}
 	w.h = servertest.New(t, w.clock.option(),
 		servertest.WithConfig(func(c *server.Config) {
 			gc := w.gh.config()
