@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +114,25 @@ func TestGitHubSignIn(t *testing.T) {
 		})
 		require.NoError(t, err)
 		require.Equal(t, persist.MethodGitHub, sess.Method)
+	})
+
+	t.Run("AnotherReplicaFinishesTheSignIn", func(t *testing.T) {
+		t.Parallel()
+		// The transaction lives in the database: a second server over the same store (another
+		// replica, or this one restarted) finishes what the first started.
+		w := newGitHubWorld(t, nil)
+		b := newBrowser(t, w.h)
+		authorize := location(t, w.start(t, b))
+		callback := callbackPath(t, authorize, w.gh.authorize(authorize, octocat()))
+		gh, err := signin.NewGitHub(w.gh.config())
+		require.NoError(t, err)
+		replica, err := server.New(server.Config{Store: w.h.Store, GitHub: gh})
+		require.NoError(t, err)
+		ts := httptest.NewServer(replica.Handler())
+		t.Cleanup(ts.Close)
+		b.base = ts.URL // the cookie jar keys cookies by host, not port: the browser keeps its binding
+		require.Equal(t, "/", location(t, b.get(t, callback)).String())
+		require.Equal(t, "The Octocat", b.me(t)["display_name"])
 	})
 
 	t.Run("NonLocalRequestNeedsPublicURL", func(t *testing.T) {
