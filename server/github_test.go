@@ -47,11 +47,18 @@ func (w *githubWorld) start(t *testing.T, b *browser) *servertest.Response {
 	return b.get(t, "/api/auth/github/start")
 }
 
+// pending starts a sign-in in b that GitHub approves for a, and returns the callback GitHub
+// sends the browser to.
+func (w *githubWorld) pending(t *testing.T, b *browser, a fakeAccount) string {
+	t.Helper()
+	authorize := location(t, w.start(t, b))
+	return callbackPath(t, authorize, w.gh.authorize(authorize, a))
+}
+
 // signIn runs the whole browser flow for account and returns the callback's response.
 func (w *githubWorld) signIn(t *testing.T, b *browser, a fakeAccount) *servertest.Response {
 	t.Helper()
-	authorize := location(t, w.start(t, b))
-	return b.get(t, callbackPath(t, authorize, w.gh.authorize(authorize, a)))
+	return b.get(t, w.pending(t, b, a))
 }
 
 // signedIn runs the flow, requires success, and returns the signed-in user.
@@ -122,8 +129,7 @@ func TestGitHubSignIn(t *testing.T) {
 		// replica, or this one restarted) finishes what the first started.
 		w := newGitHubWorld(t, nil)
 		b := newBrowser(t, w.h)
-		authorize := location(t, w.start(t, b))
-		callback := callbackPath(t, authorize, w.gh.authorize(authorize, octocat()))
+		callback := w.pending(t, b, octocat())
 		gh, err := signin.NewGitHub(w.gh.config())
 		require.NoError(t, err)
 		replica, err := server.New(server.Config{Store: w.h.Store, GitHub: gh})
@@ -153,8 +159,7 @@ func TestGitHubSignIn(t *testing.T) {
 		t.Parallel()
 		w := newGitHubWorld(t, nil)
 		victim, attacker := newBrowser(t, w.h), newBrowser(t, w.h)
-		authorize := location(t, w.start(t, victim))
-		callback := callbackPath(t, authorize, w.gh.authorize(authorize, octocat()))
+		callback := w.pending(t, victim, octocat())
 		w.start(t, attacker) // the attacker holds a binding of their own
 		attacker.get(t, callback).RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
 		newBrowser(t, w.h).get(t, callback).RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
@@ -168,8 +173,7 @@ func TestGitHubSignIn(t *testing.T) {
 		t.Parallel()
 		w := newGitHubWorld(t, nil)
 		b := newBrowser(t, w.h)
-		authorize := location(t, w.start(t, b))
-		callback := callbackPath(t, authorize, w.gh.authorize(authorize, octocat()))
+		callback := w.pending(t, b, octocat())
 		require.Equal(t, "/", location(t, b.get(t, callback)).String())
 		b.get(t, callback).RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
 		require.EqualValues(t, 1, w.gh.exchanges.Load())
@@ -179,8 +183,7 @@ func TestGitHubSignIn(t *testing.T) {
 		t.Parallel()
 		w := newGitHubWorld(t, nil)
 		b := newBrowser(t, w.h)
-		authorize := location(t, w.start(t, b))
-		callback := callbackPath(t, authorize, w.gh.authorize(authorize, octocat()))
+		callback := w.pending(t, b, octocat())
 		w.clock.Advance(persist.OAuthTransactionLifetime)
 		b.get(t, callback).RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
 	})
@@ -189,8 +192,7 @@ func TestGitHubSignIn(t *testing.T) {
 		t.Parallel()
 		w := newGitHubWorld(t, nil)
 		b := newBrowser(t, w.h)
-		authorize := location(t, w.start(t, b))
-		callback := callbackPath(t, authorize, w.gh.authorize(authorize, octocat()))
+		callback := w.pending(t, b, octocat())
 		w.clock.Advance(persist.OAuthTransactionLifetime - time.Second)
 		require.Equal(t, "/", location(t, b.get(t, callback)).String())
 	})
@@ -232,9 +234,9 @@ func TestGitHubCapacity(t *testing.T) {
 		b := newBrowser(t, w.h)
 		var first string
 		for i := range persist.DefaultOAuthLimits.PerBinding {
-			authorize := location(t, w.start(t, b))
+			callback := w.pending(t, b, octocat())
 			if i == 0 {
-				first = callbackPath(t, authorize, w.gh.authorize(authorize, octocat()))
+				first = callback
 			}
 		}
 		require.Equal(t, 8, persist.DefaultOAuthLimits.PerBinding)
