@@ -19,7 +19,6 @@ import (
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server"
-	"github.com/natterchat/natter/server/accessproxy"
 	"github.com/natterchat/natter/server/webpush"
 	"github.com/natterchat/natter/streams"
 )
@@ -48,7 +47,7 @@ func serverFlags(dev bool) []cli.Flag {
 	if dev {
 		addr = "127.0.0.1:8080"
 	}
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "addr", EnvVars: []string{"NATTER_ADDR"}, Value: addr,
 			Usage: "host:port the HTTP API listens on"},
 		databaseURLFlag(),
@@ -75,13 +74,7 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "send Web Push notifications to registered devices (a server key pair is generated on first start); false turns push off: no key, no sends, and the push write endpoints answer 404"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
-		&cli.BoolFlag{Name: "password-auth", EnvVars: []string{"NATTER_PASSWORD_AUTH"},
-			Usage: "allow password sign-in and change for accounts an operator enrolled (natter admin password set)"},
-		&cli.StringFlag{Name: "proxy-team-domain", EnvVars: []string{"NATTER_PROXY_TEAM_DOMAIN"},
-			Usage: "trust Cloudflare Access assertions (Cf-Access-Jwt-Assertion) from this team origin, such as https://example.cloudflareaccess.com; needs --proxy-audience"},
-		&cli.StringFlag{Name: "proxy-audience", EnvVars: []string{"NATTER_PROXY_AUDIENCE"},
-			Usage: "the Cloudflare Access application's audience tag; needs --proxy-team-domain"},
-	}
+	}, signInFlags()...)
 }
 
 // serverConfig is the validated configuration of serve and dev.
@@ -91,10 +84,11 @@ type serverConfig struct {
 	natsURL        string
 	natsListen     string
 	server         server.Config
+	signIn         signInConfig
 }
 
-func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
-	cfg := serverConfig{addr: c.String("addr"), natsURL: c.String("nats-url"), natsListen: c.String("nats-listen"),
+func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
+	cfg = serverConfig{addr: c.String("addr"), natsURL: c.String("nats-url"), natsListen: c.String("nats-listen"),
 		streamReplicas: c.Int("stream-replicas")}
 	if cfg.streamReplicas < 1 || cfg.streamReplicas > 5 {
 		return cfg, configError("stream-replicas", "must be 1 to 5 (1 for the embedded server, 3 in a cluster), not %d", cfg.streamReplicas)
@@ -134,8 +128,7 @@ func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
 	if ns := c.String("cookie-namespace"); ns != "" && !server.ValidCookieNamespace(ns) {
 		return cfg, configError("cookie-namespace", "%q may contain only letters, digits, '-' and '_' (at most 32)", ns)
 	}
-	proxy, err := readProxyConfig(c)
-	if err != nil {
+	if cfg.signIn, err = readSignInConfig(c); err != nil {
 		return cfg, err
 	}
 	cfg.server = server.Config{
@@ -147,27 +140,13 @@ func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
 		AccessLog:       c.Bool("access-log"),
 		APIBaseURL:      c.String("api-base-url"),
 		PasswordAuth:    c.Bool("password-auth"),
-		IdentityProxy:   proxy,
+		IdentityProxy:   cfg.signIn.proxy,
 		DisableWebPush:  !c.Bool("web-push"),
+
+		DesktopScheme:       cfg.signIn.desktopScheme,
+		LegacyDesktopScheme: cfg.signIn.legacyDesktopScheme,
 	}
 	return cfg, nil
-}
-
-// readProxyConfig reads the identity-proxy flags: both or neither.
-func readProxyConfig(c *cli.Context) (accessproxy.Config, error) {
-	team, audience := strings.TrimSpace(c.String("proxy-team-domain")), strings.TrimSpace(c.String("proxy-audience"))
-	switch {
-	case team == "" && audience == "":
-		return accessproxy.Config{}, nil
-	case audience == "":
-		return accessproxy.Config{}, configError("proxy-audience", "must be set together with --proxy-team-domain (or leave both unset)")
-	case team == "":
-		return accessproxy.Config{}, configError("proxy-team-domain", "must be set together with --proxy-audience (or leave both unset)")
-	}
-	if _, err := accessproxy.ParseTeamDomain(team); err != nil {
-		return accessproxy.Config{}, configError("proxy-team-domain", "%v", err)
-	}
-	return accessproxy.Config{TeamDomain: team, Audience: audience}, nil
 }
 
 func checkHostPort(hp string) error {
@@ -194,6 +173,9 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	// private PostgreSQL cluster inside it runs as an unprivileged user who must enter it.
 	if err := os.MkdirAll(c.String("data-dir"), 0o755); err != nil {
 		return fmt.Errorf("create --data-dir: %w", err)
+	}
+	if cfg.server.GitHub, cfg.server.OIDC, err = cfg.signIn.providers(ctx, cfg.server.PublicURL, logger); err != nil {
+		return err
 	}
 	emb, nc, stopNATS, err := startNATS(ctx, cfg, c.String("data-dir"), logger)
 	if err != nil {
@@ -250,6 +232,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)
 	}
+	logger.Info("sign-in methods", "optional", srv.AuthMethods())
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen on --addr %s: %w", cfg.addr, err)

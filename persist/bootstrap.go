@@ -62,8 +62,9 @@ func (tx *Tx) defaultWorkspace(ctx context.Context) (Workspace, error) {
 	return tx.WorkspaceGet(ctx, id)
 }
 
-// defaultWorkspaceCreate creates the default workspace with a `general` channel, owned by
-// owner, and records it as the default. The caller holds bootstrapLock.
+// defaultWorkspaceCreate creates the instance's default workspace, owned by owner, with a
+// `general` channel, and records it as the default. The caller holds bootstrapLock. Its last
+// write is the channel's event.
 func (tx *Tx) defaultWorkspaceCreate(ctx context.Context, owner User) (Workspace, error) {
 	w, err := tx.WorkspaceCreate(ctx, owner.ID, DevWorkspace, "")
 	if e, ok := ErrorOf(err); ok && e.Code == CodeConflict {
@@ -73,10 +74,12 @@ func (tx *Tx) defaultWorkspaceCreate(ctx context.Context, owner User) (Workspace
 	if err != nil {
 		return Workspace{}, err
 	}
-	if _, _, err := tx.ChannelCreate(ctx, ActorFor(owner), w.ID, ChannelCreateParams{Name: DevChannel}); err != nil {
+	if err := tx.SettingSet(ctx, SettingDefaultWorkspace, w.ID); err != nil {
 		return Workspace{}, err
 	}
-	return w, tx.SettingSet(ctx, SettingDefaultWorkspace, w.ID)
+	// channel.created is the transaction's last write.
+	_, _, err = tx.ChannelCreate(ctx, ActorFor(owner), w.ID, ChannelCreateParams{Name: DevChannel})
+	return w, err
 }
 
 func (tx *Tx) bootstrapOwner(ctx context.Context) (User, error) {

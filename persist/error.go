@@ -80,6 +80,10 @@ const (
 	CodePushDisabled Code = "push_disabled"
 	// CodePushAccountMismatch: a push registration names another account than the signed-in one.
 	CodePushAccountMismatch Code = "push_account_mismatch"
+	// CodeOverCapacity: too many sign-ins are pending (OAuth transactions or desktop grants).
+	CodeOverCapacity Code = "over_capacity"
+	// CodeProviderFailed: a sign-in provider (GitHub, the OIDC issuer) failed or answered badly.
+	CodeProviderFailed Code = "provider_failed"
 	// CodeInternal: anything unexpected; the cause is logged, never shown.
 	CodeInternal Code = "internal"
 )
@@ -108,6 +112,8 @@ var statusOf = map[Code]int{
 	CodeUnavailable:          http.StatusServiceUnavailable,
 	CodePushDisabled:         http.StatusNotFound,
 	CodePushAccountMismatch:  http.StatusConflict,
+	CodeOverCapacity:         http.StatusServiceUnavailable,
+	CodeProviderFailed:       http.StatusBadGateway,
 	CodeInternal:             http.StatusInternalServerError,
 }
 

@@ -20,39 +20,13 @@ func (tx *Tx) ProxySignIn(ctx context.Context, email string) (User, Session, str
 	if u.Kind != KindHuman {
 		return User{}, Session{}, "", Errorf(CodeUnauthenticated, "the asserted identity is not a person")
 	}
-	if err := tx.proxyJoin(ctx, u); err != nil {
-		return User{}, Session{}, "", err
-	}
 	s, token, err := tx.SessionCreate(ctx, u.ID, MethodProxy)
 	if err != nil {
 		return User{}, Session{}, "", err
 	}
+	// Joining may append events: the last write.
+	if _, _, err := tx.DefaultWorkspaceJoin(ctx, u.ID, true); err != nil {
+		return User{}, Session{}, "", err
+	}
 	return u, s, token, nil
-}
-
-// proxyJoin makes u a member of the default workspace: its owner when it needs one.
-func (tx *Tx) proxyJoin(ctx context.Context, u User) error {
-	w, err := tx.defaultWorkspace(ctx)
-	if e, ok := ErrorOf(err); ok && e.Code == CodeNotFound {
-		_, err = tx.defaultWorkspaceCreate(ctx, u)
-		return err
-	}
-	if err != nil {
-		return err
-	}
-	if _, err := tx.MemberGet(ctx, w.ID, u.ID); err == nil {
-		return nil
-	} else if e, ok := ErrorOf(err); !ok || e.Code != CodeNotFound {
-		return err
-	}
-	_, err = tx.workspaceOwner(ctx, w.ID)
-	if e, ok := ErrorOf(err); ok && e.Code == CodeNotFound {
-		_, err = tx.MemberAdd(ctx, w.ID, u.ID, RoleOwner)
-		return err
-	}
-	if err != nil {
-		return err
-	}
-	_, err = tx.MemberJoin(ctx, w.ID, u.ID, RoleMember)
-	return err
 }

@@ -63,23 +63,11 @@ func sessionCookie(t *testing.T, r *servertest.Response) *http.Cookie {
 	return nil
 }
 
-// workspaceRoles lists the caller's workspaces as id → role.
-func workspaceRoles(t *testing.T, h *servertest.Harness, cookie *http.Cookie) map[string]string {
+// proxyRoles lists the workspaces of the session in cookie as id → role.
+func proxyRoles(t *testing.T, h *servertest.Harness, cookie *http.Cookie) map[string]string {
 	t.Helper()
-	r := h.Do(t, servertest.Request{Method: http.MethodGet, Path: "/api/workspaces", Cookies: []*http.Cookie{cookie}})
-	r.RequireStatus(t, http.StatusOK)
-	var out struct {
-		Workspaces []struct {
-			ID   string `json:"id"`
-			Role string `json:"role"`
-		} `json:"workspaces"`
-	}
-	r.Decode(t, &out)
-	roles := map[string]string{}
-	for _, w := range out.Workspaces {
-		roles[w.ID] = w.Role
-	}
-	return roles
+	byID, _ := rolesOf(t, h.Do(t, servertest.Request{Method: http.MethodGet, Path: "/api/workspaces", Cookies: []*http.Cookie{cookie}}))
+	return byID
 }
 
 func TestProxySignIn(t *testing.T) {
@@ -102,7 +90,7 @@ func TestProxySignIn(t *testing.T) {
 		t.Parallel()
 		b := setupProxy(t)
 		first := sessionCookie(t, b.me(t, "first@example.com"))
-		roles := workspaceRoles(t, b.h, first)
+		roles := proxyRoles(t, b.h, first)
 		require.Len(t, roles, 1, "the default workspace was created for the first person")
 		var wsID string
 		for id, role := range roles {
@@ -110,9 +98,9 @@ func TestProxySignIn(t *testing.T) {
 			require.Equal(t, persist.RoleOwner, role)
 		}
 		second := sessionCookie(t, b.me(t, "second@example.com"))
-		require.Equal(t, map[string]string{wsID: persist.RoleMember}, workspaceRoles(t, b.h, second))
+		require.Equal(t, map[string]string{wsID: persist.RoleMember}, proxyRoles(t, b.h, second))
 		// Signing in again changes no role.
-		require.Equal(t, map[string]string{wsID: persist.RoleOwner}, workspaceRoles(t, b.h, sessionCookie(t, b.me(t, "first@example.com"))))
+		require.Equal(t, map[string]string{wsID: persist.RoleOwner}, proxyRoles(t, b.h, sessionCookie(t, b.me(t, "first@example.com"))))
 		// The default workspace comes with #general.
 		r := b.h.Do(t, servertest.Request{Method: http.MethodGet, Path: "/api/workspaces/" + wsID + "/channels", Cookies: []*http.Cookie{second}})
 		r.RequireStatus(t, http.StatusOK)
@@ -125,7 +113,7 @@ func TestProxySignIn(t *testing.T) {
 		boot, err := persist.WithTxV(ctx, b.h.Store, func(tx *persist.Tx) (persist.Bootstrap, error) { return tx.DevBootstrap(ctx) })
 		require.NoError(t, err)
 		cookie := sessionCookie(t, b.me(t, "late@example.com"))
-		require.Equal(t, map[string]string{boot.Workspace.ID: persist.RoleMember}, workspaceRoles(t, b.h, cookie))
+		require.Equal(t, map[string]string{boot.Workspace.ID: persist.RoleMember}, proxyRoles(t, b.h, cookie))
 	})
 	t.Run("ConcurrentFirstArrivalsMakeOneOwner", func(t *testing.T) {
 		t.Parallel()
@@ -137,7 +125,7 @@ func TestProxySignIn(t *testing.T) {
 		}
 		owners, workspaces := 0, map[string]bool{}
 		for range emails {
-			for id, role := range workspaceRoles(t, b.h, sessionCookie(t, <-responses)) {
+			for id, role := range proxyRoles(t, b.h, sessionCookie(t, <-responses)) {
 				workspaces[id] = true
 				if role == persist.RoleOwner {
 					owners++

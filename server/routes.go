@@ -96,6 +96,12 @@ func (s *Server) routeTable() []route {
 		// Sign-in: passwords, identity proxy, GitHub OAuth, OIDC.
 		{"POST", "/api/auth/password/login", public, s.handlePasswordLogin},
 		{"POST", "/api/auth/password/change", human, s.handlePasswordChange},
+		{"GET", "/api/auth/github/start", public, s.handleGitHubStart},
+		{"GET", "/api/auth/github/callback", public, s.handleGitHubCallback},
+		{"GET", "/api/auth/github/desktop/start", public, s.handleGitHubDesktopStart},
+		{"POST", "/api/auth/github/desktop/consume", public, s.handleGitHubDesktopConsume},
+		{"GET", "/api/auth/oidc/start", public, s.handleOIDCStart},
+		{"GET", "/api/auth/oidc/callback", public, s.handleOIDCCallback},
 
 		// Web push.
 		{"GET", "/api/me/push", human, s.handlePushStatus},

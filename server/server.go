@@ -18,6 +18,7 @@ import (
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server/accessproxy"
 	"github.com/natterchat/natter/server/passwordhash"
+	"github.com/natterchat/natter/server/signin"
 	"github.com/natterchat/natter/server/webpush"
 )
 
@@ -70,6 +71,20 @@ type Config struct {
 	// Access) when TeamDomain and Audience are set; both empty leaves the header ignored. Its
 	// clock defaults to the store's. Default off.
 	IdentityProxy accessproxy.Config
+	// GitHub is GitHub OAuth sign-in (signin.NewGitHub); without it the GitHub start routes
+	// answer 501. Default nil.
+	GitHub *signin.GitHub
+	// OIDC is the discovered OIDC provider (signin.DiscoverOIDC); without it, or without
+	// PublicURL, the OIDC routes answer 501. Default nil.
+	OIDC *signin.OIDC
+	// DesktopScheme is the desktop app's callback scheme for handoff protocol 2. Default
+	// "natter".
+	DesktopScheme string
+	// LegacyDesktopScheme is the callback scheme of handoff protocol 1. Default "natter-legacy".
+	LegacyDesktopScheme string
+	// OAuthLimits bound pending OAuth transactions and desktop grants. Default
+	// persist.DefaultOAuthLimits (8,192 transactions, 8 per browser, 4,096 grants).
+	OAuthLimits persist.OAuthLimits
 }
 
 // Server is the HTTP API.
@@ -133,6 +148,20 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.cookieName = "cc_session_" + cfg.CookieNamespace
 	}
+	if cfg.DesktopScheme == "" {
+		cfg.DesktopScheme = signin.DefaultDesktopScheme
+	}
+	if cfg.LegacyDesktopScheme == "" {
+		cfg.LegacyDesktopScheme = signin.DefaultLegacyDesktopScheme
+	}
+	if err := signin.CheckScheme(cfg.DesktopScheme); err != nil {
+		return nil, fmt.Errorf("--desktop-scheme: %w", err)
+	}
+	if err := signin.CheckScheme(cfg.LegacyDesktopScheme); err != nil {
+		return nil, fmt.Errorf("--legacy-desktop-scheme: %w", err)
+	}
+	cfg.OAuthLimits = cfg.OAuthLimits.WithDefaults()
+	s.cfg = cfg
 	s.claimLimiter = newWindowLimiter(setupCodeClaimLimit, setupCodeClaimWindow, cfg.Store.Now)
 	if err := s.configureSignIn(cfg); err != nil {
 		return nil, err

@@ -90,3 +90,23 @@ func (e *wsEnv) obj(t *testing.T, r *servertest.Response, key string) map[string
 }
 
 func (e *wsEnv) wsPath(suffix string) string { return "/api/workspaces/" + e.ws.ID + suffix }
+
+// rolesOf decodes a GET /api/workspaces answer into the caller's role in each workspace, by
+// workspace id and by slug.
+func rolesOf(t *testing.T, r *servertest.Response) (byID, bySlug map[string]string) {
+	t.Helper()
+	r.RequireStatus(t, http.StatusOK)
+	var out struct {
+		Workspaces []struct {
+			ID   string `json:"id"`
+			Slug string `json:"slug"`
+			Role string `json:"role"`
+		} `json:"workspaces"`
+	}
+	r.Decode(t, &out)
+	byID, bySlug = map[string]string{}, map[string]string{}
+	for _, w := range out.Workspaces {
+		byID[w.ID], bySlug[w.Slug] = w.Role, w.Role
+	}
+	return byID, bySlug
+}

@@ -1,0 +1,98 @@
+package signin
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestPublicOnly(t *testing.T) {
+	t.Parallel()
+	for addr, want := range map[string]bool{
+		"8.8.8.8":              true,
+		"140.82.112.3":         true,
+		"2606:4700:4700::1111": true,
+		"127.0.0.1":            false,
+		"127.8.9.10":           false,
+		"::1":                  false,
+		"::ffff:127.0.0.1":     false,
+		"::ffff:10.1.2.3":      false,
+		"10.0.0.1":             false,
+		"172.16.5.4":           false,
+		"192.168.1.1":          false,
+		"169.254.169.254":      false,
+		"fe80::1":              false,
+		"fc00::1":              false,
+		"fd12:3456::1":         false,
+		"100.64.0.1":           false,
+		"0.0.0.0":              false,
+		"::":                   false,
+		"224.0.0.1":            false,
+		"ff02::1":              false,
+		"255.255.255.255":      false,
+		"192.0.2.10":           false,
+		"198.18.0.1":           false,
+		"240.0.0.1":            false,
+		"64:ff9b::a00:1":       false,
+		"2002:a00:1::":         false,
+		"2001:db8::1":          false,
+	} {
+		require.Equal(t, want, PublicOnly(netip.MustParseAddr(addr)), addr)
+	}
+}
+
+func TestClient(t *testing.T) {
+	t.Parallel()
+	allowLoopback := func(a netip.Addr) bool { return a.Unmap().IsLoopback() }
+
+	t.Run("DefaultPolicyRefusesLoopback", func(t *testing.T) {
+		t.Parallel()
+		var hits atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+		t.Cleanup(srv.Close)
+		_, err := newClient(nil, 0).Get(srv.URL)
+		require.ErrorIs(t, err, ErrAddressRefused)
+		require.Zero(t, hits.Load())
+	})
+
+	t.Run("RedirectsAreNotFollowed", func(t *testing.T) {
+		t.Parallel()
+		var followed atomic.Int32
+		target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { followed.Add(1) }))
+		t.Cleanup(target.Close)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target.URL, http.StatusFound)
+		}))
+		t.Cleanup(srv.Close)
+		resp, err := newClient(allowLoopback, 0).Get(srv.URL)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		require.Equal(t, http.StatusFound, resp.StatusCode)
+		require.Zero(t, followed.Load())
+	})
+
+	t.Run("NoProxy", func(t *testing.T) {
+		t.Parallel()
+		transport := newClient(nil, 0).Transport.(*http.Transport)
+		require.Nil(t, transport.Proxy, "environment proxy settings are ignored")
+		require.True(t, transport.DisableKeepAlives)
+	})
+
+	t.Run("ReadLimited", func(t *testing.T) {
+		t.Parallel()
+		body, err := readLimited(bytesReader(4), 4)
+		require.NoError(t, err)
+		require.Len(t, body, 4)
+		_, err = readLimited(bytesReader(5), 4)
+		require.True(t, errors.Is(err, errTooLarge))
+	})
+}
+
+func bytesReader(n int) io.Reader { return bytes.NewReader(make([]byte, n)) }

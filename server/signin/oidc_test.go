@@ -1,0 +1,234 @@
+package signin
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/persist"
+)
+
+// discoveryServer answers the discovery path with handler; its issuer is its own URL.
+func discoveryServer(t *testing.T, handler func(w http.ResponseWriter, issuer string)) *httptest.Server {
+	t.Helper()
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/.well-known/openid-configuration" {
+			http.NotFound(w, r)
+			return
+		}
+		handler(w, srv.URL)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func document(issuer, authorize, token string) func(http.ResponseWriter, string) {
+	return func(w http.ResponseWriter, _ string) {
+		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": issuer, "authorization_endpoint": authorize, "token_endpoint": token})
+	}
+}
+
+func status(code int) func(http.ResponseWriter, string) {
+	return func(w http.ResponseWriter, _ string) { w.WriteHeader(code) }
+}
+
+// paddedDocument is a usable discovery document of exactly size bytes.
+func paddedDocument(issuer string, size int) string {
+	body, _ := json.Marshal(map[string]string{"issuer": issuer, "authorization_endpoint": issuer + "/a", "token_endpoint": issuer + "/t"})
+	padded := string(body[:len(body)-1]) + `, "pad": "`
+	return padded + strings.Repeat("x", size-len(padded)-2) + `"}`
+}
+
+func oidcConfig(issuer string, fallback bool) OIDCConfig {
+	cfg := OIDCConfig{Issuer: issuer, ClientID: "client", ClientSecret: "secret",
+		Policy: func(a netip.Addr) bool { return a.Unmap().IsLoopback() }, FallbackIssuer: "https://fallback.invalid"}
+	if fallback {
+		cfg.FallbackIssuer = issuer
+	}
+	return cfg
+}
+
+func TestDiscoverOIDC(t *testing.T) {
+	t.Parallel()
+
+	t.Run("UsesTheDocumentsEndpoints", func(t *testing.T) {
+		t.Parallel()
+		var srv *httptest.Server
+		srv = discoveryServer(t, func(w http.ResponseWriter, issuer string) {
+			document(issuer, issuer+"/authz", srv.URL+"/tok")(w, issuer)
+		})
+		o, err := DiscoverOIDC(t.Context(), oidcConfig(srv.URL, true))
+		require.NoError(t, err)
+		authorize, token, fellBack := o.Endpoints()
+		require.Equal(t, srv.URL+"/authz", authorize)
+		require.Equal(t, srv.URL+"/tok", token)
+		require.False(t, fellBack)
+	})
+
+	t.Run("IssuerMustMatch", func(t *testing.T) {
+		t.Parallel()
+		srv := discoveryServer(t, func(w http.ResponseWriter, issuer string) {
+			document(issuer+"/other", issuer+"/authz", issuer+"/tok")(w, issuer)
+		})
+		_, err := DiscoverOIDC(t.Context(), oidcConfig(srv.URL, true))
+		require.ErrorContains(t, err, "names the issuer")
+	})
+
+	t.Run("FallbackIssuerFallsBackOn404And501", func(t *testing.T) {
+		t.Parallel()
+		for _, code := range []int{http.StatusNotFound, http.StatusNotImplemented} {
+			srv := discoveryServer(t, status(code))
+			o, err := DiscoverOIDC(t.Context(), oidcConfig(srv.URL, true))
+			require.NoError(t, err, "status %d", code)
+			authorize, token, fellBack := o.Endpoints()
+			require.Equal(t, srv.URL+"/oauth2/authorize", authorize)
+			require.Equal(t, srv.URL+"/oauth2/token", token)
+			require.True(t, fellBack)
+		}
+	})
+
+	t.Run("FallbackIssuerFallsBackOnNetworkError", func(t *testing.T) {
+		t.Parallel()
+		srv := httptest.NewServer(http.NotFoundHandler())
+		issuer := srv.URL
+		srv.Close() // nothing listens there any more
+		o, err := DiscoverOIDC(t.Context(), oidcConfig(issuer, true))
+		require.NoError(t, err)
+		_, _, fellBack := o.Endpoints()
+		require.True(t, fellBack)
+	})
+
+	t.Run("OtherIssuersNeedAUsableDocument", func(t *testing.T) {
+		t.Parallel()
+		for _, code := range []int{http.StatusNotFound, http.StatusNotImplemented} {
+			srv := discoveryServer(t, status(code))
+			_, err := DiscoverOIDC(t.Context(), oidcConfig(srv.URL, false))
+			require.ErrorContains(t, err, "discovery failed", "status %d", code)
+		}
+		srv := httptest.NewServer(http.NotFoundHandler())
+		issuer := srv.URL
+		srv.Close()
+		_, err := DiscoverOIDC(t.Context(), oidcConfig(issuer, false))
+		require.ErrorContains(t, err, "discovery failed")
+	})
+
+	t.Run("FallbackIssuerStillFailsOnOtherAnswers", func(t *testing.T) {
+		t.Parallel()
+		var redirected atomic.Int32
+		target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { redirected.Add(1) }))
+		t.Cleanup(target.Close)
+		cases := map[string]func(http.ResponseWriter, string){
+			"ServerError": status(http.StatusInternalServerError),
+			"Forbidden":   status(http.StatusForbidden),
+			"Malformed":   func(w http.ResponseWriter, _ string) { _, _ = w.Write([]byte(`{"issuer": `)) },
+			"NotAnObject": func(w http.ResponseWriter, _ string) { _, _ = w.Write([]byte(`[1, 2]`)) },
+			"NoEndpoints": func(w http.ResponseWriter, issuer string) { document(issuer, "", "")(w, issuer) },
+			"Redirect": func(w http.ResponseWriter, _ string) {
+				w.Header().Set("Location", target.URL+"/.well-known/openid-configuration")
+				w.WriteHeader(http.StatusFound)
+			},
+			"TooLarge": func(w http.ResponseWriter, issuer string) { // a usable document, one byte over the limit
+				_, _ = w.Write([]byte(paddedDocument(issuer, MaxDiscoveryDocument+1)))
+			},
+			"PlainHTTPEndpoint": func(w http.ResponseWriter, issuer string) {
+				document(issuer, "http://idp.example.com/authorize", issuer+"/token")(w, issuer)
+			},
+		}
+		for name, handler := range cases {
+			srv := discoveryServer(t, handler)
+			_, err := DiscoverOIDC(t.Context(), oidcConfig(srv.URL, true))
+			require.Error(t, err, name)
+		}
+		require.Zero(t, redirected.Load(), "redirects are not followed")
+	})
+
+	t.Run("DocumentUpTo64KiB", func(t *testing.T) {
+		t.Parallel()
+		srv := discoveryServer(t, func(w http.ResponseWriter, issuer string) {
+			_, _ = w.Write([]byte(paddedDocument(issuer, MaxDiscoveryDocument)))
+		})
+		_, err := DiscoverOIDC(t.Context(), oidcConfig(srv.URL, false))
+		require.NoError(t, err)
+	})
+
+	t.Run("TimesOut", func(t *testing.T) {
+		t.Parallel()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+		t.Cleanup(srv.Close)
+		cfg := oidcConfig(srv.URL, false)
+		cfg.Timeout = 50 * time.Millisecond
+		_, err := DiscoverOIDC(t.Context(), cfg)
+		require.ErrorContains(t, err, "discovery failed")
+	})
+
+	t.Run("DefaultPolicyRefusesPrivateIssuersWithoutFallback", func(t *testing.T) {
+		t.Parallel()
+		srv := discoveryServer(t, status(http.StatusNotFound))
+		cfg := oidcConfig(srv.URL, true)
+		cfg.Policy = PublicOnly
+		_, err := DiscoverOIDC(t.Context(), cfg)
+		require.ErrorIs(t, err, ErrAddressRefused)
+	})
+
+	t.Run("ConfigurationChecked", func(t *testing.T) {
+		t.Parallel()
+		_, err := DiscoverOIDC(t.Context(), OIDCConfig{Issuer: "https://idp.example.com", ClientID: "only-id"})
+		require.ErrorContains(t, err, "together")
+		for _, issuer := range []string{"http://idp.example.com", "https://idp.example.com?x=1", "https://u:p@idp.example.com",
+			"https://idp.example.com#f", "idp.example.com", "ftp://idp.example.com"} {
+			require.Error(t, CheckIssuer(issuer), issuer)
+		}
+		for _, issuer := range []string{"https://idp.example.com", "https://idp.example.com/realms/x", "http://127.0.0.1:8080", "http://localhost/x"} {
+			require.NoError(t, CheckIssuer(issuer), issuer)
+		}
+		require.Equal(t, "https://id.openclaw.ai/api/auth", DefaultOIDCIssuer)
+	})
+}
+
+func TestIDTokenClaims(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	o := &OIDC{issuer: "https://idp.example.com", clientID: "client"}
+	valid := func() idClaims {
+		exp := float64(now.Add(time.Minute).Unix())
+		return idClaims{Issuer: o.issuer, Audience: json.RawMessage(`"client"`), Expiry: &exp, Email: "A@Example.com",
+			EmailVerified: json.RawMessage(`true`), PreferredUsername: "ann"}
+	}
+	account, err := o.check(valid(), now)
+	require.NoError(t, err)
+	require.Equal(t, OIDCAccount{Email: "A@Example.com", Name: "ann"}, account)
+
+	for name, tc := range map[string]struct {
+		edit func(*idClaims)
+		code persist.Code
+	}{
+		"Issuer":          {func(c *idClaims) { c.Issuer = "https://idp.example.com/" }, persist.CodeProviderFailed},
+		"Audience":        {func(c *idClaims) { c.Audience = json.RawMessage(`"other"`) }, persist.CodeProviderFailed},
+		"AudienceMissing": {func(c *idClaims) { c.Audience = nil }, persist.CodeProviderFailed},
+		"Expired":         {func(c *idClaims) { e := float64(now.Unix()); c.Expiry = &e }, persist.CodeProviderFailed},
+		"NoExpiry":        {func(c *idClaims) { c.Expiry = nil }, persist.CodeProviderFailed},
+		"Unverified":      {func(c *idClaims) { c.EmailVerified = json.RawMessage(`false`) }, persist.CodeForbidden},
+		"NoVerification":  {func(c *idClaims) { c.EmailVerified = nil }, persist.CodeForbidden},
+		"NoEmail":         {func(c *idClaims) { c.Email = " " }, persist.CodeForbidden},
+	} {
+		c := valid()
+		tc.edit(&c)
+		_, err := o.check(c, now)
+		e, ok := persist.ErrorOf(err)
+		require.True(t, ok, name)
+		require.Equal(t, tc.code, e.Code, name)
+	}
+
+	_, err = parseIDToken("a.b")
+	require.Error(t, err)
+	_, err = parseIDToken("a.!!!.c")
+	require.Error(t, err)
+}
