@@ -13,7 +13,7 @@ import (
 // correlation id. Database and internal text never reach the client.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e, ok := persist.ErrorOf(err); ok {
-		if e.Status >= 500 {
+		if e.Status >= 500 && e.Status != http.StatusNotImplemented { // 501 is a setting, not a failure
 			s.logger.Error("request failed", "correlation_id", correlationID(r.Context()), "code", e.Code, "error", err)
 		}
 		writeJSON(w, e.Status, errorBody{Error: e.Message, Code: e.Code})
