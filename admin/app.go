@@ -73,6 +73,7 @@ func adminCommand() *cli.Command {
 			memberCommand(),
 			eventsCommand(),
 			botCommand(),
+			uploadsCommand(),
 		},
 	}
 }

@@ -50,6 +50,7 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "host:port the HTTP API listens on"},
 		databaseURLFlag(),
 		dataDirFlag(),
+		uploadDirFlag(),
 		&cli.StringFlag{Name: "nats-url", EnvVars: []string{"NATTER_NATS_URL"},
 			Usage: "URL(s) of an external NATS JetStream cluster, comma-separated; empty runs NATS embedded in this process"},
 		&cli.StringFlag{Name: "nats-listen", EnvVars: []string{"NATTER_NATS_LISTEN"},
@@ -155,6 +156,10 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	}
 	ctx := c.Context
 	logger := newLogger(c)
+	blobs, err := openUploads(c)
+	if err != nil {
+		return err
+	}
 	emb, nc, stopNATS, err := startNATS(ctx, cfg, c.String("data-dir"), logger)
 	if err != nil {
 		return err
@@ -186,6 +191,13 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		}
 	}
 
+	// Objects whose deletion failed after an earlier workspace deletion are retried now.
+	if res, err := server.DeleteQueuedUploads(ctx, db.Store, blobs); err != nil {
+		logger.Warn("queued upload deletions", "deleted", res.Deleted, "failed", res.Failed, "error", err)
+	} else if res.Deleted+res.Failed > 0 {
+		logger.Info("queued upload deletions", "deleted", res.Deleted, "failed", res.Failed)
+	}
+
 	if cfg.server.DevBootstrap {
 		b, err := persist.WithTxV(ctx, db.Store, func(tx *persist.Tx) (persist.Bootstrap, error) { return tx.DevBootstrap(ctx) })
 		if err != nil {
@@ -197,6 +209,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	cfg.server.Store = db.Store
 	cfg.server.Logger = logger
 	cfg.server.Realtime = hub
+	cfg.server.Uploads = blobs
 	cfg.server.Collectors = append(hub.Collectors(), relay.Collectors()...)
 	srv, err := server.New(cfg.server)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
+	"github.com/natterchat/natter/server/blob"
 )
 
 // Config configures the HTTP API.
@@ -51,6 +52,8 @@ type Config struct {
 	// Collectors are other components' metrics (relay, realtime), served at /metrics beside
 	// the server's own. Default none.
 	Collectors []prometheus.Collector
+	// Uploads stores upload objects; without it the upload routes answer 503. Default nil.
+	Uploads blob.Store
 }
 
 // Server is the HTTP API.
@@ -65,6 +68,7 @@ type Server struct {
 	cookieName   string
 	publicOrigin string
 	realtime     *realtime.Hub
+	blobs        blob.Store
 }
 
 // New validates cfg and builds the router.
@@ -79,7 +83,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.ShutdownTimeout = 5 * time.Second
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session",
-		realtime: cfg.Realtime}
+		realtime: cfg.Realtime, blobs: cfg.Uploads}
 	for _, c := range cfg.Collectors {
 		if err := s.metrics.registry.Register(c); err != nil {
 			return nil, fmt.Errorf("server: register metrics: %w", err)
