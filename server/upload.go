@@ -74,9 +74,12 @@ func (s *Server) handleUploadCreate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body := &readTracker{r: http.MaxBytesReader(w, r.Body, MaxUploadBody)}
-	r.Body = io.NopCloser(body)
-	file, formWorkspace, err := nextFilePart(r)
+	if r.ContentLength > MaxUploadBody {
+		s.writeError(w, r, uploadReadError(&http.MaxBytesError{Limit: MaxUploadBody}))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxUploadBody)
+	mr, file, formWorkspace, err := nextFilePart(r)
 	if err != nil {
 		s.writeError(w, r, uploadReadError(err))
 		return
@@ -98,10 +101,19 @@ func (s *Server) handleUploadCreate(w http.ResponseWriter, r *http.Request) {
 		head.max = 0
 	}
 	key := blob.NewKey()
-	info, err := s.blobs.Put(ctx, key, io.TeeReader(file, head))
+	src := &readTracker{r: file}
+	info, err := s.blobs.Put(ctx, key, io.TeeReader(src, head))
+	if err == nil {
+		// The rest of the request counts too: the whole of it is limited, and must be well formed.
+		err = drainParts(mr)
+		src.err = err
+		if err != nil {
+			s.discardObject(ctx, key)
+		}
+	}
 	if err != nil {
-		if body.err != nil {
-			err = uploadReadError(body.err)
+		if src.err != nil {
+			err = uploadReadError(src.err)
 		}
 		s.writeError(w, r, err)
 		return
@@ -137,28 +149,42 @@ var errUploadsOff = persist.Errorf(persist.CodeUnavailable, "uploads are not con
 // nextFilePart reads the multipart body up to the file field, keeping a workspace_id field met
 // on the way. Errors: those of the body (a *http.MaxBytesError past the limit), errNotMultipart,
 // errNoFile.
-func nextFilePart(r *http.Request) (file *multipart.Part, workspaceID string, err error) {
-	mr, err := r.MultipartReader()
+func nextFilePart(r *http.Request) (mr *multipart.Reader, file *multipart.Part, workspaceID string, err error) {
+	mr, err = r.MultipartReader()
 	if err != nil {
-		return nil, "", errNotMultipart
+		return nil, nil, "", errNotMultipart
 	}
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
-			return nil, "", errNoFile
+			return nil, nil, "", errNoFile
 		}
 		if err != nil {
-			return nil, "", err
+			return nil, nil, "", err
 		}
 		switch part.FormName() {
 		case "file":
-			return part, workspaceID, nil
+			return mr, part, workspaceID, nil
 		case "workspace_id":
 			v, err := io.ReadAll(io.LimitReader(part, maxFormField))
 			if err != nil {
-				return nil, "", err
+				return nil, nil, "", err
 			}
 			workspaceID = strings.TrimSpace(string(v))
+		}
+	}
+}
+
+// drainParts reads the parts after the file to the end of the body, so that a body past the
+// limit or cut short is refused even when the file itself arrived whole.
+func drainParts(mr *multipart.Reader) error {
+	for {
+		_, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
 		}
 	}
 }
@@ -184,8 +210,8 @@ func uploadReadError(err error) error {
 	return persist.Invalid("the multipart body is malformed or incomplete")
 }
 
-// readTracker remembers the request body's read error, to tell a client's failure from the
-// upload store's.
+// readTracker remembers the error of reading the uploaded file, to tell a client's failure
+// (a body past the limit, cut short or malformed) from the upload store's.
 type readTracker struct {
 	r   io.Reader
 	err error
