@@ -48,6 +48,7 @@ func TestInvalidConfiguration(t *testing.T) {
 		{"ListenWithExternalNATS", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-listen", "127.0.0.1:4222"}, "--nats-listen"},
 		{"CookieNamespace", []string{"dev", "--cookie-namespace", "a b"}, "--cookie-namespace"},
 		{"PlainHTTPAPIBaseURL", []string{"dev", "--api-base-url", "http://chat.example.com"}, "--api-base-url"},
+		{"S3WithoutBucket", []string{"dev", "--upload-s3-endpoint", "https://s3.example.com"}, "--upload-s3-endpoint"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

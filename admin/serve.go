@@ -45,12 +45,11 @@ func serverFlags(dev bool) []cli.Flag {
 	if dev {
 		addr = "127.0.0.1:8080"
 	}
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "addr", EnvVars: []string{"NATTER_ADDR"}, Value: addr,
 			Usage: "host:port the HTTP API listens on"},
 		databaseURLFlag(),
 		dataDirFlag(),
-		uploadDirFlag(),
 		&cli.StringFlag{Name: "nats-url", EnvVars: []string{"NATTER_NATS_URL"},
 			Usage: "URL(s) of an external NATS JetStream cluster, comma-separated; empty runs NATS embedded in this process"},
 		&cli.StringFlag{Name: "nats-listen", EnvVars: []string{"NATTER_NATS_LISTEN"},
@@ -71,7 +70,7 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "the trusted canonical API base bot installers store, such as https://chat.example.com (a path prefix is kept); adds claim_url and api_base_url to setup codes"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
-	}
+	}, uploadFlags()...)
 }
 
 // serverConfig is the validated configuration of serve and dev.
