@@ -161,6 +161,16 @@ func (tx *Tx) messageHydrate(ctx context.Context, actor Actor, m Message) (Messa
 	return msgs[0], err
 }
 
+// messageIndex lists the ids of msgs and where each id stands, for the batch hydrations.
+func messageIndex(msgs []Message) (ids []string, at map[string]int) {
+	ids = make([]string, len(msgs))
+	at = make(map[string]int, len(msgs))
+	for i, m := range msgs {
+		ids[i], at[m.ID] = m.ID, i
+	}
+	return ids, at
+}
+
 // messagesHydrate fills the reactions (for viewer userID) and attachments of msgs, all of one
 // workspace: one query each, whatever the number of messages.
 func (tx *Tx) messagesHydrate(ctx context.Context, userID string, msgs []Message) error {

@@ -319,10 +319,8 @@ func (tx *Tx) attachmentsHydrate(ctx context.Context, msgs []Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	ids := make([]string, len(msgs))
-	at := make(map[string]int, len(msgs))
-	for i, m := range msgs {
-		ids[i], at[m.ID] = m.ID, i
+	ids, at := messageIndex(msgs)
+	for i := range msgs {
 		msgs[i].Attachments = []Upload{}
 	}
 	rows, err := tx.query(ctx, `SELECT a.message_id, `+uploadColumnsOf("u.")+`
