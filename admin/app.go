@@ -82,6 +82,7 @@ func adminCommand() *cli.Command {
 			botCommand(),
 			passwordCommand(),
 			pushCommand(),
+			uploadsCommand(),
 		},
 	}
 }

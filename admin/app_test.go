@@ -52,6 +52,7 @@ func TestInvalidConfiguration(t *testing.T) {
 		{"ProxyAudienceAlone", []string{"dev", "--proxy-audience", "tag"}, "--proxy-team-domain"},
 		{"PlainHTTPProxyTeamDomain", []string{"dev", "--proxy-team-domain", "http://team.cloudflareaccess.com", "--proxy-audience", "tag"}, "--proxy-team-domain"},
 		{"ProxyTeamDomainWithPath", []string{"dev", "--proxy-team-domain", "https://team.cloudflareaccess.com/x", "--proxy-audience", "tag"}, "--proxy-team-domain"},
+		{"S3WithoutBucket", []string{"dev", "--upload-s3-endpoint", "https://s3.example.com"}, "--upload-s3-endpoint"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

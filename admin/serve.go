@@ -74,7 +74,7 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "send Web Push notifications to registered devices (a server key pair is generated on first start); false turns push off: no key, no sends, and the push write endpoints answer 404"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
-	}, signInFlags()...)
+	}, append(signInFlags(), uploadFlags()...)...)
 }
 
 // serverConfig is the validated configuration of serve and dev.
@@ -177,6 +177,10 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if cfg.server.GitHub, cfg.server.OIDC, err = cfg.signIn.providers(ctx, cfg.server.PublicURL, logger); err != nil {
 		return err
 	}
+	blobs, err := openUploads(c)
+	if err != nil {
+		return err
+	}
 	emb, nc, stopNATS, err := startNATS(ctx, cfg, c.String("data-dir"), logger)
 	if err != nil {
 		return err
@@ -208,6 +212,13 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		}
 	}
 
+	// Objects whose deletion failed after an earlier workspace deletion are retried now.
+	if res, err := server.DeleteQueuedUploads(ctx, db.Store, blobs); err != nil {
+		logger.Warn("queued upload deletions", "deleted", res.Deleted, "failed", res.Failed, "error", err)
+	} else if res.Deleted+res.Failed > 0 {
+		logger.Info("queued upload deletions", "deleted", res.Deleted, "failed", res.Failed)
+	}
+
 	if cfg.server.DevBootstrap {
 		b, err := persist.WithTxV(ctx, db.Store, func(tx *persist.Tx) (persist.Bootstrap, error) { return tx.DevBootstrap(ctx) })
 		if err != nil {
@@ -224,6 +235,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	cfg.server.Store = db.Store
 	cfg.server.Logger = logger
 	cfg.server.Realtime = hub
+	cfg.server.Uploads = blobs
 	cfg.server.Collectors = append(hub.Collectors(), relay.Collectors()...)
 	if push != nil {
 		cfg.server.Collectors = append(cfg.server.Collectors, push.Collectors()...)

@@ -53,8 +53,8 @@ type Message struct {
 	QuotedMessageID      string            `json:"quoted_message_id,omitempty"`
 	Nonce                string            `json:"nonce,omitempty"`
 	Reactions            []ReactionSummary `json:"reactions"`
-	// Attachments is always empty until uploads arrive.
-	Attachments []any        `json:"attachments"`
+	// Attachments are the uploads linked to the message, in the order they were attached.
+	Attachments []Upload     `json:"attachments"`
 	ThreadState *ThreadState `json:"thread_state,omitempty"`
 }
 
@@ -102,7 +102,7 @@ func scanMessage(row pgx.Row) (Message, error) {
 	m.Author = u.Public()
 	m.BodyFormat = "markdown"
 	m.Reactions = []ReactionSummary{}
-	m.Attachments = []any{}
+	m.Attachments = []Upload{}
 	if m.IsRoot() {
 		ts.RootMessageID = m.ID
 		m.ThreadState = &ts
@@ -154,11 +154,30 @@ func (tx *Tx) MessageGet(ctx context.Context, actor Actor, id string) (Message, 
 	return tx.messageHydrate(ctx, actor, m)
 }
 
-// messageHydrate fills one message's reactions for the actor.
+// messageHydrate fills one message's reactions (for the actor) and attachments.
 func (tx *Tx) messageHydrate(ctx context.Context, actor Actor, m Message) (Message, error) {
 	msgs := []Message{m}
-	err := tx.reactionsHydrate(ctx, actor.UserID, msgs)
+	err := tx.messagesHydrate(ctx, actor.UserID, msgs)
 	return msgs[0], err
+}
+
+// messageIndex lists the ids of msgs and where each id stands, for the batch hydrations.
+func messageIndex(msgs []Message) (ids []string, at map[string]int) {
+	ids = make([]string, len(msgs))
+	at = make(map[string]int, len(msgs))
+	for i, m := range msgs {
+		ids[i], at[m.ID] = m.ID, i
+	}
+	return ids, at
+}
+
+// messagesHydrate fills the reactions (for viewer userID) and attachments of msgs, all of one
+// workspace: one query each, whatever the number of messages.
+func (tx *Tx) messagesHydrate(ctx context.Context, userID string, msgs []Message) error {
+	if err := tx.reactionsHydrate(ctx, userID, msgs); err != nil {
+		return err
+	}
+	return tx.attachmentsHydrate(ctx, msgs)
 }
 
 // MessageGetByNonce returns the actor's own message created with nonce. Codes: invalid_request,
@@ -190,7 +209,8 @@ type MessageCreateParams struct {
 	QuotedMessageID string
 	// Nonce makes the create idempotent per author: the same nonce with the same place, body,
 	// quote and kind returns the original message.
-	Nonce    string
+	Nonce string
+	// UploadID names an upload of the same workspace to attach, in the create's transaction.
 	UploadID string
 	Kind     string // default MessageKindMessage
 }
@@ -205,10 +225,12 @@ type MessageCreated struct {
 
 // MessageCreate posts a root message to a channel or direct conversation: the write guard of
 // the place (membership, guest channel and budget, timeout, block, archived channel), the next
-// channel_seq of the place allocated in this transaction, and message.created. Codes:
-// invalid_request, not_found (place, quoted message, upload), forbidden (guards, agent kinds),
-// rate_limited (guest budget), conflict (nonce reused for another message), message_deleted
-// (quoted message).
+// channel_seq of the place allocated in this transaction, the upload linked when UploadID is
+// set (see uploadForLink), and message.created, carrying the attachment. A failure leaves
+// neither message nor link. Codes: invalid_request, not_found (place, quoted message, upload),
+// forbidden (guards, agent kinds, guests attaching), missing_scope (a bot token attaching
+// without uploads:write), rate_limited (guest budget), conflict (nonce reused for another
+// message), message_deleted (quoted message).
 func (tx *Tx) MessageCreate(ctx context.Context, actor Actor, p Place, in MessageCreateParams) (MessageCreated, error) {
 	kind, err := messageKind(actor, in.Kind)
 	if err != nil {
@@ -217,16 +239,19 @@ func (tx *Tx) MessageCreate(ctx context.Context, actor Actor, p Place, in Messag
 	if err := validateMessageInput(in.Body, in.Nonce); err != nil {
 		return MessageCreated{}, err
 	}
-	digest := nonceDigest(p, "", in.Body, in.QuotedMessageID, kind)
+	digest := nonceDigest(p, "", in.Body, in.QuotedMessageID, kind, in.UploadID)
 	if orig, ok, err := tx.nonceReplay(ctx, actor, in.Nonce, digest); ok || err != nil {
 		return MessageCreated{Message: orig, Replayed: true}, err
 	}
-	st, _, err := tx.placeFor(ctx, actor, p, accessPost)
+	st, member, err := tx.placeFor(ctx, actor, p, accessPost)
 	if err != nil {
 		return MessageCreated{}, err
 	}
+	var upload Upload
 	if in.UploadID != "" {
-		return MessageCreated{}, NotFound("upload")
+		if upload, err = tx.uploadForLink(ctx, actor, member, in.UploadID); err != nil {
+			return MessageCreated{}, err
+		}
 	}
 	if err := tx.quoteCheck(ctx, actor, st.WorkspaceID, in.QuotedMessageID); err != nil {
 		return MessageCreated{}, err
@@ -243,6 +268,12 @@ func (tx *Tx) MessageCreate(ctx context.Context, actor Actor, p Place, in Messag
 		body: in.Body, quotedID: in.QuotedMessageID, nonce: in.Nonce, digest: digest})
 	if err != nil {
 		return MessageCreated{}, err
+	}
+	if upload.ID != "" {
+		if _, err := tx.attachmentInsert(ctx, m.WorkspaceID, m.ID, upload.ID, actor.UserID); err != nil {
+			return MessageCreated{}, err
+		}
+		m.Attachments = []Upload{upload}
 	}
 	ev, err := tx.EventAppend(ctx, m.event("message.created", actor.UserID, map[string]any{"message": m}))
 	return MessageCreated{Message: m, Event: ev}, err
@@ -289,10 +320,15 @@ func validateBody(body string) error {
 }
 
 // nonceDigest fingerprints what a create with a nonce asked for, so a replay can be told from a
-// reuse of the nonce for something else. Edits and deletion do not change it.
-func nonceDigest(p Place, parentID, body, quotedID, kind string) []byte {
+// reuse of the nonce for something else. Edits and deletion do not change it. The upload joins
+// the fingerprint only when there is one, so digests of creates without one are unchanged.
+func nonceDigest(p Place, parentID, body, quotedID, kind, uploadID string) []byte {
 	h := sha256.New()
-	for _, part := range []string{"v1", p.ChannelID, p.DMID, parentID, body, quotedID, kind} {
+	parts := []string{"v1", p.ChannelID, p.DMID, parentID, body, quotedID, kind}
+	if uploadID != "" {
+		parts = append(parts, "upload", uploadID)
+	}
+	for _, part := range parts {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}

@@ -44,8 +44,9 @@ func (tx *Tx) MessageUpdate(ctx context.Context, actor Actor, id, body string) (
 // MessageDelete turns a message into a tombstone and appends message.deleted. The author may
 // delete their own messages, owners and moderators anyone's, wherever they can read it (archived
 // channels included). The tombstone keeps its sequences and thread; its reactions go, its pin
-// goes (pin.removed), its quote reference goes, and a deleted reply leaves its root's reply count
-// (thread.state_updated). Deleting a tombstone changes nothing. Codes: not_found, forbidden.
+// goes (pin.removed), its quote reference and attachments go (the uploads stay), and a deleted
+// reply leaves its root's reply count (thread.state_updated). Deleting a tombstone changes
+// nothing. Codes: not_found, forbidden.
 func (tx *Tx) MessageDelete(ctx context.Context, actor Actor, id string) (MessageChanged, error) {
 	m, member, err := tx.messageFor(ctx, actor, id, accessRead, "FOR UPDATE OF m")
 	if err != nil {
@@ -66,6 +67,9 @@ func (tx *Tx) MessageDelete(ctx context.Context, actor Actor, id string) (Messag
 		return MessageChanged{}, err
 	}
 	if _, err := tx.exec(ctx, `DELETE FROM reaction_counts WHERE workspace_id = $1 AND message_id = $2`, m.WorkspaceID, m.ID); err != nil {
+		return MessageChanged{}, err
+	}
+	if _, err := tx.exec(ctx, `DELETE FROM message_attachments WHERE workspace_id = $1 AND message_id = $2`, m.WorkspaceID, m.ID); err != nil {
 		return MessageChanged{}, err
 	}
 	pin, pinned, err := tx.pinDelete(ctx, m.WorkspaceID, m.ChannelID, m.ID)

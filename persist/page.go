@@ -76,8 +76,8 @@ func (tx *Tx) MessageList(ctx context.Context, actor Actor, p Place, w Window) (
 	return tx.pageLoad(ctx, actor.UserID, st.WorkspaceID, rootsOf(p), w)
 }
 
-// pageLoad reads one window of a sequence with its bounds, flags and reactions: two or three
-// queries whatever the page size.
+// pageLoad reads one window of a sequence with its bounds, flags, reactions and attachments: a
+// fixed number of queries whatever the page size.
 func (tx *Tx) pageLoad(ctx context.Context, viewerID, workspaceID string, s sequence, w Window) (Page, error) {
 	limit := w.Limit
 	if limit < 1 || limit > MaxPageLimit {
@@ -111,7 +111,7 @@ func (tx *Tx) pageLoad(ctx context.Context, viewerID, workspaceID string, s sequ
 		workspaceID, s.owner, page.OldestSeq, page.NewestSeq).Scan(&page.HasOlder, &page.HasNewer); err != nil {
 		return Page{}, err
 	}
-	return page, tx.reactionsHydrate(ctx, viewerID, msgs)
+	return page, tx.messagesHydrate(ctx, viewerID, msgs)
 }
 
 // pageRange returns up to limit messages whose sequence is op ("<" or ">") bound, nearest to the

@@ -145,7 +145,7 @@ func (tx *Tx) PinList(ctx context.Context, actor Actor, channelID string) ([]Pin
 		return nil, err
 	}
 	rows.Close()
-	if err := tx.reactionsHydrate(ctx, actor.UserID, msgs); err != nil {
+	if err := tx.messagesHydrate(ctx, actor.UserID, msgs); err != nil {
 		return nil, err
 	}
 	for i := range pins {

@@ -32,10 +32,8 @@ func (tx *Tx) reactionsHydrate(ctx context.Context, userID string, msgs []Messag
 	if len(msgs) == 0 {
 		return nil
 	}
-	ids := make([]string, len(msgs))
-	at := make(map[string]int, len(msgs))
-	for i, m := range msgs {
-		ids[i], at[m.ID] = m.ID, i
+	ids, at := messageIndex(msgs)
+	for i := range msgs {
 		msgs[i].Reactions = []ReactionSummary{}
 	}
 	rows, err := tx.query(ctx, `SELECT rc.message_id, rc.emoji, rc.count,

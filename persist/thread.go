@@ -59,7 +59,7 @@ func (tx *Tx) ThreadReplyCreate(ctx context.Context, actor Actor, rootID string,
 	if err != nil {
 		return ReplyCreated{}, err
 	}
-	digest := nonceDigest(root.Place(), root.ID, in.Body, in.QuotedMessageID, MessageKindMessage)
+	digest := nonceDigest(root.Place(), root.ID, in.Body, in.QuotedMessageID, MessageKindMessage, "")
 	if orig, ok, err := tx.nonceReplay(ctx, actor, in.Nonce, digest); ok || err != nil {
 		if err != nil {
 			return ReplyCreated{}, err

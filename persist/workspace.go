@@ -233,20 +233,11 @@ func (tx *Tx) WorkspaceUpdate(ctx context.Context, actor Actor, id string, p Wor
 	return w, ev, err
 }
 
-// workspaceIcon resolves an icon reference to the id of an upload of the workspace; "" clears.
-// Uploads do not exist yet (the uploads work adds them and looks the id up here, by id and
-// workspace), so until then every non-empty reference is refused. Codes: invalid_request.
-func (tx *Tx) workspaceIcon(_ context.Context, _ string, ref string) (string, error) {
-	ref = strings.TrimSpace(ref)
-	if ref == "" {
-		return "", nil
-	}
-	return "", Invalid("icon_url must be /api/uploads/<upload_id> of an upload in this workspace")
-}
-
 // WorkspaceDelete deletes a workspace and everything in it, permanently, in this transaction
-// (every workspace table cascades from workspaces). Only the owner may. The instance's default
-// workspace setting is cleared when it named this one. Codes: not_found, forbidden.
+// (every workspace table cascades from workspaces). Only the owner may. Its upload objects are
+// queued for deletion first (UploadDeletionList): the caller deletes them from the upload store
+// after commit. The instance's default workspace setting is cleared when it named this one.
+// Codes: not_found, forbidden.
 func (tx *Tx) WorkspaceDelete(ctx context.Context, actor Actor, id string) error {
 	m, err := tx.requireMember(ctx, id, actor)
 	if err != nil {
@@ -254,6 +245,9 @@ func (tx *Tx) WorkspaceDelete(ctx context.Context, actor Actor, id string) error
 	}
 	if m.Role != RoleOwner {
 		return Forbidden("workspace owner permission required")
+	}
+	if err := tx.uploadDeletionsQueue(ctx, id); err != nil {
+		return err
 	}
 	if _, err := tx.exec(ctx, `DELETE FROM workspaces WHERE id = $1`, id); err != nil {
 		return err

@@ -20,7 +20,7 @@ const (
 	audienceOptional
 	// audienceHuman routes admit signed-in humans only; bot tokens get 403.
 	audienceHuman
-	// audienceMember routes admit humans and, with the route's scope, bot tokens.
+	// audienceMember routes admit humans and, with every scope of the route, bot tokens.
 	audienceMember
 	// audienceBot routes admit bot tokens only, with the route's scope.
 	audienceBot
@@ -30,7 +30,19 @@ const (
 // handlers never look at the caller's kind or scopes.
 type access struct {
 	audience audience
-	scope    string // bot-token scope, for audienceMember and audienceBot
+	scopes   []string // bot-token scopes, all required, for audienceMember and audienceBot
+	// headers are set on every answer of the route, refusals by this layer included.
+	headers map[string]string
+}
+
+// withHeaders returns a with response headers (name, value pairs) that every answer of the
+// route carries, including a 401 or 403 written before the handler runs.
+func (a access) withHeaders(kv ...string) access {
+	a.headers = map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		a.headers[kv[i]] = kv[i+1]
+	}
+	return a
 }
 
 var (
@@ -39,11 +51,13 @@ var (
 	human    = access{audience: audienceHuman}
 )
 
-// member admits humans, and bot tokens holding scope.
-func member(scope string) access { return access{audience: audienceMember, scope: scope} }
+// member admits humans, and bot tokens holding every one of scopes (at least one).
+func member(scope string, more ...string) access {
+	return access{audience: audienceMember, scopes: append([]string{scope}, more...)}
+}
 
 // botOnly admits bot tokens holding scope, and nobody else.
-func botOnly(scope string) access { return access{audience: audienceBot, scope: scope} }
+func botOnly(scope string) access { return access{audience: audienceBot, scopes: []string{scope}} }
 
 // RouteInfo describes one route of the table, for tests and tools that walk the whole API.
 type RouteInfo struct {
@@ -51,8 +65,10 @@ type RouteInfo struct {
 	Pattern string
 	// Audience is "public", "optional", "human", "member" or "bot".
 	Audience string
-	// Scope is the bot-token scope a member or bot route needs; "" otherwise.
+	// Scope is the (first) bot-token scope a member or bot route needs; "" otherwise.
 	Scope string
+	// Scopes are all the bot-token scopes a member or bot route needs; empty otherwise.
+	Scopes []string
 }
 
 // Routes lists every route with its requirement, in table order.
@@ -61,7 +77,11 @@ func (s *Server) Routes() []RouteInfo {
 		audienceMember: "member", audienceBot: "bot"}
 	var out []RouteInfo
 	for _, rt := range s.routeTable() {
-		out = append(out, RouteInfo{Method: rt.method, Pattern: rt.pattern, Audience: names[rt.access.audience], Scope: rt.access.scope})
+		info := RouteInfo{Method: rt.method, Pattern: rt.pattern, Audience: names[rt.access.audience], Scopes: rt.access.scopes}
+		if len(info.Scopes) > 0 {
+			info.Scope = info.Scopes[0]
+		}
+		out = append(out, info)
 	}
 	return out
 }
@@ -70,6 +90,9 @@ func (s *Server) Routes() []RouteInfo {
 // requirement, apply the CSRF rule, then call the handler with the caller in the context.
 func (s *Server) enforce(a access, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		for k, v := range a.headers {
+			w.Header().Set(k, v)
+		}
 		if a.audience == audiencePublic {
 			h(w, r)
 			return
@@ -102,8 +125,8 @@ func (s *Server) enforce(a access, h http.HandlerFunc) http.HandlerFunc {
 }
 
 // admit checks a caller against a requirement: human routes refuse bot tokens, member routes
-// need the route's scope on a bot token, bot routes admit only bot tokens with the scope. The
-// store still checks membership and the token's workspace on every operation.
+// need every scope of the route on a bot token, bot routes admit only bot tokens with the
+// scope. The store still checks membership and the token's workspace on every operation.
 func (s *Server) admit(a access, c *Caller) error {
 	isBot := c.Token != nil
 	switch a.audience {
@@ -112,15 +135,23 @@ func (s *Server) admit(a access, c *Caller) error {
 			return persist.Errorf(persist.CodeHumanOnly, "this endpoint needs a signed-in person; bot tokens are refused")
 		}
 	case audienceMember:
-		if isBot && !c.Actor().HasScope(a.scope) {
-			return persist.Errorf(persist.CodeMissingScope, "this bot token lacks the %s scope", a.scope)
+		if isBot {
+			return requireScopes(c, a.scopes)
 		}
 	case audienceBot:
 		if !isBot {
 			return persist.Forbidden("this endpoint is for bot tokens only")
 		}
-		if !c.Actor().HasScope(a.scope) {
-			return persist.Errorf(persist.CodeMissingScope, "this bot token lacks the %s scope", a.scope)
+		return requireScopes(c, a.scopes)
+	}
+	return nil
+}
+
+// requireScopes refuses a bot token lacking any of scopes. Codes: missing_scope.
+func requireScopes(c *Caller, scopes []string) error {
+	for _, scope := range scopes {
+		if !c.Actor().HasScope(scope) {
+			return persist.Errorf(persist.CodeMissingScope, "this bot token lacks the %s scope", scope)
 		}
 	}
 	return nil

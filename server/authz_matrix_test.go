@@ -69,6 +69,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 	dmMessage := post("/api/dms/"+dm+"/messages", "just between us: swordfish")
 	h.Post(t, "/api/messages/"+secretMessage+"/thread/replies", owner.Token, map[string]any{"body": "reply: hunter3"}).
 		RequireStatus(t, http.StatusCreated)
+	plans := uploadOf(t, upload(t, h, owner.Token, "?workspace_id="+ws.ID+"&nonce=matrix",
+		filePart{Name: "plans-hunter4.txt", ContentType: "text/plain", Data: []byte("blueprints: hunter5")}))
+	attach(t, h, owner, secretMessage, plans.ID).RequireStatus(t, http.StatusOK)
 
 	// The attackers' own places.
 	outsider := h.NewUser(t)
@@ -86,20 +89,23 @@ func TestAuthorizationMatrix(t *testing.T) {
 	require.NotEmpty(t, routes)
 	lacking := map[string]string{} // scope → a token of insider holding every scope but that one
 	for _, rt := range routes {
-		if _, ok := lacking[rt.Scope]; !ok {
-			others := slices.DeleteFunc(slices.Clone(persist.AllScopes), func(s string) bool { return s == rt.Scope })
-			lacking[rt.Scope] = persisttest.BotToken(t, store, owner.User, ws.ID, insider.ID, others...).Token
+		for _, scope := range append([]string{rt.Scope}, rt.Scopes...) {
+			if _, ok := lacking[scope]; !ok {
+				others := slices.DeleteFunc(slices.Clone(persist.AllScopes), func(s string) bool { return s == scope })
+				lacking[scope] = persisttest.BotToken(t, store, owner.User, ws.ID, insider.ID, others...).Token
+			}
 		}
 	}
 
 	secrets := []string{victimToken.Token, victimToken.ID, code.Code, owner.Token, member.Token, owner.User.Email,
-		secret.ID, secret.RouteID, dm, dmRoute, secretMessage, dmMessage, "hunter2", "hunter3", "swordfish"}
+		secret.ID, secret.RouteID, dm, dmRoute, secretMessage, dmMessage, "hunter2", "hunter3", "swordfish",
+		plans.ID, "hunter4", "hunter5"}
 	params := map[string]string{
 		"workspace_id": ws.ID, "workspace_route_id": ws.RouteID, "channel_id": secret.ID, "target_route_id": secret.RouteID,
 		"conversation_id": dm, "bot_user_id": victimBot.ID, "token_id": victimToken.ID, "user_id": member.User.ID,
 		"emoji": "thumbsup", "message_id": secretMessage,
+		"upload_id": plans.ID,
 		// Resources without a fixture yet: a well-formed id that names nothing.
-		"upload_id":       "upl_01j00000000000000000000000",
 		"installation_id": "app_01j00000000000000000000000", "command_id": "cmd_01j00000000000000000000000",
 		"subscription_id": "sub_01j00000000000000000000000", "account_id": "acc_01j00000000000000000000000",
 	}
@@ -124,6 +130,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 		name  string
 		token func(scope string) string
 		want  func(audience string) int // the exact status required, or 0 for "any but 500"
+		// perScope runs the attacker once for each scope of a route that needs several.
+		perScope bool
 	}
 	needsCaller := func(status int) func(string) int {
 		return func(audience string) int {
@@ -134,12 +142,12 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}
 	}
 	attackers := []attacker{
-		{"NoCredentials", func(string) string { return "" }, needsCaller(http.StatusUnauthorized)},
-		{"RevokedToken", func(string) string { return revoked.Token }, needsCaller(http.StatusUnauthorized)},
-		{"TokenWithoutTheScope", func(scope string) string { return lacking[scope] }, needsCaller(http.StatusForbidden)},
-		{"MemberOfAnotherWorkspace", func(string) string { return humanToken(outsider.User)() }, func(string) int { return 0 }},
-		{"TokenBoundToAnotherWorkspace", func(string) string { return strayToken.Token }, func(string) int { return 0 }},
-		{"Guest", func(string) string { return humanToken(guest.User)() }, func(string) int { return 0 }},
+		{"NoCredentials", func(string) string { return "" }, needsCaller(http.StatusUnauthorized), false},
+		{"RevokedToken", func(string) string { return revoked.Token }, needsCaller(http.StatusUnauthorized), false},
+		{"TokenWithoutTheScope", func(scope string) string { return lacking[scope] }, needsCaller(http.StatusForbidden), true},
+		{"MemberOfAnotherWorkspace", func(string) string { return humanToken(outsider.User)() }, func(string) int { return 0 }, false},
+		{"TokenBoundToAnotherWorkspace", func(string) string { return strayToken.Token }, func(string) int { return 0 }, false},
+		{"Guest", func(string) string { return humanToken(guest.User)() }, func(string) int { return 0 }, false},
 	}
 
 	victims := []string{owner.User.ID, member.User.ID, victimBot.ID, insider.ID, strayBot.ID}
@@ -184,22 +192,28 @@ func TestAuthorizationMatrix(t *testing.T) {
 	for _, tg := range targets {
 		rt := tg.route
 		for _, a := range attackers {
-			req := servertest.Request{Method: rt.Method, Path: tg.path + query}
-			if rt.Method != http.MethodGet && rt.Method != http.MethodHead {
-				req.Body = body
+			scopes := []string{rt.Scope}
+			if a.perScope && len(rt.Scopes) > 1 {
+				scopes = rt.Scopes
 			}
-			req.Token = a.token(rt.Scope)
-			r := h.Do(t, req)
-			where := fmt.Sprintf("%s %s as %s", rt.Method, tg.path, a.name)
-			if want := a.want(rt.Audience); want != 0 && r.Status != want {
-				violations = append(violations, fmt.Sprintf("%s: status %d, want %d: %s", where, r.Status, want, r.Body))
-			}
-			if r.Status == http.StatusInternalServerError {
-				violations = append(violations, fmt.Sprintf("%s: 500: %s", where, r.Body))
-			}
-			for _, s := range secrets {
-				if s != "" && strings.Contains(string(r.Body), s) {
-					violations = append(violations, fmt.Sprintf("%s: the response leaks %q: %s", where, s, r.Body))
+			for _, scope := range scopes {
+				req := servertest.Request{Method: rt.Method, Path: tg.path + query}
+				if rt.Method != http.MethodGet && rt.Method != http.MethodHead {
+					req.Body = body
+				}
+				req.Token = a.token(scope)
+				r := h.Do(t, req)
+				where := fmt.Sprintf("%s %s as %s (%s)", rt.Method, tg.path, a.name, scope)
+				if want := a.want(rt.Audience); want != 0 && r.Status != want {
+					violations = append(violations, fmt.Sprintf("%s: status %d, want %d: %s", where, r.Status, want, r.Body))
+				}
+				if r.Status == http.StatusInternalServerError {
+					violations = append(violations, fmt.Sprintf("%s: 500: %s", where, r.Body))
+				}
+				for _, s := range secrets {
+					if s != "" && strings.Contains(string(r.Body), s) {
+						violations = append(violations, fmt.Sprintf("%s: the response leaks %q: %s", where, s, r.Body))
+					}
 				}
 			}
 		}

@@ -2,5 +2,6 @@
 // middleware that identifies the caller and enforces each route's requirement, one file per
 // resource, and the JSON error model (error.go is the only writer of error responses). Handlers
 // parse, make one persist call, and write; authorization lives in persist, in the transaction of
-// the write. It imports persist, streams and realtime.
+// the write. Uploaded files live in the sub-package blob, which knows nothing of the rest. It
+// imports persist, streams and realtime.
 package server

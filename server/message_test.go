@@ -38,7 +38,7 @@ func TestMessageCreate(t *testing.T) {
 		require.Equal(t, "markdown", m.BodyFormat)
 		require.Equal(t, persist.MessageKindMessage, m.Kind)
 		require.Equal(t, []persist.ReactionSummary{}, m.Reactions)
-		require.Equal(t, []any{}, m.Attachments)
+		require.Equal(t, []persist.Upload{}, m.Attachments)
 		require.Equal(t, &persist.ThreadState{RootMessageID: m.ID, LastReplyAuthorIDs: []string{}}, m.ThreadState)
 		require.True(t, strings.HasPrefix(m.RouteID, "M"), m.RouteID)
 
@@ -92,14 +92,6 @@ func TestMessageCreate(t *testing.T) {
 		r := c.post(t, c.owner, channelMessages(c.general.ID), map[string]any{"body": "plain", "kind": "message"})
 		r.RequireStatus(t, http.StatusCreated)
 		require.Equal(t, persist.MessageKindMessage, messageOf(t, r).Kind)
-	})
-
-	t.Run("UploadIDIsNotFoundUntilUploadsExist", func(t *testing.T) {
-		t.Parallel()
-		c := newChat(t, h)
-		c.post(t, c.alice, channelMessages(c.general.ID), map[string]any{"body": "file", "upload_id": "upl_x"}).
-			RequireError(t, http.StatusNotFound, persist.CodeNotFound)
-		require.Empty(t, c.eventsOfType(t, "message.created"))
 	})
 
 	t.Run("Quotes", func(t *testing.T) {

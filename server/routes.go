@@ -89,6 +89,10 @@ func (s *Server) routeTable() []route {
 		{"GET", "/api/workspaces/{workspace_id}/bot-commands", member(persist.ScopeWorkspacesRead), s.handleBotCommandList},
 
 		// Uploads and attachments.
+		{"POST", "/api/uploads", member(persist.ScopeUploadsWrite), s.handleUploadCreate},
+		{"GET", "/api/uploads/by-nonce", member(persist.ScopeUploadsWrite).withHeaders(uploadNonceHeaders...), s.handleUploadByNonce},
+		{"GET", "/api/uploads/{upload_id}", member(persist.ScopeMessagesRead), s.handleUploadGet},
+		{"POST", "/api/messages/{message_id}/attachments", member(persist.ScopeUploadsWrite, persist.ScopeMessagesWrite), s.handleAttachmentCreate},
 
 		// Integrations: app installations, slash commands, event subscriptions, hooks, connected
 		// accounts, audit log.

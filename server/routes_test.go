@@ -24,7 +24,7 @@ func TestRouteTable(t *testing.T) {
 	for _, rt := range s.routeTable() {
 		require.NotZero(t, rt.access.audience, "%s %s has no requirement", rt.method, rt.pattern)
 		if rt.access.audience == audienceBot {
-			require.NotEmpty(t, rt.access.scope, "%s %s: bot-only routes name a scope", rt.method, rt.pattern)
+			require.NotEmpty(t, rt.access.scopes, "%s %s: bot-only routes name a scope", rt.method, rt.pattern)
 		}
 		key := rt.method + " " + rt.pattern
 		require.False(t, declared[key], "%s is declared twice", key)

@@ -17,6 +17,7 @@ import (
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server/accessproxy"
+	"github.com/natterchat/natter/server/blob"
 	"github.com/natterchat/natter/server/passwordhash"
 	"github.com/natterchat/natter/server/signin"
 	"github.com/natterchat/natter/server/webpush"
@@ -85,6 +86,8 @@ type Config struct {
 	// OAuthLimits bound pending OAuth transactions and desktop grants. Default
 	// persist.DefaultOAuthLimits (8,192 transactions, 8 per browser, 4,096 grants).
 	OAuthLimits persist.OAuthLimits
+	// Uploads stores upload objects; without it the upload routes answer 503. Default nil.
+	Uploads blob.Store
 }
 
 // Server is the HTTP API.
@@ -105,6 +108,7 @@ type Server struct {
 	loginLimits passwordLoginLimits   // password login attempts
 	proxy       *accessproxy.Verifier // nil when identity-proxy sign-in is off
 	pushPolicy  webpush.AddressPolicy
+	blobs       blob.Store
 }
 
 // New validates cfg and builds the router.
@@ -119,7 +123,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.ShutdownTimeout = 5 * time.Second
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session",
-		realtime: cfg.Realtime, pushPolicy: cfg.PushPolicy}
+		realtime: cfg.Realtime, pushPolicy: cfg.PushPolicy, blobs: cfg.Uploads}
 	if s.pushPolicy == nil {
 		s.pushPolicy = webpush.PublicOnly
 	}

@@ -86,6 +86,7 @@ func (s *Server) handleWorkspaceUpdate(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleWorkspaceDelete serves DELETE /api/workspaces/{workspace_id}: permanent, owner only.
+// The upload objects the deletion queued are deleted after commit, before the answer.
 func (s *Server) handleWorkspaceDelete(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	err := s.store.WithTx(ctx, func(tx *persist.Tx) error {
@@ -95,6 +96,7 @@ func (s *Server) handleWorkspaceDelete(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	s.deleteQueuedUploads(ctx)
 	writeNoContent(w)
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server"
+	"github.com/natterchat/natter/server/blob"
 	"github.com/natterchat/natter/server/webpush"
 	"github.com/natterchat/natter/streams"
 	"github.com/natterchat/natter/streams/streamstest"
@@ -38,6 +39,8 @@ type Harness struct {
 	Relay *streams.Relay
 	// Push is the web push deliverer, running when the harness was built WithWebPush.
 	Push *webpush.Deliverer
+	// Uploads is the upload store, a directory of the test's.
+	Uploads *blob.Disk
 	// URL is the base URL of the API, on 127.0.0.1: requests from the test are local.
 	URL    string
 	client *http.Client
@@ -143,7 +146,11 @@ func New(t testing.TB, opts ...Option) *Harness {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("bot access did not start")
 	}
-	cfg := server.Config{Store: store, Logger: logger, Realtime: hub,
+	uploads, err := blob.NewDisk(t.TempDir())
+	if err != nil {
+		t.Fatalf("uploads: %v", err)
+	}
+	cfg := server.Config{Store: store, Logger: logger, Realtime: hub, Uploads: uploads,
 		Collectors: append(hub.Collectors(), relay.Collectors()...)}
 	if push != nil {
 		cfg.PushPolicy = webpush.PublicOrLoopback
@@ -157,7 +164,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, Hub: hub, Relay: relay, Push: push, URL: ts.URL, client: &http.Client{
+	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, Hub: hub, Relay: relay, Push: push, Uploads: uploads, URL: ts.URL, client: &http.Client{
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 }
@@ -201,7 +208,8 @@ func (h *Harness) Events(t testing.TB, workspaceID string, types ...string) []pe
 type Request struct {
 	Method string
 	Path   string
-	// Body is marshalled to JSON unless it is a string or []byte, which are sent as they are.
+	// Body is marshalled to JSON unless it is a string, []byte or io.Reader, which are sent as
+	// they are.
 	Body    any
 	Token   string
 	Header  map[string]string
@@ -225,6 +233,8 @@ func (h *Harness) Do(t testing.TB, req Request) *Response {
 		body = strings.NewReader(b)
 	case []byte:
 		body = bytes.NewReader(b)
+	case io.Reader:
+		body = b
 	default:
 		raw, err := json.Marshal(b)
 		if err != nil {
