@@ -141,11 +141,12 @@ func (s *Server) handleMessageGet(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"message": m})
 }
 
-// handleMessageByNonce serves GET /api/messages/by-nonce. Every answer, a miss included, says
-// that nonce look-ups are supported, under both header names clients probe.
+// messageNonceHeaders go on every answer of the nonce look-up, a miss and a refusal included:
+// they say the look-up is supported, under both names clients probe (the route sets them).
+var messageNonceHeaders = []string{"X-Natter-Message-Nonce", "supported", "X-ClickClack-Message-Nonce", "supported"}
+
+// handleMessageByNonce serves GET /api/messages/by-nonce.
 func (s *Server) handleMessageByNonce(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Natter-Message-Nonce", "supported")
-	w.Header().Set("X-ClickClack-Message-Nonce", "supported")
 	ctx := r.Context()
 	q := r.URL.Query()
 	m, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.Message, error) {

@@ -251,6 +251,8 @@ func TestMessageNonce(t *testing.T) {
 		get(c.alice, c.ws.ID, "missing").RequireError(t, http.StatusNotFound, persist.CodeNotFound)
 		get(c.owner, c.ws.ID, "look-1").RequireError(t, http.StatusNotFound, persist.CodeNotFound)
 		get(c.alice, c.ws.ID, "").RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
+		// Even a refusal by the access layer says that look-ups are supported.
+		get(servertest.Actor{Token: "sst_unknown"}, c.ws.ID, "look-1").RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
 
 		other := newChat(t, h)
 		persisttest.Member(t, h.Store, other.ws.ID, c.alice.User.ID, persist.RoleMember)

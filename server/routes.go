@@ -49,7 +49,7 @@ func (s *Server) routeTable() []route {
 		{"GET", "/api/channels/{channel_id}/pins", member("messages:read"), s.handlePinList},
 		{"POST", "/api/channels/{channel_id}/pins", member("messages:write"), s.handlePinAdd},
 		{"DELETE", "/api/channels/{channel_id}/pins/{message_id}", member("messages:write"), s.handlePinRemove},
-		{"GET", "/api/messages/by-nonce", member("messages:read"), s.handleMessageByNonce},
+		{"GET", "/api/messages/by-nonce", member("messages:read").withHeaders(messageNonceHeaders...), s.handleMessageByNonce},
 		{"GET", "/api/messages/{message_id}", member("messages:read"), s.handleMessageGet},
 		{"PATCH", "/api/messages/{message_id}", member("messages:write"), s.handleMessageUpdate},
 		{"DELETE", "/api/messages/{message_id}", member("messages:write"), s.handleMessageDelete},
