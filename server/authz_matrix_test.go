@@ -84,16 +84,18 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}
 	}
 
+	integ := integrationFixtures(t, h, owner.Token, ws.ID, victimBot.ID, member.User.ID)
 	secrets := []string{victimToken.Token, victimToken.ID, code.Code, owner.Token, member.Token, owner.User.Email,
-		secret.ID, secret.RouteID, dm, dmRoute, secretMessage, dmMessage, "hunter2", "hunter3", "swordfish"}
+		secret.ID, secret.RouteID, dm, dmRoute, secretMessage, dmMessage, "hunter2", "hunter3", "swordfish",
+		integ.installationToken, integ.commandSecret, integ.subscriptionSecret, "https://hooks.example.com/victim"}
 	params := map[string]string{
 		"workspace_id": ws.ID, "workspace_route_id": ws.RouteID, "channel_id": secret.ID, "target_route_id": secret.RouteID,
 		"conversation_id": dm, "bot_user_id": victimBot.ID, "token_id": victimToken.ID, "user_id": member.User.ID,
 		"emoji": "thumbsup", "message_id": secretMessage,
+		"installation_id": integ.installationID, "command_id": integ.commandID,
+		"subscription_id": integ.subscriptionID, "account_id": integ.accountID,
 		// Resources without a fixture yet: a well-formed id that names nothing.
-		"upload_id":       "upl_01j00000000000000000000000",
-		"installation_id": "app_01j00000000000000000000000", "command_id": "cmd_01j00000000000000000000000",
-		"subscription_id": "sub_01j00000000000000000000000", "account_id": "acc_01j00000000000000000000000",
+		"upload_id": "upl_01j00000000000000000000000",
 	}
 	query := "?workspace_id=" + ws.ID + "&channel_id=" + secret.ID + "&direct_conversation_id=" + dm +
 		"&q=secret&after_cursor=&nonce=matrix&include_tail=true"
@@ -127,7 +129,12 @@ func TestAuthorizationMatrix(t *testing.T) {
 	attackers := []attacker{
 		{"NoCredentials", func(string) string { return "" }, needsCaller(http.StatusUnauthorized)},
 		{"RevokedToken", func(string) string { return revoked.Token }, needsCaller(http.StatusUnauthorized)},
-		{"TokenWithoutTheScope", func(scope string) string { return lacking[scope] }, needsCaller(http.StatusForbidden)},
+		{"TokenWithoutTheScope", func(scope string) string { return lacking[scope] }, func(audience string) int {
+			if audience == "authenticated" {
+				return 0 // no scope to lack
+			}
+			return needsCaller(http.StatusForbidden)(audience)
+		}},
 		{"MemberOfAnotherWorkspace", func(string) string { return humanToken(outsider.User)() }, func(string) int { return 0 }},
 		{"TokenBoundToAnotherWorkspace", func(string) string { return strayToken.Token }, func(string) int { return 0 }},
 		{"Guest", func(string) string { return humanToken(guest.User)() }, func(string) int { return 0 }},

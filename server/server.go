@@ -16,6 +16,7 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
+	"github.com/natterchat/natter/server/callback"
 )
 
 // Config configures the HTTP API.
@@ -48,6 +49,9 @@ type Config struct {
 	// Realtime is the WebSocket hub; without it the realtime socket and ephemeral routes
 	// answer 503. Default nil.
 	Realtime *realtime.Hub
+	// Callbacks makes integrations' outgoing calls (slash-command callbacks). Default a
+	// client with the strict address policy (callback.PublicOnly).
+	Callbacks *callback.Client
 	// Collectors are other components' metrics (relay, realtime), served at /metrics beside
 	// the server's own. Default none.
 	Collectors []prometheus.Collector
@@ -65,6 +69,7 @@ type Server struct {
 	cookieName   string
 	publicOrigin string
 	realtime     *realtime.Hub
+	callbacks    *callback.Client
 }
 
 // New validates cfg and builds the router.
@@ -78,8 +83,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 5 * time.Second
 	}
+	if cfg.Callbacks == nil {
+		c, err := callback.New(callback.Config{})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Callbacks = c
+	}
 	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session",
-		realtime: cfg.Realtime}
+		realtime: cfg.Realtime, callbacks: cfg.Callbacks}
 	for _, c := range cfg.Collectors {
 		if err := s.metrics.registry.Register(c); err != nil {
 			return nil, fmt.Errorf("server: register metrics: %w", err)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +23,8 @@ import (
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server"
+	"github.com/natterchat/natter/server/callback"
+	"github.com/natterchat/natter/server/delivery"
 	"github.com/natterchat/natter/streams"
 	"github.com/natterchat/natter/streams/streamstest"
 )
@@ -36,8 +39,11 @@ type Harness struct {
 	Hub   *realtime.Hub
 	Relay *streams.Relay
 	// URL is the base URL of the API, on 127.0.0.1: requests from the test are local.
-	URL    string
-	client *http.Client
+	URL string
+	// DeliveryAttempts receives each event-subscription delivery attempt once it is stored
+	// (buffered; attempts beyond the buffer are dropped).
+	DeliveryAttempts <-chan persist.EventDeliveryAttempt
+	client           *http.Client
 }
 
 // Option adjusts the harness.
@@ -47,8 +53,20 @@ type options struct {
 	config    func(*server.Config)
 	realtime  func(*realtime.Config)
 	bots      func(*streams.BotAccessConfig)
+	allowAddr func(netip.Addr) bool
 	storeOpts []persisttest.Option
 }
+
+// WithCallbackPolicy replaces the address policy of outgoing callbacks, which by default admits
+// public addresses and loopback (the tests' receivers); pass callback.PublicOnly for the
+// production policy.
+func WithCallbackPolicy(allow func(netip.Addr) bool) Option {
+	return func(o *options) { o.allowAddr = allow }
+}
+
+// LoopbackOrPublic is the harness's default callback policy: public addresses, and loopback
+// for httptest receivers.
+func LoopbackOrPublic(a netip.Addr) bool { return a.Unmap().IsLoopback() || callback.PublicOnly(a) }
 
 // WithBotAccess edits the configuration of bots' NATS access.
 func WithBotAccess(fn func(*streams.BotAccessConfig)) Option { return func(o *options) { o.bots = fn } }
@@ -95,15 +113,34 @@ func New(t testing.TB, opts ...Option) *Harness {
 	if err != nil {
 		t.Fatalf("bot access: %v", err)
 	}
+	if o.allowAddr == nil {
+		o.allowAddr = LoopbackOrPublic
+	}
+	callbacks, err := callback.New(callback.Config{AllowAddr: o.allowAddr, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("callbacks: %v", err)
+	}
+	attempts := make(chan persist.EventDeliveryAttempt, 1024)
+	deliverer, err := delivery.New(delivery.Config{Store: store, NATS: nc, Callbacks: callbacks, Logger: logger,
+		SyncInterval: 50 * time.Millisecond, OnAttempt: func(a persist.EventDeliveryAttempt) {
+			select {
+			case attempts <- a:
+			default:
+			}
+		}})
+	if err != nil {
+		t.Fatalf("delivery: %v", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var g errgroup.Group
+	g.Go(func() error { return deliverer.Run(ctx) })
 	g.Go(func() error { return relay.Run(ctx) })
 	g.Go(func() error { return hub.Run(ctx) })
 	g.Go(func() error { return bots.Run(ctx) })
 	t.Cleanup(func() {
 		cancel()
 		if err := g.Wait(); err != nil {
-			t.Errorf("relay, hub or bot access: %v", err)
+			t.Errorf("relay, hub, bot access or delivery: %v", err)
 		}
 	})
 	select {
@@ -111,7 +148,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("bot access did not start")
 	}
-	cfg := server.Config{Store: store, Logger: logger, Realtime: hub,
+	cfg := server.Config{Store: store, Logger: logger, Realtime: hub, Callbacks: callbacks,
 		Collectors: append(hub.Collectors(), relay.Collectors()...)}
 	if o.config != nil {
 		o.config(&cfg)
@@ -122,9 +159,10 @@ func New(t testing.TB, opts ...Option) *Harness {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, Hub: hub, Relay: relay, URL: ts.URL, client: &http.Client{
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, Hub: hub, Relay: relay, URL: ts.URL,
+		DeliveryAttempts: attempts, client: &http.Client{
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}}
 }
 
 // Actor is a signed-in human with a real session token.
