@@ -115,7 +115,9 @@ func TestStrictPolicyRefusesLoopback(t *testing.T) {
 // fixedResolver answers every lookup with the same addresses.
 type fixedResolver []netip.Addr
 
-func (f fixedResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) { return f, nil }
+func (f fixedResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return f, nil
+}
 
 func TestMixedAnswersAreRefused(t *testing.T) {
 	t.Parallel()
