@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -159,13 +158,7 @@ func (s *Server) slashCallback(ctx context.Context, inv persist.SlashInvocation)
 		return slashReply{}, err
 	}
 	res := s.callbacks.Post(ctx, callback.Request{URL: inv.CallbackURL, Secret: inv.SigningSecret, Body: body})
-	outcome := persist.SlashCallbackOutcome{Status: res.Status, Body: string(res.Body)}
-	switch {
-	case res.Err != nil:
-		outcome.Error = res.Err.Error()
-	case !res.OK():
-		outcome.Error = fmt.Sprintf("the callback answered HTTP %d", res.Status)
-	}
+	outcome := persist.SlashCallbackOutcome{Status: res.Status, Body: string(res.Body), Error: res.Problem()}
 	store := context.WithoutCancel(ctx)
 	if err := s.store.WithTx(store, func(tx *persist.Tx) error { return tx.SlashCommandComplete(store, inv, outcome) }); err != nil {
 		return slashReply{}, err

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -31,6 +32,17 @@ func (e *intEnv) slash(t *testing.T, channelID, token, command, text string) *se
 	form := url.Values{"command": {command}, "text": {text}}.Encode()
 	return e.h.Do(t, servertest.Request{Method: http.MethodPost, Path: "/api/hooks/slash/" + channelID, Token: token,
 		Body: form, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
+}
+
+// invocation reads the stored callback outcome of an invocation by its trigger_id.
+func (e *intEnv) invocation(t *testing.T, triggerID string) persist.SlashCallbackOutcome {
+	t.Helper()
+	ctx := context.Background()
+	o, err := persist.WithTxV(ctx, e.h.Store, func(tx *persist.Tx) (persist.SlashCallbackOutcome, error) {
+		return tx.SlashInvocationOutcomeForTest(ctx, triggerID)
+	})
+	require.NoError(t, err)
+	return o
 }
 
 func TestSlashCommandRegistration(t *testing.T) {
@@ -106,6 +118,8 @@ func TestSlashCommandRoundTrip(t *testing.T) {
 	require.Equal(t, member.User.ID, payload["user_id"])
 	require.Equal(t, e.bot.ID, payload["bot_user_id"])
 	require.NotEmpty(t, payload["trigger_id"])
+	require.Equal(t, persist.SlashCallbackOutcome{Status: 200, Body: `{"text":"deploying **main**"}`},
+		e.invocation(t, payload["trigger_id"].(string)), "the invocation's callback outcome is stored")
 
 	out := r.JSON(t)
 	require.Equal(t, "in_channel", out["response_type"], "the default response type")
@@ -145,7 +159,10 @@ func TestSlashCommandReplies(t *testing.T) {
 		_, secret := e.register(t, inst, "/broken", recv.srv.URL)
 		recv.setSecret(secret)
 		e.slash(t, general.ID, e.owner.Token, "/broken", "x").RequireError(t, http.StatusBadGateway, persist.CodeCallbackFailed)
-		recv.next(t)
+		trigger := decodeMap(t, recv.next(t).body)["trigger_id"].(string)
+		o := e.invocation(t, trigger)
+		require.Equal(t, 500, o.Status)
+		require.Contains(t, o.Error, "500")
 	})
 	t.Run("UnregisteredPostsTheTextAsTheCaller", func(t *testing.T) {
 		t.Parallel()

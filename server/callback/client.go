@@ -156,6 +156,17 @@ type Result struct {
 // OK reports a 2xx answer.
 func (r Result) OK() bool { return r.Err == nil && r.Status >= 200 && r.Status < 300 }
 
+// Problem says what went wrong, for the stored record of a call: "" for a 2xx answer.
+func (r Result) Problem() string {
+	switch {
+	case r.Err != nil:
+		return r.Err.Error()
+	case !r.OK():
+		return fmt.Sprintf("the callback answered HTTP %d", r.Status)
+	}
+	return ""
+}
+
 // Post sends a signed JSON callback. It never returns a response it did not bound: the body is
 // cut at MaxResponseBytes and the whole call at Timeout.
 func (c *Client) Post(ctx context.Context, req Request) Result {

@@ -271,13 +271,7 @@ func (d *Deliverer) handle(ctx context.Context, subscriptionID string, m jetstre
 	res := d.cfg.Callbacks.Post(ctx, callback.Request{URL: p.target.CallbackURL, Secret: p.target.SigningSecret, Body: body,
 		Header: map[string]string{callback.HeaderEventID: envelope.ID}})
 	outcome := persist.DeliveryOutcome{EventID: envelope.ID, Cursor: cursor, EventType: eventType, Status: res.Status,
-		Body: string(res.Body), StartedAt: started}
-	switch {
-	case res.Err != nil:
-		outcome.Error = res.Err.Error()
-	case !res.OK():
-		outcome.Error = fmt.Sprintf("the callback answered HTTP %d", res.Status)
-	}
+		Body: string(res.Body), Error: res.Problem(), StartedAt: started}
 	store := context.WithoutCancel(ctx)
 	a, err := persist.WithTxV(store, d.cfg.Store, func(tx *persist.Tx) (persist.EventDeliveryAttempt, error) {
 		return tx.EventDeliveryRecord(store, p.target, outcome)
