@@ -146,6 +146,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 			return tx.FingerprintForTest(ctx, ws.ID, victims)
 		})
 		require.NoError(t, err)
+		// The relay records its position asynchronously as it catches up with the setup's
+		// events; a hostile write would show in events and event_heads anyway.
+		delete(fp, "relay_positions")
 		return fp
 	}
 	before := fingerprint()

@@ -270,6 +270,12 @@ func (d *Deliverer) handle(ctx context.Context, subscriptionID string, m jetstre
 	started := time.Now()
 	res := d.cfg.Callbacks.Post(ctx, callback.Request{URL: p.target.CallbackURL, Secret: p.target.SigningSecret, Body: body,
 		Header: map[string]string{callback.HeaderEventID: envelope.ID}})
+	if res.Err != nil && ctx.Err() != nil {
+		// Shutting down: this is no verdict on the callback. The event goes to the next
+		// replica or the next start.
+		_ = m.Nak()
+		return
+	}
 	outcome := persist.DeliveryOutcome{EventID: envelope.ID, Cursor: cursor, EventType: eventType, Status: res.Status,
 		Body: string(res.Body), Error: res.Problem(), StartedAt: started}
 	store := context.WithoutCancel(ctx)
