@@ -5,17 +5,24 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 
 	"github.com/urfave/cli/v2"
 )
 
 // Run executes the command line args (args[0] is the program name) and returns its error, for
-// main to print and turn into an exit status.
+// main to print and turn into an exit status. Commands that read input read the process's stdin.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return RunWithInput(ctx, args, os.Stdin, stdout, stderr)
+}
+
+// RunWithInput is Run with stdin given, so tests can drive commands that read input.
+func RunWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	app := &cli.App{
 		Name:      "natter",
 		Usage:     "a team-chat server: HTTP/JSON API, WebSocket realtime, Postgres and NATS JetStream",
+		Reader:    stdin,
 		Writer:    stdout,
 		ErrWriter: stderr,
 		Commands: []*cli.Command{
@@ -73,6 +80,8 @@ func adminCommand() *cli.Command {
 			memberCommand(),
 			eventsCommand(),
 			botCommand(),
+			passwordCommand(),
+			pushCommand(),
 		},
 	}
 }

@@ -48,6 +48,10 @@ func TestInvalidConfiguration(t *testing.T) {
 		{"ListenWithExternalNATS", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-listen", "127.0.0.1:4222"}, "--nats-listen"},
 		{"CookieNamespace", []string{"dev", "--cookie-namespace", "a b"}, "--cookie-namespace"},
 		{"PlainHTTPAPIBaseURL", []string{"dev", "--api-base-url", "http://chat.example.com"}, "--api-base-url"},
+		{"ProxyTeamDomainAlone", []string{"dev", "--proxy-team-domain", "https://team.cloudflareaccess.com"}, "--proxy-audience"},
+		{"ProxyAudienceAlone", []string{"dev", "--proxy-audience", "tag"}, "--proxy-team-domain"},
+		{"PlainHTTPProxyTeamDomain", []string{"dev", "--proxy-team-domain", "http://team.cloudflareaccess.com", "--proxy-audience", "tag"}, "--proxy-team-domain"},
+		{"ProxyTeamDomainWithPath", []string{"dev", "--proxy-team-domain", "https://team.cloudflareaccess.com/x", "--proxy-audience", "tag"}, "--proxy-team-domain"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -98,7 +102,7 @@ func TestAdminCommands(t *testing.T) {
 // command against the running instance's data dir in between.
 func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 	t.Parallel()
-	dataDir := filepath.Join(t.TempDir(), "data")
+	dataDir := filepath.Join(persisttest.ReachableTempDir(t), "data")
 	ctx, cancel := context.WithCancel(t.Context())
 	base, proc := startServerCtx(t, ctx, "dev", "--data-dir", dataDir, "--addr", "127.0.0.1:0")
 	owner := getMe(t, base)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,8 +19,10 @@ import (
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server"
+	"github.com/natterchat/natter/server/accessproxy"
 	"github.com/natterchat/natter/server/callback"
 	"github.com/natterchat/natter/server/delivery"
+	"github.com/natterchat/natter/server/webpush"
 	"github.com/natterchat/natter/streams"
 )
 
@@ -70,8 +73,16 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "suffix for the session cookie name (cc_session_<namespace>) when deployments share a domain"},
 		&cli.StringFlag{Name: "api-base-url", EnvVars: []string{"NATTER_API_BASE_URL"},
 			Usage: "the trusted canonical API base bot installers store, such as https://chat.example.com (a path prefix is kept); adds claim_url and api_base_url to setup codes"},
+		&cli.BoolFlag{Name: "web-push", EnvVars: []string{"NATTER_WEB_PUSH"}, Value: true,
+			Usage: "send Web Push notifications to registered devices (a server key pair is generated on first start); false turns push off: no key, no sends, and the push write endpoints answer 404"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
+		&cli.BoolFlag{Name: "password-auth", EnvVars: []string{"NATTER_PASSWORD_AUTH"},
+			Usage: "allow password sign-in and change for accounts an operator enrolled (natter admin password set)"},
+		&cli.StringFlag{Name: "proxy-team-domain", EnvVars: []string{"NATTER_PROXY_TEAM_DOMAIN"},
+			Usage: "trust Cloudflare Access assertions (Cf-Access-Jwt-Assertion) from this team origin, such as https://example.cloudflareaccess.com; needs --proxy-audience"},
+		&cli.StringFlag{Name: "proxy-audience", EnvVars: []string{"NATTER_PROXY_AUDIENCE"},
+			Usage: "the Cloudflare Access application's audience tag; needs --proxy-team-domain"},
 	}
 }
 
@@ -125,6 +136,10 @@ func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
 	if ns := c.String("cookie-namespace"); ns != "" && !server.ValidCookieNamespace(ns) {
 		return cfg, configError("cookie-namespace", "%q may contain only letters, digits, '-' and '_' (at most 32)", ns)
 	}
+	proxy, err := readProxyConfig(c)
+	if err != nil {
+		return cfg, err
+	}
 	cfg.server = server.Config{
 		PublicURL:       c.String("public-url"),
 		DevBootstrap:    c.Bool("dev-bootstrap"),
@@ -133,8 +148,28 @@ func readServerConfig(c *cli.Context, dev bool) (serverConfig, error) {
 		CookieNamespace: c.String("cookie-namespace"),
 		AccessLog:       c.Bool("access-log"),
 		APIBaseURL:      c.String("api-base-url"),
+		PasswordAuth:    c.Bool("password-auth"),
+		IdentityProxy:   proxy,
+		DisableWebPush:  !c.Bool("web-push"),
 	}
 	return cfg, nil
+}
+
+// readProxyConfig reads the identity-proxy flags: both or neither.
+func readProxyConfig(c *cli.Context) (accessproxy.Config, error) {
+	team, audience := strings.TrimSpace(c.String("proxy-team-domain")), strings.TrimSpace(c.String("proxy-audience"))
+	switch {
+	case team == "" && audience == "":
+		return accessproxy.Config{}, nil
+	case audience == "":
+		return accessproxy.Config{}, configError("proxy-audience", "must be set together with --proxy-team-domain (or leave both unset)")
+	case team == "":
+		return accessproxy.Config{}, configError("proxy-team-domain", "must be set together with --proxy-audience (or leave both unset)")
+	}
+	if _, err := accessproxy.ParseTeamDomain(team); err != nil {
+		return accessproxy.Config{}, configError("proxy-team-domain", "%v", err)
+	}
+	return accessproxy.Config{TeamDomain: team, Audience: audience}, nil
 }
 
 func checkHostPort(hp string) error {
@@ -157,6 +192,11 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	}
 	ctx := c.Context
 	logger := newLogger(c)
+	// The data dir is made here, readable by others, before NATS would make it private: the
+	// private PostgreSQL cluster inside it runs as an unprivileged user who must enter it.
+	if err := os.MkdirAll(c.String("data-dir"), 0o755); err != nil {
+		return fmt.Errorf("create --data-dir: %w", err)
+	}
 	emb, nc, stopNATS, err := startNATS(ctx, cfg, c.String("data-dir"), logger)
 	if err != nil {
 		return err
@@ -205,11 +245,19 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 
+	push, sweeper, err := startWebPush(ctx, cfg.server, db.Store, nc, logger)
+	if err != nil {
+		return err
+	}
+
 	cfg.server.Store = db.Store
 	cfg.server.Callbacks = callbacks
 	cfg.server.Logger = logger
 	cfg.server.Realtime = hub
 	cfg.server.Collectors = append(hub.Collectors(), relay.Collectors()...)
+	if push != nil {
+		cfg.server.Collectors = append(cfg.server.Collectors, push.Collectors()...)
+	}
 	srv, err := server.New(cfg.server)
 	if err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)
@@ -227,9 +275,39 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if bots != nil {
 		g.Go(func() error { return bots.Run(gctx) })
 	}
+	if push != nil {
+		g.Go(func() error { return push.Run(gctx) })
+		g.Go(func() error { return sweeper.Run(gctx) })
+	}
 	err = g.Wait()
 	logger.Info("natter stopped")
 	return err
+}
+
+// startWebPush gives the server its push key pair on first start and builds the deliverer and
+// the dead-device sweep; both are nil when web push is turned off.
+func startWebPush(ctx context.Context, cfg server.Config, store *persist.Store, nc *nats.Conn, logger *slog.Logger) (*webpush.Deliverer, *webpush.Sweeper, error) {
+	if cfg.DisableWebPush {
+		return nil, nil, nil
+	}
+	key, err := webpush.EnsureKey(ctx, store)
+	if err != nil {
+		return nil, nil, fmt.Errorf("web push key: %w", err)
+	}
+	logger.Info("web push enabled", "key_fingerprint", key.Fingerprint)
+	subscriber := ""
+	if cfg.PublicURL != "" {
+		subscriber, _ = server.ParsePublicURL(cfg.PublicURL)
+		if !strings.HasPrefix(subscriber, "https:") {
+			subscriber = ""
+		}
+	}
+	push, err := webpush.New(webpush.Config{Store: store, NATS: nc, Logger: logger, Subscriber: subscriber})
+	if err != nil {
+		return nil, nil, err
+	}
+	sweeper, err := webpush.NewSweeper(webpush.SweeperConfig{Store: store, Logger: logger})
+	return push, sweeper, err
 }
 
 // startNATS connects to --nats-url, or starts the embedded server under the data dir (then

@@ -30,39 +30,53 @@ func (tx *Tx) DevBootstrap(ctx context.Context) (Bootstrap, error) {
 	if _, err := tx.exec(ctx, `SELECT pg_advisory_xact_lock($1)`, bootstrapLock); err != nil {
 		return Bootstrap{}, err
 	}
-	wsID, err := tx.SettingGet(ctx, SettingDefaultWorkspace)
-	if err != nil {
-		return Bootstrap{}, err
+	w, err := tx.defaultWorkspace(ctx)
+	if err == nil {
+		owner, err := tx.workspaceOwner(ctx, w.ID)
+		return Bootstrap{Owner: owner, Workspace: w}, err
 	}
-	if wsID != "" {
-		w, err := tx.WorkspaceGet(ctx, wsID)
-		if err == nil {
-			owner, err := tx.workspaceOwner(ctx, w.ID)
-			return Bootstrap{Owner: owner, Workspace: w}, err
-		}
-		if e, ok := ErrorOf(err); !ok || e.Code != CodeNotFound {
-			return Bootstrap{}, err
-		}
+	if e, ok := ErrorOf(err); !ok || e.Code != CodeNotFound {
+		return Bootstrap{}, err
 	}
 	owner, err := tx.bootstrapOwner(ctx)
 	if err != nil {
 		return Bootstrap{}, err
 	}
+	w, err = tx.defaultWorkspaceCreate(ctx, owner)
+	if err != nil {
+		return Bootstrap{}, err
+	}
+	return Bootstrap{Owner: owner, Workspace: w, Created: true}, nil
+}
+
+// defaultWorkspace returns the workspace sign-in methods join new users to.
+// Codes: not_found (none set, or it was deleted).
+func (tx *Tx) defaultWorkspace(ctx context.Context) (Workspace, error) {
+	id, err := tx.SettingGet(ctx, SettingDefaultWorkspace)
+	if err != nil {
+		return Workspace{}, err
+	}
+	if id == "" {
+		return Workspace{}, NotFound("default workspace")
+	}
+	return tx.WorkspaceGet(ctx, id)
+}
+
+// defaultWorkspaceCreate creates the default workspace with a `general` channel, owned by
+// owner, and records it as the default. The caller holds bootstrapLock.
+func (tx *Tx) defaultWorkspaceCreate(ctx context.Context, owner User) (Workspace, error) {
 	w, err := tx.WorkspaceCreate(ctx, owner.ID, DevWorkspace, "")
 	if e, ok := ErrorOf(err); ok && e.Code == CodeConflict {
 		// Someone already took the slug "natter"; any free slug will do for the default.
 		w, err = tx.WorkspaceCreate(ctx, owner.ID, DevWorkspace, devWorkspaceTag+"-"+NewID("", tx.now)[20:])
 	}
 	if err != nil {
-		return Bootstrap{}, err
+		return Workspace{}, err
 	}
 	if _, _, err := tx.ChannelCreate(ctx, ActorFor(owner), w.ID, ChannelCreateParams{Name: DevChannel}); err != nil {
-		return Bootstrap{}, err
+		return Workspace{}, err
 	}
-	if err := tx.SettingSet(ctx, SettingDefaultWorkspace, w.ID); err != nil {
-		return Bootstrap{}, err
-	}
-	return Bootstrap{Owner: owner, Workspace: w, Created: true}, nil
+	return w, tx.SettingSet(ctx, SettingDefaultWorkspace, w.ID)
 }
 
 func (tx *Tx) bootstrapOwner(ctx context.Context) (User, error) {

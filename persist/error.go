@@ -76,6 +76,10 @@ const (
 	CodeNotImplemented Code = "not_implemented"
 	// CodeUnavailable: a dependency (the database) is down.
 	CodeUnavailable Code = "unavailable"
+	// CodePushDisabled: web push has no server key pair here (or is turned off).
+	CodePushDisabled Code = "push_disabled"
+	// CodePushAccountMismatch: a push registration names another account than the signed-in one.
+	CodePushAccountMismatch Code = "push_account_mismatch"
 	// CodeCallbackFailed: an integration's callback refused, failed or could not be reached.
 	CodeCallbackFailed Code = "callback_failed"
 	// CodeInternal: anything unexpected; the cause is logged, never shown.
@@ -104,6 +108,8 @@ var statusOf = map[Code]int{
 	CodeUpgradeRequired:      http.StatusUpgradeRequired,
 	CodeNotImplemented:       http.StatusNotImplemented,
 	CodeUnavailable:          http.StatusServiceUnavailable,
+	CodePushDisabled:         http.StatusNotFound,
+	CodePushAccountMismatch:  http.StatusConflict,
 	CodeCallbackFailed:       http.StatusBadGateway,
 	CodeInternal:             http.StatusInternalServerError,
 }

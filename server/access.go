@@ -89,6 +89,9 @@ func (s *Server) enforce(a access, h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if caller != nil {
+			if caller.issuedToken != "" {
+				s.setSessionCookie(w, r, caller.issuedToken, caller.Session.ExpiresAt)
+			}
 			if err := s.admit(a, caller); err != nil {
 				s.writeError(w, r, err)
 				return
@@ -128,9 +131,9 @@ func (s *Server) admit(a access, c *Caller) error {
 	return nil
 }
 
-// identify resolves the caller in the spec's order: bearer token, session cookie, the local
-// impersonation header, and the development fallback. It returns (nil, nil) when the request
-// carries no credentials at all.
+// identify resolves the caller in the spec's order: bearer token, session cookie, identity-proxy
+// assertion (when configured; it also replaces a stale cookie), the local impersonation header,
+// and the development fallback. It returns (nil, nil) when the request carries no credentials.
 func (s *Server) identify(r *http.Request) (*Caller, error) {
 	ctx := r.Context()
 	if token, ok := bearerToken(r); ok {
@@ -146,8 +149,16 @@ func (s *Server) identify(r *http.Request) (*Caller, error) {
 	if err != nil {
 		return nil, err
 	}
+	assertion := s.proxyAssertion(r)
 	if token != "" {
-		return s.sessionCaller(r, token, viaCookie)
+		c, err := s.sessionCaller(r, token, viaCookie)
+		if e, ok := persist.ErrorOf(err); assertion == "" || !ok || e.Code != persist.CodeUnauthenticated {
+			return c, err
+		}
+		// The cookie was signed out or expired: the proxy's assertion signs the person in afresh.
+	}
+	if assertion != "" {
+		return s.proxyCaller(r, assertion)
 	}
 	if id := devUserHeader(r); id != "" && isLocalRequest(r) {
 		u, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.User, error) { return tx.UserGet(ctx, id) })
@@ -288,11 +299,11 @@ func isLocalHost(hostport string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// checkCSRF applies to unsafe requests authenticated by cookie: the browser must say the request
-// is same-origin (Origin or Sec-Fetch-Site) and send X-Natter-CSRF: 1, a header no cross-site
-// form can set.
+// checkCSRF applies to unsafe requests authenticated by cookie or identity-proxy assertion
+// (which a browser also sends on its own): the browser must say the request is same-origin
+// (Origin or Sec-Fetch-Site) and send X-Natter-CSRF: 1, a header no cross-site form can set.
 func (s *Server) checkCSRF(r *http.Request, c *Caller) error {
-	if c.Via != viaCookie || isSafeMethod(r.Method) {
+	if (c.Via != viaCookie && c.Via != viaProxy) || isSafeMethod(r.Method) {
 		return nil
 	}
 	if !s.sameOrigin(r) {

@@ -95,13 +95,11 @@ func TestDevFallback(t *testing.T) {
 
 func TestSessionLifetime(t *testing.T) {
 	t.Parallel()
-	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	h := servertest.New(t, servertest.WithStoreOptions(persisttest.WithClock(func() time.Time { return clock() })))
+	clock := newTestClock() // the relay reads it concurrently
+	h := servertest.New(t, clock.option())
 	me := h.NewUser(t)
 	h.Get(t, "/api/me", me.Token).RequireStatus(t, http.StatusOK)
-	later := now.Add(persist.SessionLifetime + time.Second)
-	clock = func() time.Time { return later }
+	clock.Advance(persist.SessionLifetime + time.Second)
 	h.Get(t, "/api/me", me.Token).RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
 }
 

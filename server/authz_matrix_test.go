@@ -14,6 +14,7 @@ import (
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/server"
+	"github.com/natterchat/natter/server/passwordhash"
 	"github.com/natterchat/natter/server/servertest"
 )
 
@@ -32,7 +33,10 @@ import (
 func TestAuthorizationMatrix(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	h := servertest.New(t)
+	// Password sign-in on (cheap parameters), so its routes meet the attackers too.
+	hasher, err := passwordhash.New(passwordhash.Config{Params: passwordhash.Params{Time: 1, MemoryKiB: 64, Threads: 1}})
+	require.NoError(t, err)
+	h := servertest.New(t, servertest.WithConfig(func(c *server.Config) { c.PasswordAuth, c.Passwords = true, hasher }))
 	store := h.Store
 
 	// The victim workspace and what it holds.
@@ -47,6 +51,10 @@ func TestAuthorizationMatrix(t *testing.T) {
 	victimBot, victimToken := persisttest.Bot(t, store, owner.User, ws.ID, &persisttest.BotOpts{
 		Handle: persisttest.Ptr("victim"), Scopes: []string{"bot:admin", persist.ScopeAgentActivityWrite}})
 	putMenu(t, h, victimToken.Token, []map[string]any{{"command": "launch", "description": "Launch"}}).RequireStatus(t, http.StatusOK)
+	ownerHash, err := hasher.Hash(ctx, "owner password")
+	require.NoError(t, err)
+	_, err = persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.User, error) { return tx.PasswordSet(ctx, owner.User.Email, ownerHash) })
+	require.NoError(t, err)
 	code, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.SetupCode, error) {
 		return tx.BotSetupCodeCreate(ctx, ownerActor, ws.ID, victimBot.ID, persist.SetupCodeParams{Name: "pending"})
 	})
@@ -108,6 +116,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		"scopes": []string{"bot:admin"}, "commands": []map[string]any{{"command": "pwn", "description": "pwn"}},
 		"code": "AAAA-BBBB-CCCC", "token": "mgt_matrix", "seq": 1, "type": "typing.started", "payload": map[string]any{},
 		"kind": "message", "icon_url": "", "handle": "matrix",
+		"identifier": owner.User.Email, "password": "guess", "current_password": "owner password", "new_password": "taken over",
 	}
 	humanToken := func(u persist.User) func() string {
 		// A fresh session per request: logging out must not blind the rest of the walk.

@@ -33,6 +33,9 @@ type Caller struct {
 	Token *persist.BotToken
 	// Via says how the caller was identified: one of the via* constants.
 	Via string
+	// issuedToken is the raw token of a session started by this very request (identity-proxy
+	// sign-in), which the response sets as the session cookie.
+	issuedToken string
 }
 
 // Actor is the caller as the store sees it: for a bot token, the bot with the token's workspace,
@@ -51,6 +54,7 @@ const (
 	viaBearer      = "bearer"
 	viaBotToken    = "bot_token"
 	viaCookie      = "cookie"
+	viaProxy       = "proxy"
 	viaDevHeader   = "dev_header"
 	viaDevFallback = "dev_fallback"
 )

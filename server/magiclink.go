@@ -76,11 +76,18 @@ func (s *Server) handleMagicLinkConsume(w http.ResponseWriter, r *http.Request) 
 		s.writeError(w, r, err)
 		return
 	}
-	s.setSessionCookie(w, r, res.token, res.session.ExpiresAt)
+	s.writeSignIn(w, r, res.user, res.session, res.token)
+}
+
+// writeSignIn answers every sign-in that creates a session from a request body: it sets the
+// session cookie and returns {user, session, token}; non-browser clients keep session.token for
+// the Authorization header.
+func (s *Server) writeSignIn(w http.ResponseWriter, r *http.Request, u persist.User, sess persist.Session, token string) {
+	s.setSessionCookie(w, r, token, sess.ExpiresAt)
 	writeJSON(w, http.StatusOK, map[string]any{
-		"user":    newMeView(res.user),
-		"session": sessionView{ID: res.session.ID, Token: res.token, ExpiresAt: res.session.ExpiresAt},
-		"token":   res.token,
+		"user":    newMeView(u),
+		"session": sessionView{ID: sess.ID, Token: token, ExpiresAt: sess.ExpiresAt},
+		"token":   token,
 	})
 }
 

@@ -58,6 +58,17 @@ func (l *windowLimiter) allow(key string) bool {
 	return c.n <= l.limit
 }
 
+// release takes back one attempt recorded for key in its current window, for an attempt that
+// turned out not to count.
+func (l *windowLimiter) release(key string) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c, ok := l.hits[key]; ok && c.n > 0 && now.Sub(c.start) < l.window {
+		c.n--
+	}
+}
+
 // sweepLocked drops finished windows, or everything when none has finished. l.mu must be held.
 func (l *windowLimiter) sweepLocked(now time.Time) {
 	for k, c := range l.hits {

@@ -109,7 +109,7 @@ func (s *Server) handleRealtimeSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	j := realtime.Join{Actor: caller.Actor(), WorkspaceID: workspaceID, AfterCursor: r.URL.Query().Get("after_cursor")}
-	if caller.Session != nil {
+	if caller.Session != nil && caller.Via != viaProxy { // a proxy assertion has no session to revalidate
 		j.SessionID = caller.Session.ID
 	}
 	if caller.Token != nil {

@@ -113,8 +113,15 @@ func (s *Server) routeTable() []route {
 		{"GET", "/api/workspaces/{workspace_id}/audit-log", human, s.handleAuditLogList},
 
 		// Sign-in: passwords, identity proxy, GitHub OAuth, OIDC.
+		{"POST", "/api/auth/password/login", public, s.handlePasswordLogin},
+		{"POST", "/api/auth/password/change", human, s.handlePasswordChange},
 
 		// Web push.
+		{"GET", "/api/me/push", human, s.handlePushStatus},
+		{"PUT", "/api/me/push/subscriptions", human, s.handlePushSubscribe},
+		{"DELETE", "/api/me/push/subscriptions", human, s.handlePushUnsubscribe},
+		{"GET", "/api/channels/{channel_id}/notification-preference", human, s.handleNotificationPreferenceGet},
+		{"PUT", "/api/channels/{channel_id}/notification-preference", human, s.handleNotificationPreferenceSet},
 	}
 }
 

@@ -16,7 +16,10 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
+	"github.com/natterchat/natter/server/accessproxy"
 	"github.com/natterchat/natter/server/callback"
+	"github.com/natterchat/natter/server/passwordhash"
+	"github.com/natterchat/natter/server/webpush"
 )
 
 // Config configures the HTTP API.
@@ -52,9 +55,25 @@ type Config struct {
 	// Callbacks makes integrations' outgoing calls (slash-command callbacks). Default a
 	// client with the strict address policy (callback.PublicOnly).
 	Callbacks *callback.Client
+	// DisableWebPush turns web push off: GET /api/me/push says enabled=false and the push write
+	// endpoints answer 404, whatever keys the database holds. Default false (on when a server
+	// key pair exists).
+	DisableWebPush bool
+	// PushPolicy decides which addresses a push subscription's endpoint may name. Default
+	// webpush.PublicOnly.
+	PushPolicy webpush.AddressPolicy
 	// Collectors are other components' metrics (relay, realtime), served at /metrics beside
 	// the server's own. Default none.
 	Collectors []prometheus.Collector
+	// PasswordAuth turns on password sign-in and change; off, both answer 501. Default false.
+	PasswordAuth bool
+	// Passwords derives and checks password hashes; its slots bound derivations for the whole
+	// process. Default nil: a Hasher with passwordhash.DefaultParams, when PasswordAuth is on.
+	Passwords *passwordhash.Hasher
+	// IdentityProxy turns on sign-in by a trusted identity proxy's assertion (Cloudflare
+	// Access) when TeamDomain and Audience are set; both empty leaves the header ignored. Its
+	// clock defaults to the store's. Default off.
+	IdentityProxy accessproxy.Config
 }
 
 // Server is the HTTP API.
@@ -70,6 +89,12 @@ type Server struct {
 	publicOrigin string
 	realtime     *realtime.Hub
 	callbacks    *callback.Client
+
+	// Optional sign-in methods (server/password.go, server/proxy.go).
+	passwords   *passwordhash.Hasher  // nil when password sign-in is off
+	loginLimits passwordLoginLimits   // password login attempts
+	proxy       *accessproxy.Verifier // nil when identity-proxy sign-in is off
+	pushPolicy  webpush.AddressPolicy
 }
 
 // New validates cfg and builds the router.
@@ -91,7 +116,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.Callbacks = c
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session",
-		realtime: cfg.Realtime, callbacks: cfg.Callbacks}
+		realtime: cfg.Realtime, callbacks: cfg.Callbacks, pushPolicy: cfg.PushPolicy}
+	if s.pushPolicy == nil {
+		s.pushPolicy = webpush.PublicOnly
+	}
 	for _, c := range cfg.Collectors {
 		if err := s.metrics.registry.Register(c); err != nil {
 			return nil, fmt.Errorf("server: register metrics: %w", err)
@@ -118,6 +146,9 @@ func New(cfg Config) (*Server, error) {
 		s.cookieName = "cc_session_" + cfg.CookieNamespace
 	}
 	s.claimLimiter = newWindowLimiter(setupCodeClaimLimit, setupCodeClaimWindow, cfg.Store.Now)
+	if err := s.configureSignIn(cfg); err != nil {
+		return nil, err
+	}
 	s.router = s.buildRouter()
 	return s, nil
 }

@@ -19,6 +19,12 @@ func StreamName(workspaceID string) string { return "natter_events_" + workspace
 // EventsSubjects is the subject filter of a workspace's stream.
 func EventsSubjects(workspaceID string) string { return eventsRoot + workspaceID + ".>" }
 
+// PlaceEventSubjects matches a workspace's events of one type in its channels and direct
+// conversations (not workspace-wide ones): natter.events.<workspace_id>.*.*.<type>.
+func PlaceEventSubjects(workspaceID, eventType string) string {
+	return eventsRoot + workspaceID + ".*.*." + eventType
+}
+
 // EphemeralSubjects matches a workspace's ephemeral events.
 func EphemeralSubjects(workspaceID string) string { return ephemeralRoot + workspaceID + ".>" }
 

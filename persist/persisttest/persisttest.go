@@ -191,3 +191,19 @@ func NewStore(t testing.TB, opts ...Option) *persist.Store {
 	t.Cleanup(store.Close)
 	return store
 }
+
+// ReachableTempDir is a temporary directory a private cluster's unprivileged user can enter (a
+// test's own TempDir is private to root when tests run as root, which would send the cluster to
+// the fallback under /var/lib/natter), removed when the test ends.
+func ReachableTempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "natter-test-")
+	if err != nil {
+		t.Fatalf("temp dir: %v", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatalf("temp dir: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}

@@ -26,8 +26,8 @@ func TestFindBinariesMissing(t *testing.T) {
 func TestClusterLifecycle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "pg")
-	cfg := Config{Dir: dir, Logger: slog.New(slog.DiscardHandler)}
+	dir := filepath.Join(reachableTempDir(t), "pg")
+	cfg := Config{Dir: dir, Logger: slog.New(slog.DiscardHandler), FallbackRoot: filepath.Join(t.TempDir(), "unused")}
 	c, err := Open(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Stop(context.Background()) })
@@ -69,10 +69,7 @@ func TestUnreachableDataDir(t *testing.T) {
 	private := t.TempDir()
 	require.NoError(t, os.Chmod(private, 0o700))
 	// The fallback root must itself be reachable, as /var/lib/natter is.
-	fallback, err := os.MkdirTemp("", "natter-fallback-")
-	require.NoError(t, err)
-	require.NoError(t, os.Chmod(fallback, 0o755))
-	t.Cleanup(func() { _ = os.RemoveAll(fallback) })
+	fallback := reachableTempDir(t)
 	cfg := Config{Dir: filepath.Join(private, "data", "pg"), FallbackRoot: fallback, Logger: slog.New(slog.DiscardHandler)}
 	c, err := Open(ctx, cfg)
 	require.NoError(t, err)
@@ -94,4 +91,15 @@ func TestUnreachableDataDir(t *testing.T) {
 	_, err = conn.Exec(ctx, `SELECT * FROM marker`)
 	require.Error(t, err, "a deleted data dir starts a fresh cluster")
 	require.False(t, errors.Is(err, context.Canceled))
+}
+
+// reachableTempDir is a temporary directory the cluster's unprivileged user can enter (a test's
+// TempDir is private to root when tests run as root), removed when the test ends.
+func reachableTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "natter-test-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/callback"
 	"github.com/natterchat/natter/server/delivery"
+	"github.com/natterchat/natter/server/webpush"
 	"github.com/natterchat/natter/streams"
 	"github.com/natterchat/natter/streams/streamstest"
 )
@@ -38,6 +39,8 @@ type Harness struct {
 	// Hub and Relay run for the test: committed events reach sockets.
 	Hub   *realtime.Hub
 	Relay *streams.Relay
+	// Push is the web push deliverer, running when the harness was built WithWebPush.
+	Push *webpush.Deliverer
 	// URL is the base URL of the API, on 127.0.0.1: requests from the test are local.
 	URL string
 	// DeliveryAttempts receives each event-subscription delivery attempt once it is stored
@@ -55,6 +58,20 @@ type options struct {
 	bots      func(*streams.BotAccessConfig)
 	allowAddr func(netip.Addr) bool
 	storeOpts []persisttest.Option
+	push      func(*webpush.Config)
+}
+
+// WithWebPush gives the server a push key pair and runs the web push deliverer, whose
+// configuration fn may edit (nil: defaults). Push services on loopback addresses are allowed,
+// for registration and for sending, since tests run them on httptest listeners.
+func WithWebPush(fn func(*webpush.Config)) Option {
+	return func(o *options) {
+		o.push = func(c *webpush.Config) {
+			if fn != nil {
+				fn(c)
+			}
+		}
+	}
 }
 
 // WithCallbackPolicy replaces the address policy of outgoing callbacks, which by default admits
@@ -63,10 +80,6 @@ type options struct {
 func WithCallbackPolicy(allow func(netip.Addr) bool) Option {
 	return func(o *options) { o.allowAddr = allow }
 }
-
-// LoopbackOrPublic is the harness's default callback policy: public addresses, and loopback
-// for httptest receivers.
-func LoopbackOrPublic(a netip.Addr) bool { return a.Unmap().IsLoopback() || callback.PublicOnly(a) }
 
 // WithBotAccess edits the configuration of bots' NATS access.
 func WithBotAccess(fn func(*streams.BotAccessConfig)) Option { return func(o *options) { o.bots = fn } }
@@ -114,7 +127,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 		t.Fatalf("bot access: %v", err)
 	}
 	if o.allowAddr == nil {
-		o.allowAddr = LoopbackOrPublic
+		o.allowAddr = webpush.PublicOrLoopback
 	}
 	callbacks, err := callback.New(callback.Config{AllowAddr: o.allowAddr, Timeout: 10 * time.Second})
 	if err != nil {
@@ -131,9 +144,24 @@ func New(t testing.TB, opts ...Option) *Harness {
 	if err != nil {
 		t.Fatalf("delivery: %v", err)
 	}
+	var push *webpush.Deliverer
+	if o.push != nil {
+		if _, err := webpush.EnsureKey(context.Background(), store); err != nil {
+			t.Fatalf("push key: %v", err)
+		}
+		pcfg := webpush.Config{Store: store, NATS: nc, Logger: logger, Policy: webpush.PublicOrLoopback,
+			DiscoverInterval: 50 * time.Millisecond}
+		o.push(&pcfg)
+		if push, err = webpush.New(pcfg); err != nil {
+			t.Fatalf("push: %v", err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var g errgroup.Group
 	g.Go(func() error { return deliverer.Run(ctx) })
+	if push != nil {
+		g.Go(func() error { return push.Run(ctx) })
+	}
 	g.Go(func() error { return relay.Run(ctx) })
 	g.Go(func() error { return hub.Run(ctx) })
 	g.Go(func() error { return bots.Run(ctx) })
@@ -150,6 +178,9 @@ func New(t testing.TB, opts ...Option) *Harness {
 	}
 	cfg := server.Config{Store: store, Logger: logger, Realtime: hub, Callbacks: callbacks,
 		Collectors: append(hub.Collectors(), relay.Collectors()...)}
+	if push != nil {
+		cfg.PushPolicy = webpush.PublicOrLoopback
+	}
 	if o.config != nil {
 		o.config(&cfg)
 	}
@@ -159,7 +190,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, Hub: hub, Relay: relay, URL: ts.URL,
+	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, Hub: hub, Relay: relay, Push: push, URL: ts.URL,
 		DeliveryAttempts: attempts, client: &http.Client{
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}}

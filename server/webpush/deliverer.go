@@ -1,0 +1,496 @@
+package webpush
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"net/http"
+	"net/url"
+
+	webpushlib "github.com/SherClockHolmes/webpush-go"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/streams"
+)
+
+// Config configures the deliverer.
+type Config struct {
+	// Store is the database. Required.
+	Store *persist.Store
+	// NATS is the connection the workspace streams are read from. Required.
+	NATS *nats.Conn
+	// Logger receives one line per dropped push, per failure and per minute of queue overflow.
+	// Default slog.Default().
+	Logger *slog.Logger
+	// Policy decides which addresses push services may be reached at. Default PublicOnly.
+	Policy AddressPolicy
+	// RootCAs replaces the system's certificate roots for push services. Default nil (system).
+	RootCAs *x509.CertPool
+	// Subscriber is the VAPID contact ("sub"): an https URL or an email address. Default
+	// "mailto:webpush@natter.invalid"; set it to the deployment's public URL.
+	Subscriber string
+	// QueueSize bounds the pushes waiting in memory; more are dropped and counted. Default 1024.
+	QueueSize int
+	// Workers is how many pushes are sent at once. Default 4.
+	Workers int
+	// SendTimeout bounds one push service call (connect, TLS, answer). Default 10s.
+	SendTimeout time.Duration
+	// ShutdownGrace is how long pushes in flight may finish once the deliverer stops. Default 5s.
+	ShutdownGrace time.Duration
+	// DiscoverInterval is how often new workspace streams are looked for. Default 2s.
+	DiscoverInterval time.Duration
+	// StartWindow is how far back a workspace's consumer starts when it is first created, so
+	// the first messages of a new workspace are not missed while history is not replayed.
+	// Default 1m.
+	StartWindow time.Duration
+	// TTL is how long a push service keeps an undelivered push, in seconds. Default 86400.
+	TTL int
+	// BeforeSend, when set, is called by a worker with each push just before its re-check: a
+	// seam for tests that change the world between queueing and sending. Default nil.
+	BeforeSend func(Push)
+	// OnQueued, when set, is called with every push that entered the queue: a test signal. It
+	// must not block. Default nil.
+	OnQueued func(Push)
+	// OnDone, when set, is called with every push's outcome (overflow included): a test signal.
+	// It must not block. Default nil.
+	OnDone func(Push, Outcome)
+}
+
+// Push is one notification for one device, as queued: the title is fixed here; the body is read
+// at send time.
+type Push struct {
+	persist.PushTarget
+	WorkspaceID string
+	MessageID   string
+	Title       string
+	Tag         string
+	URL         string
+}
+
+// Outcome is what became of a push.
+type Outcome struct {
+	// Dropped is why the push was not sent: a persist.PushDrop… reason, or DropQueueFull,
+	// DropShutdown. Empty when it was sent.
+	Dropped string
+	// Status is the push service's answer (0 when none came).
+	Status int
+	// Result is "delivered", "gone" (404/410: the device was deleted) or "failed" (backed off)
+	// for a push that was sent.
+	Result string
+	// BackoffUntil is the end of the device's backoff after a failure.
+	BackoffUntil time.Time
+}
+
+// Reasons a push is dropped before its re-check.
+const (
+	DropQueueFull = "queue_full"
+	DropShutdown  = "shutdown"
+)
+
+// consumerName is the durable consumer of each workspace stream, shared by every replica so
+// that each event is handled once.
+const consumerName = "natter_push"
+
+// Deliverer turns new messages into pushes: a durable consumer per workspace stream selects the
+// recipients' devices and queues one push each, and a worker pool re-checks and sends them.
+type Deliverer struct {
+	cfg     Config
+	js      jetstream.JetStream
+	logger  *slog.Logger
+	queue   chan Push
+	sender  *sender
+	metrics delivererMetrics
+
+	mu           sync.Mutex
+	overflow     int64 // pushes dropped for a full queue since the last log line
+	overflowLog  time.Time
+	overflowSeen int64 // every overflow drop, for tests and metrics
+}
+
+type delivererMetrics struct {
+	outcomes *prometheus.CounterVec
+	overflow prometheus.Counter
+	queued   prometheus.Counter
+}
+
+// New validates cfg and applies its defaults.
+func New(cfg Config) (*Deliverer, error) {
+	if cfg.Store == nil || cfg.NATS == nil {
+		return nil, errors.New("webpush: Config.Store and Config.NATS are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Policy == nil {
+		cfg.Policy = PublicOnly
+	}
+	if cfg.Subscriber == "" {
+		cfg.Subscriber = "mailto:webpush@natter.invalid"
+	}
+	defaults := []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cfg.SendTimeout, 10 * time.Second}, {&cfg.ShutdownGrace, 5 * time.Second},
+		{&cfg.DiscoverInterval, 2 * time.Second}, {&cfg.StartWindow, time.Minute}}
+	for _, d := range defaults {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+		if *d.v < 0 {
+			return nil, fmt.Errorf("webpush: durations must be positive, not %s", *d.v)
+		}
+	}
+	if cfg.QueueSize == 0 {
+		cfg.QueueSize = 1024
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = 4
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = 86400
+	}
+	if cfg.QueueSize < 1 || cfg.Workers < 1 || cfg.TTL < 0 {
+		return nil, fmt.Errorf("webpush: Config.QueueSize (%d) and Config.Workers (%d) must be at least 1, Config.TTL (%d) not negative",
+			cfg.QueueSize, cfg.Workers, cfg.TTL)
+	}
+	js, err := jetstream.New(cfg.NATS)
+	if err != nil {
+		return nil, fmt.Errorf("webpush: jetstream: %w", err)
+	}
+	logger := cfg.Logger.With("component", "webpush")
+	d := &Deliverer{cfg: cfg, js: js, logger: logger, queue: make(chan Push, cfg.QueueSize),
+		metrics: delivererMetrics{
+			outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_push_outcomes_total",
+				Help: "Pushes by outcome: delivered, gone, failed, or the reason they were dropped."}, []string{"outcome"}),
+			overflow: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_push_queue_overflow_total",
+				Help: "Pushes dropped because the in-memory queue was full."}),
+			queued: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_push_queued_total",
+				Help: "Pushes queued for sending."}),
+		}}
+	d.sender = &sender{client: newClient(cfg.Policy, cfg.RootCAs, cfg.SendTimeout),
+		subscriber: cfg.Subscriber, ttl: cfg.TTL}
+	return d, nil
+}
+
+// Collectors are the deliverer's metrics, for the server's registry.
+func (d *Deliverer) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{d.metrics.outcomes, d.metrics.overflow, d.metrics.queued}
+}
+
+// Overflowed counts the pushes dropped so far because the queue was full.
+func (d *Deliverer) Overflowed() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.overflowSeen
+}
+
+// Run delivers until ctx ends: it keeps a consumer on every workspace stream and runs the
+// workers. At the end, consumers stop first, pushes still queued are dropped, and pushes in
+// flight get ShutdownGrace to finish.
+func (d *Deliverer) Run(ctx context.Context) error {
+	sendCtx, cancelSends := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelSends()
+	var workers sync.WaitGroup
+	for range d.cfg.Workers {
+		workers.Go(func() { d.work(ctx, sendCtx) })
+	}
+	consumers := map[string]jetstream.ConsumeContext{}
+	lost := make(chan string, 64)
+	tick := time.NewTimer(0)
+	defer tick.Stop()
+	for running := true; running; {
+		select {
+		case <-ctx.Done():
+			running = false
+		case ws := <-lost:
+			if cc, ok := consumers[ws]; ok {
+				cc.Stop()
+				delete(consumers, ws)
+			}
+		case <-tick.C:
+			d.discover(ctx, consumers, lost)
+			tick.Reset(d.cfg.DiscoverInterval)
+		}
+	}
+	for _, cc := range consumers {
+		cc.Stop()
+	}
+	grace := time.AfterFunc(d.cfg.ShutdownGrace, cancelSends)
+	defer grace.Stop()
+	for _, cc := range consumers {
+		select {
+		case <-cc.Closed():
+		case <-sendCtx.Done():
+		}
+	}
+	workers.Wait()
+	d.sender.client.CloseIdleConnections()
+	for {
+		select {
+		case p := <-d.queue:
+			d.done(p, Outcome{Dropped: DropShutdown})
+		default:
+			return nil
+		}
+	}
+}
+
+// discover starts a consumer on every workspace stream that has none yet.
+func (d *Deliverer) discover(ctx context.Context, consumers map[string]jetstream.ConsumeContext, lost chan<- string) {
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	names := d.js.StreamNames(lctx)
+	var found []string
+	for name := range names.Name() {
+		if ws, ok := strings.CutPrefix(name, streams.StreamName("")); ok && consumers[ws] == nil {
+			found = append(found, ws)
+		}
+	}
+	if err := names.Err(); err != nil && ctx.Err() == nil {
+		d.logger.Warn("push cannot list workspace streams", "error", err)
+	}
+	for _, ws := range found {
+		cc, err := d.consume(lctx, ctx, ws, lost)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.logger.Warn("push cannot consume a workspace stream", "workspace_id", ws, "error", err)
+			}
+			continue
+		}
+		consumers[ws] = cc
+	}
+}
+
+// consume attaches to (or creates) the workspace's durable consumer of new messages and thread
+// replies and starts handling them.
+func (d *Deliverer) consume(ctx, runCtx context.Context, ws string, lost chan<- string) (jetstream.ConsumeContext, error) {
+	stream := streams.StreamName(ws)
+	cons, err := d.js.Consumer(ctx, stream, consumerName)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		cons, err = d.js.CreateConsumer(ctx, stream, jetstream.ConsumerConfig{
+			Durable:        consumerName,
+			Description:    "Natter web push: new messages and thread replies",
+			DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
+			OptStartTime:   ptr(time.Now().Add(-d.cfg.StartWindow)),
+			AckPolicy:      jetstream.AckExplicitPolicy,
+			AckWait:        30 * time.Second,
+			MaxDeliver:     5,
+			MaxAckPending:  256,
+			FilterSubjects: []string{streams.PlaceEventSubjects(ws, "message.created"), streams.PlaceEventSubjects(ws, "thread.reply_created")},
+		})
+		if errors.Is(err, jetstream.ErrConsumerExists) { // another replica created it meanwhile
+			cons, err = d.js.Consumer(ctx, stream, consumerName)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cons.Consume(func(m jetstream.Msg) { d.handle(runCtx, m) },
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+				select { // the stream was rebuilt: start over at the next discovery
+				case lost <- ws:
+				default:
+				}
+			}
+		}))
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// selection is what PushRecipients found for one message.
+type selection struct {
+	message persist.PushMessage
+	targets []persist.PushTarget
+}
+
+// handle turns one message.created or thread.reply_created into queued pushes.
+func (d *Deliverer) handle(ctx context.Context, m jetstream.Msg) {
+	var env struct {
+		WorkspaceID string `json:"workspace_id"`
+		MessageID   string `json:"message_id"`
+	}
+	if err := json.Unmarshal(m.Data(), &env); err != nil || env.MessageID == "" {
+		_ = m.Term()
+		return
+	}
+	sel, err := persist.WithTxV(ctx, d.cfg.Store, func(tx *persist.Tx) (selection, error) {
+		pm, t, err := tx.PushRecipients(ctx, env.WorkspaceID, env.MessageID)
+		return selection{pm, t}, err
+	})
+	if e, ok := persist.ErrorOf(err); ok && e.Code == persist.CodeNotFound {
+		_ = m.Ack() // the message (or its workspace) is gone: nobody to tell
+		return
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			d.logger.Warn("push cannot select recipients", "workspace_id", env.WorkspaceID, "message_id", env.MessageID, "error", err)
+		}
+		_ = m.NakWithDelay(5 * time.Second)
+		return
+	}
+	pm := sel.message
+	title, url := Title(pm.AuthorName, pm.ChannelName), URL(pm)
+	for _, t := range sel.targets {
+		d.enqueue(Push{PushTarget: t, WorkspaceID: pm.WorkspaceID, MessageID: pm.MessageID, Title: title, Tag: pm.MessageID, URL: url})
+	}
+	_ = m.Ack()
+}
+
+// enqueue queues a push without ever blocking the consumer: when the queue is full the push is
+// dropped, counted, and reported in one log line per minute.
+func (d *Deliverer) enqueue(p Push) {
+	select {
+	case d.queue <- p:
+		d.metrics.queued.Inc()
+		if d.cfg.OnQueued != nil {
+			d.cfg.OnQueued(p)
+		}
+		return
+	default:
+	}
+	d.metrics.overflow.Inc()
+	d.mu.Lock()
+	d.overflow++
+	d.overflowSeen++
+	now := time.Now()
+	var n int64
+	if now.Sub(d.overflowLog) >= time.Minute {
+		n, d.overflow, d.overflowLog = d.overflow, 0, now
+	}
+	d.mu.Unlock()
+	if n > 0 {
+		d.logger.Warn("push queue full; pushes dropped", "dropped", n, "queue_size", d.cfg.QueueSize)
+	}
+	d.done(p, Outcome{Dropped: DropQueueFull})
+}
+
+// work sends queued pushes until ctx ends; a push in flight then finishes under sendCtx, which
+// the shutdown cancels after the grace period.
+func (d *Deliverer) work(ctx, sendCtx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case p := <-d.queue:
+			if ctx.Err() != nil {
+				d.done(p, Outcome{Dropped: DropShutdown})
+				return
+			}
+			if d.cfg.BeforeSend != nil {
+				d.cfg.BeforeSend(p)
+			}
+			d.done(p, d.deliver(sendCtx, p))
+		}
+	}
+}
+
+func (d *Deliverer) done(p Push, o Outcome) {
+	label := o.Result
+	if o.Dropped != "" {
+		label = o.Dropped
+	}
+	d.metrics.outcomes.WithLabelValues(label).Inc()
+	if d.cfg.OnDone != nil {
+		d.cfg.OnDone(p, o)
+	}
+}
+
+// deliver re-checks a push, sends it, and records the push service's answer.
+func (d *Deliverer) deliver(ctx context.Context, p Push) Outcome {
+	store := d.cfg.Store
+	check, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (sendCheck, error) {
+		s, reason, err := tx.PushSendCheck(ctx, p.PushTarget, p.MessageID)
+		return sendCheck{s, reason}, err
+	})
+	if err != nil {
+		d.logger.Warn("push re-check failed; dropped", "workspace_id", p.WorkspaceID, "message_id", p.MessageID,
+			"user_id", p.UserID, "device_id", p.DeviceID, "error", err)
+		return Outcome{Dropped: "check_failed"}
+	}
+	if check.reason != "" {
+		d.logger.Info("push dropped", "reason", check.reason, "workspace_id", p.WorkspaceID, "message_id", p.MessageID,
+			"user_id", p.UserID, "device_id", p.DeviceID)
+		return Outcome{Dropped: check.reason}
+	}
+	s := check.send
+	body, err := Payload{UserID: p.UserID, Title: p.Title, Body: s.Body, Tag: p.Tag, URL: p.URL}.Encode()
+	if err != nil {
+		d.logger.Error("push payload refused", "message_id", p.MessageID, "error", err)
+		return Outcome{Dropped: "payload"}
+	}
+	status, wait, sendErr := d.sender.send(ctx, s, body)
+	o := Outcome{Status: status}
+	err = store.WithTx(context.WithoutCancel(ctx), func(tx *persist.Tx) error {
+		switch {
+		case sendErr == nil && status >= 200 && status < 300:
+			o.Result = "delivered"
+			return tx.PushDeviceDelivered(ctx, s.DeviceID, s.Version)
+		case sendErr == nil && (status == 404 || status == 410):
+			o.Result = "gone"
+			return tx.PushDeviceGone(ctx, s.DeviceID, s.Version)
+		default:
+			o.Result = "failed"
+			until, err := tx.PushDeviceFailed(ctx, s.DeviceID, s.Version, wait(tx.Now()))
+			o.BackoffUntil = until
+			return err
+		}
+	})
+	if err != nil {
+		d.logger.Warn("push outcome not recorded", "device_id", s.DeviceID, "error", err)
+	}
+	switch o.Result {
+	case "gone":
+		d.logger.Info("push device gone; deleted", "status", status, "user_id", p.UserID, "device_id", s.DeviceID)
+	case "failed":
+		d.logger.Warn("push failed; device backed off", "status", status, "user_id", p.UserID, "device_id", s.DeviceID,
+			"backoff_until", o.BackoffUntil, "error", sendErr)
+	}
+	return o
+}
+
+// sendCheck is the result of PushSendCheck.
+type sendCheck struct {
+	send   persist.PushSend
+	reason string
+}
+
+// sender makes the push service call.
+type sender struct {
+	client     *http.Client
+	subscriber string
+	ttl        int
+}
+
+// send encrypts body for the device (RFC 8291), signs the request with the server key (RFC
+// 8292) and posts it. It returns the service's status and, for the backoff, a function of "now"
+// giving the wait its Retry-After asks for. The endpoint never appears in errors or logs.
+func (s *sender) send(ctx context.Context, p persist.PushSend, body []byte) (int, func(time.Time) time.Duration, error) {
+	none := func(time.Time) time.Duration { return 0 }
+	resp, err := webpushlib.SendNotificationWithContext(ctx, body,
+		&webpushlib.Subscription{Endpoint: p.Endpoint, Keys: webpushlib.Keys{P256dh: p.P256dh, Auth: p.Auth}},
+		&webpushlib.Options{HTTPClient: s.client, Subscriber: s.subscriber, TTL: s.ttl, Urgency: webpushlib.UrgencyHigh,
+			VAPIDPublicKey: p.Key.PublicKey, VAPIDPrivateKey: p.Key.PrivateKey})
+	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err // the URL is the endpoint: a capability, kept out of logs
+		}
+		return 0, none, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	h := resp.Header.Get("Retry-After")
+	return resp.StatusCode, func(now time.Time) time.Duration { return retryAfter(h, now) }, nil
+}
