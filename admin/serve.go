@@ -19,6 +19,8 @@ import (
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server"
+	"github.com/natterchat/natter/server/callback"
+	"github.com/natterchat/natter/server/delivery"
 	"github.com/natterchat/natter/server/webpush"
 	"github.com/natterchat/natter/streams"
 )
@@ -227,12 +229,22 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		logger.Info("dev bootstrap", "created", b.Created, "owner_user_id", b.Owner.ID, "workspace_id", b.Workspace.ID)
 	}
 
+	callbacks, err := callback.New(callback.Config{})
+	if err != nil {
+		return err
+	}
+	deliverer, err := delivery.New(delivery.Config{Store: db.Store, NATS: nc, Callbacks: callbacks, Logger: logger})
+	if err != nil {
+		return err
+	}
+
 	push, sweeper, err := startWebPush(ctx, cfg.server, db.Store, nc, logger)
 	if err != nil {
 		return err
 	}
 
 	cfg.server.Store = db.Store
+	cfg.server.Callbacks = callbacks
 	cfg.server.Logger = logger
 	cfg.server.Realtime = hub
 	cfg.server.Uploads = blobs
@@ -254,6 +266,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	g.Go(func() error { return srv.Serve(gctx, ln) })
 	g.Go(func() error { return relay.Run(gctx) })
 	g.Go(func() error { return hub.Run(gctx) })
+	g.Go(func() error { return deliverer.Run(gctx) })
 	if bots != nil {
 		g.Go(func() error { return bots.Run(gctx) })
 	}

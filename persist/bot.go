@@ -345,9 +345,10 @@ func (tx *Tx) BotMembershipRemove(ctx context.Context, actor Actor, workspaceID,
 }
 
 // botLeave revokes everything botID holds in workspaceID and ends its membership there. It
-// checks nothing. Resources that belong to a bot in a workspace (app installations, slash
-// commands, event subscriptions, connected accounts, as they arrive) are revoked here too, so
-// membership removal and bot deletion cover them.
+// checks nothing. Resources that belong to a bot in a workspace are revoked here too, so
+// membership removal and bot deletion cover them: its app installations, the slash commands and
+// event subscriptions it serves or that belong to those installations, and the connected
+// accounts bound to it (each with an audit entry).
 func (tx *Tx) botLeave(ctx context.Context, workspaceID, botID string) error {
 	// The membership's exclusive lock waits out every operation that holds it shared (token and
 	// code minting, claims, menus), so none of them leaves something live behind.
@@ -360,6 +361,9 @@ func (tx *Tx) botLeave(ctx context.Context, workspaceID, botID string) error {
 		return err
 	}
 	tx.noteMembershipChanged(workspaceID, botID)
+	if err := tx.botIntegrationsRevoke(ctx, workspaceID, botID); err != nil {
+		return err
+	}
 	for _, stmt := range []string{
 		`DELETE FROM bot_commands WHERE workspace_id = $1 AND bot_user_id = $2`,
 		`DELETE FROM bot_setup_codes WHERE workspace_id = $1 AND bot_user_id = $2 AND consumed_at IS NULL`,
@@ -429,16 +433,24 @@ const botActiveWorkspacesSQL = `
 	SELECT workspace_id FROM workspace_members WHERE user_id = $1
 	UNION SELECT workspace_id FROM bot_tokens WHERE bot_user_id = $1 AND revoked_at IS NULL
 	UNION SELECT workspace_id FROM bot_setup_codes WHERE bot_user_id = $1 AND consumed_at IS NULL AND expires_at > $2
-	UNION SELECT workspace_id FROM bot_commands WHERE bot_user_id = $1`
+	UNION SELECT workspace_id FROM bot_commands WHERE bot_user_id = $1
+	UNION SELECT workspace_id FROM app_installations WHERE bot_user_id = $1 AND revoked_at IS NULL
+	UNION SELECT workspace_id FROM slash_commands WHERE bot_user_id = $1 AND revoked_at IS NULL
+	UNION SELECT workspace_id FROM event_subscriptions WHERE bot_user_id = $1 AND revoked_at IS NULL
+	UNION SELECT workspace_id FROM connected_accounts WHERE user_id = $1 AND revoked_at IS NULL`
 
 // botHistoryWorkspacesSQL lists every workspace a bot ($1) has left a trace in. Token rows are
 // never deleted (only revoked) and a bot posts only with a token, so the workspaces of its
-// messages are among its tokens'; no scan of messages is needed. Integrations join this list
-// when they exist.
+// messages are among its tokens'; no scan of messages is needed (a slash-command reply is
+// posted as the bot without a token, but its command's registration is listed).
 const botHistoryWorkspacesSQL = `
 	SELECT workspace_id FROM bot_tokens WHERE bot_user_id = $1
 	UNION SELECT workspace_id FROM bots WHERE user_id = $1
-	UNION SELECT workspace_id FROM dm_members WHERE user_id = $1`
+	UNION SELECT workspace_id FROM dm_members WHERE user_id = $1
+	UNION SELECT workspace_id FROM app_installations WHERE bot_user_id = $1
+	UNION SELECT workspace_id FROM slash_commands WHERE bot_user_id = $1
+	UNION SELECT workspace_id FROM event_subscriptions WHERE bot_user_id = $1
+	UNION SELECT workspace_id FROM connected_accounts WHERE user_id = $1`
 
 func (tx *Tx) botWorkspaces(ctx context.Context, sql string, args ...any) ([]string, error) {
 	rows, err := tx.query(ctx, `SELECT workspace_id FROM (`+sql+`) AS w ORDER BY workspace_id`, args...)

@@ -84,6 +84,8 @@ const (
 	CodeOverCapacity Code = "over_capacity"
 	// CodeProviderFailed: a sign-in provider (GitHub, the OIDC issuer) failed or answered badly.
 	CodeProviderFailed Code = "provider_failed"
+	// CodeCallbackFailed: an integration's callback refused, failed or could not be reached.
+	CodeCallbackFailed Code = "callback_failed"
 	// CodeInternal: anything unexpected; the cause is logged, never shown.
 	CodeInternal Code = "internal"
 )
@@ -114,6 +116,7 @@ var statusOf = map[Code]int{
 	CodePushAccountMismatch:  http.StatusConflict,
 	CodeOverCapacity:         http.StatusServiceUnavailable,
 	CodeProviderFailed:       http.StatusBadGateway,
+	CodeCallbackFailed:       http.StatusBadGateway,
 	CodeInternal:             http.StatusInternalServerError,
 }
 
@@ -148,11 +151,12 @@ func ErrorOf(err error) (*Error, bool) {
 // constraintErrors turns a violated constraint, by name, into the sentence a person reads.
 // Constraints not listed here become a generic conflict or invalid-request error.
 var constraintErrors = map[string]*Error{
-	"users_handle_key":            Conflict("that handle is taken"),
-	"users_email_key":             Conflict("an account with that email already exists"),
-	"workspaces_slug_key":         Conflict("that workspace slug is taken; choose another slug"),
-	"channels_workspace_name_key": Conflict("a channel with that name already exists in this workspace"),
-	"workspace_members_one_owner": Conflict("the workspace already has an owner; transfer ownership instead"),
+	"users_handle_key":                  Conflict("that handle is taken"),
+	"users_email_key":                   Conflict("an account with that email already exists"),
+	"workspaces_slug_key":               Conflict("that workspace slug is taken; choose another slug"),
+	"channels_workspace_name_key":       Conflict("a channel with that name already exists in this workspace"),
+	"workspace_members_one_owner":       Conflict("the workspace already has an owner; transfer ownership instead"),
+	"slash_commands_active_command_key": Conflict("that command is already registered in this workspace; revoke it first"),
 }
 
 // translate is the one place database errors become application errors: no rows → not found;

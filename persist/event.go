@@ -303,6 +303,11 @@ func (tx *Tx) EventPrune(ctx context.Context, workspaceID string, p EventPrunePa
 	if err != nil {
 		return res, err
 	}
+	// Delivery attempts of pruned events go with them (a listing that names one as its cursor
+	// is then refused).
+	if _, err := tx.exec(ctx, `DELETE FROM event_delivery_attempts WHERE workspace_id = $1 AND event_cursor <= $2`, workspaceID, through); err != nil {
+		return res, err
+	}
 	if _, err := tx.exec(ctx, `UPDATE event_heads SET pruned_through = $2 WHERE workspace_id = $1`, workspaceID, through); err != nil {
 		return res, err
 	}

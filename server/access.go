@@ -24,6 +24,9 @@ const (
 	audienceMember
 	// audienceBot routes admit bot tokens only, with the route's scope.
 	audienceBot
+	// audienceAuthenticated routes admit any caller with credentials: humans and every bot
+	// token, whatever its scopes (GET /api/event-types).
+	audienceAuthenticated
 )
 
 // access is a route's requirement: data in the route table, enforced by one middleware so that
@@ -49,6 +52,8 @@ var (
 	public   = access{audience: audiencePublic}
 	optional = access{audience: audienceOptional}
 	human    = access{audience: audienceHuman}
+	// authenticated admits anyone signed in or holding a live bot token.
+	authenticated = access{audience: audienceAuthenticated}
 )
 
 // member admits humans, and bot tokens holding every one of scopes (at least one).
@@ -63,7 +68,7 @@ func botOnly(scope string) access { return access{audience: audienceBot, scopes:
 type RouteInfo struct {
 	Method  string
 	Pattern string
-	// Audience is "public", "optional", "human", "member" or "bot".
+	// Audience is "public", "optional", "human", "member", "bot" or "authenticated".
 	Audience string
 	// Scope is the (first) bot-token scope a member or bot route needs; "" otherwise.
 	Scope string
@@ -74,7 +79,7 @@ type RouteInfo struct {
 // Routes lists every route with its requirement, in table order.
 func (s *Server) Routes() []RouteInfo {
 	names := map[audience]string{audiencePublic: "public", audienceOptional: "optional", audienceHuman: "human",
-		audienceMember: "member", audienceBot: "bot"}
+		audienceMember: "member", audienceBot: "bot", audienceAuthenticated: "authenticated"}
 	var out []RouteInfo
 	for _, rt := range s.routeTable() {
 		info := RouteInfo{Method: rt.method, Pattern: rt.pattern, Audience: names[rt.access.audience], Scopes: rt.access.scopes}

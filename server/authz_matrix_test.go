@@ -97,17 +97,18 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}
 	}
 
+	integ := integrationFixtures(t, h, owner.Token, ws.ID, victimBot.ID, member.User.ID)
 	secrets := []string{victimToken.Token, victimToken.ID, code.Code, owner.Token, member.Token, owner.User.Email,
 		secret.ID, secret.RouteID, dm, dmRoute, secretMessage, dmMessage, "hunter2", "hunter3", "swordfish",
-		plans.ID, "hunter4", "hunter5"}
+		plans.ID, "hunter4", "hunter5",
+		integ.installationToken, integ.commandSecret, integ.subscriptionSecret, "https://hooks.example.com/victim"}
 	params := map[string]string{
 		"workspace_id": ws.ID, "workspace_route_id": ws.RouteID, "channel_id": secret.ID, "target_route_id": secret.RouteID,
 		"conversation_id": dm, "bot_user_id": victimBot.ID, "token_id": victimToken.ID, "user_id": member.User.ID,
 		"emoji": "thumbsup", "message_id": secretMessage,
-		"upload_id": plans.ID,
-		// Resources without a fixture yet: a well-formed id that names nothing.
-		"installation_id": "app_01j00000000000000000000000", "command_id": "cmd_01j00000000000000000000000",
-		"subscription_id": "sub_01j00000000000000000000000", "account_id": "acc_01j00000000000000000000000",
+		"upload_id":       plans.ID,
+		"installation_id": integ.installationID, "command_id": integ.commandID,
+		"subscription_id": integ.subscriptionID, "account_id": integ.accountID,
 	}
 	query := "?workspace_id=" + ws.ID + "&channel_id=" + secret.ID + "&direct_conversation_id=" + dm +
 		"&q=secret&after_cursor=&nonce=matrix&include_tail=true"
@@ -144,7 +145,12 @@ func TestAuthorizationMatrix(t *testing.T) {
 	attackers := []attacker{
 		{"NoCredentials", func(string) string { return "" }, needsCaller(http.StatusUnauthorized), false},
 		{"RevokedToken", func(string) string { return revoked.Token }, needsCaller(http.StatusUnauthorized), false},
-		{"TokenWithoutTheScope", func(scope string) string { return lacking[scope] }, needsCaller(http.StatusForbidden), true},
+		{"TokenWithoutTheScope", func(scope string) string { return lacking[scope] }, func(audience string) int {
+			if audience == "authenticated" {
+				return 0 // no scope to lack
+			}
+			return needsCaller(http.StatusForbidden)(audience)
+		}, true},
 		{"MemberOfAnotherWorkspace", func(string) string { return humanToken(outsider.User)() }, func(string) int { return 0 }, false},
 		{"TokenBoundToAnotherWorkspace", func(string) string { return strayToken.Token }, func(string) int { return 0 }, false},
 		{"Guest", func(string) string { return humanToken(guest.User)() }, func(string) int { return 0 }, false},
@@ -156,6 +162,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 			return tx.FingerprintForTest(ctx, ws.ID, victims)
 		})
 		require.NoError(t, err)
+		// The relay records its position asynchronously as it catches up with the setup's
+		// events; a hostile write would show in events and event_heads anyway.
+		delete(fp, "relay_positions")
 		return fp
 	}
 	before := fingerprint()

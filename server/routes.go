@@ -96,6 +96,25 @@ func (s *Server) routeTable() []route {
 
 		// Integrations: app installations, slash commands, event subscriptions, hooks, connected
 		// accounts, audit log.
+		{"POST", "/api/workspaces/{workspace_id}/app-installations", human, s.handleAppInstallationCreate},
+		{"GET", "/api/workspaces/{workspace_id}/app-installations", human, s.handleAppInstallationList},
+		{"POST", "/api/app-installations/{installation_id}/revoke", human, s.handleAppInstallationRevoke},
+		{"POST", "/api/workspaces/{workspace_id}/slash-commands", human, s.handleSlashCommandCreate},
+		{"GET", "/api/workspaces/{workspace_id}/slash-commands", human, s.handleSlashCommandList},
+		{"POST", "/api/slash-commands/{command_id}/revoke", human, s.handleSlashCommandRevoke},
+		{"POST", "/api/slash-commands/{command_id}/rotate-secret", human, s.handleSlashCommandRotateSecret},
+		{"POST", "/api/hooks/slash/{channel_id}", member(persist.ScopeMessagesWrite), s.handleSlashHook},
+		{"POST", "/api/hooks/mattermost/{channel_id}", member(persist.ScopeMessagesWrite), s.handleMattermostHook},
+		{"POST", "/api/workspaces/{workspace_id}/event-subscriptions", human, s.handleEventSubscriptionCreate},
+		{"GET", "/api/workspaces/{workspace_id}/event-subscriptions", human, s.handleEventSubscriptionList},
+		{"POST", "/api/event-subscriptions/{subscription_id}/revoke", human, s.handleEventSubscriptionRevoke},
+		{"POST", "/api/event-subscriptions/{subscription_id}/rotate-secret", human, s.handleEventSubscriptionRotateSecret},
+		{"GET", "/api/event-subscriptions/{subscription_id}/deliveries", human, s.handleEventDeliveryList},
+		{"GET", "/api/event-types", authenticated, s.handleEventTypes},
+		{"POST", "/api/workspaces/{workspace_id}/connected-accounts", human, s.handleConnectedAccountCreate},
+		{"GET", "/api/workspaces/{workspace_id}/connected-accounts", human, s.handleConnectedAccountList},
+		{"POST", "/api/connected-accounts/{account_id}/revoke", human, s.handleConnectedAccountRevoke},
+		{"GET", "/api/workspaces/{workspace_id}/audit-log", human, s.handleAuditLogList},
 
 		// Sign-in: passwords, identity proxy, GitHub OAuth, OIDC.
 		{"POST", "/api/auth/password/login", public, s.handlePasswordLogin},

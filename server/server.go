@@ -18,6 +18,7 @@ import (
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server/accessproxy"
 	"github.com/natterchat/natter/server/blob"
+	"github.com/natterchat/natter/server/callback"
 	"github.com/natterchat/natter/server/passwordhash"
 	"github.com/natterchat/natter/server/signin"
 	"github.com/natterchat/natter/server/webpush"
@@ -53,6 +54,9 @@ type Config struct {
 	// Realtime is the WebSocket hub; without it the realtime socket and ephemeral routes
 	// answer 503. Default nil.
 	Realtime *realtime.Hub
+	// Callbacks makes integrations' outgoing calls (slash-command callbacks). Default a
+	// client with the strict address policy (callback.PublicOnly).
+	Callbacks *callback.Client
 	// DisableWebPush turns web push off: GET /api/me/push says enabled=false and the push write
 	// endpoints answer 404, whatever keys the database holds. Default false (on when a server
 	// key pair exists).
@@ -102,6 +106,7 @@ type Server struct {
 	cookieName   string
 	publicOrigin string
 	realtime     *realtime.Hub
+	callbacks    *callback.Client
 
 	// Optional sign-in methods (server/password.go, server/proxy.go).
 	passwords   *passwordhash.Hasher  // nil when password sign-in is off
@@ -122,8 +127,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 5 * time.Second
 	}
+	if cfg.Callbacks == nil {
+		c, err := callback.New(callback.Config{})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Callbacks = c
+	}
 	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session",
-		realtime: cfg.Realtime, pushPolicy: cfg.PushPolicy, blobs: cfg.Uploads}
+		realtime: cfg.Realtime, callbacks: cfg.Callbacks, pushPolicy: cfg.PushPolicy, blobs: cfg.Uploads}
 	if s.pushPolicy == nil {
 		s.pushPolicy = webpush.PublicOnly
 	}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -23,6 +24,8 @@ import (
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/blob"
+	"github.com/natterchat/natter/server/callback"
+	"github.com/natterchat/natter/server/delivery"
 	"github.com/natterchat/natter/server/webpush"
 	"github.com/natterchat/natter/streams"
 	"github.com/natterchat/natter/streams/streamstest"
@@ -42,8 +45,11 @@ type Harness struct {
 	// Uploads is the upload store, a directory of the test's.
 	Uploads *blob.Disk
 	// URL is the base URL of the API, on 127.0.0.1: requests from the test are local.
-	URL    string
-	client *http.Client
+	URL string
+	// DeliveryAttempts receives each event-subscription delivery attempt once it is stored
+	// (buffered; attempts beyond the buffer are dropped).
+	DeliveryAttempts <-chan persist.EventDeliveryAttempt
+	client           *http.Client
 }
 
 // Option adjusts the harness.
@@ -53,6 +59,7 @@ type options struct {
 	config    func(*server.Config)
 	realtime  func(*realtime.Config)
 	bots      func(*streams.BotAccessConfig)
+	allowAddr func(netip.Addr) bool
 	storeOpts []persisttest.Option
 	push      func(*webpush.Config)
 }
@@ -68,6 +75,13 @@ func WithWebPush(fn func(*webpush.Config)) Option {
 			}
 		}
 	}
+}
+
+// WithCallbackPolicy replaces the address policy of outgoing callbacks, which by default admits
+// public addresses and loopback (the tests' receivers); pass callback.PublicOnly for the
+// production policy.
+func WithCallbackPolicy(allow func(netip.Addr) bool) Option {
+	return func(o *options) { o.allowAddr = allow }
 }
 
 // WithBotAccess edits the configuration of bots' NATS access.
@@ -115,6 +129,24 @@ func New(t testing.TB, opts ...Option) *Harness {
 	if err != nil {
 		t.Fatalf("bot access: %v", err)
 	}
+	if o.allowAddr == nil {
+		o.allowAddr = webpush.PublicOrLoopback
+	}
+	callbacks, err := callback.New(callback.Config{AllowAddr: o.allowAddr, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("callbacks: %v", err)
+	}
+	attempts := make(chan persist.EventDeliveryAttempt, 1024)
+	deliverer, err := delivery.New(delivery.Config{Store: store, NATS: nc, Callbacks: callbacks, Logger: logger,
+		SyncInterval: 50 * time.Millisecond, OnAttempt: func(a persist.EventDeliveryAttempt) {
+			select {
+			case attempts <- a:
+			default:
+			}
+		}})
+	if err != nil {
+		t.Fatalf("delivery: %v", err)
+	}
 	var push *webpush.Deliverer
 	if o.push != nil {
 		if _, err := webpush.EnsureKey(context.Background(), store); err != nil {
@@ -129,6 +161,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var g errgroup.Group
+	g.Go(func() error { return deliverer.Run(ctx) })
 	if push != nil {
 		g.Go(func() error { return push.Run(ctx) })
 	}
@@ -138,7 +171,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 	t.Cleanup(func() {
 		cancel()
 		if err := g.Wait(); err != nil {
-			t.Errorf("relay, hub or bot access: %v", err)
+			t.Errorf("relay, hub, bot access or delivery: %v", err)
 		}
 	})
 	select {
@@ -150,7 +183,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 	if err != nil {
 		t.Fatalf("uploads: %v", err)
 	}
-	cfg := server.Config{Store: store, Logger: logger, Realtime: hub, Uploads: uploads,
+	cfg := server.Config{Store: store, Logger: logger, Realtime: hub, Uploads: uploads, Callbacks: callbacks,
 		Collectors: append(hub.Collectors(), relay.Collectors()...)}
 	if push != nil {
 		cfg.PushPolicy = webpush.PublicOrLoopback
@@ -164,9 +197,10 @@ func New(t testing.TB, opts ...Option) *Harness {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, Hub: hub, Relay: relay, Push: push, Uploads: uploads, URL: ts.URL, client: &http.Client{
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, Hub: hub, Relay: relay, Push: push, Uploads: uploads,
+		URL: ts.URL, DeliveryAttempts: attempts, client: &http.Client{
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}}
 }
 
 // Actor is a signed-in human with a real session token.

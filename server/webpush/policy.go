@@ -10,6 +10,8 @@ import (
 	"net/netip"
 	"syscall"
 	"time"
+
+	"github.com/natterchat/natter/server/callback"
 )
 
 // AddressPolicy decides which IP addresses an outbound push call may connect to. It sees every
@@ -17,36 +19,10 @@ import (
 // (or re-resolves) into the deployment's own network is refused.
 type AddressPolicy func(netip.Addr) bool
 
-// nonPublic are ranges that are neither private nor loopback by the standard library's
-// definitions but are still not the public internet.
-var nonPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
-	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
-	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-	netip.MustParsePrefix("198.51.100.0/24"), // documentation
-	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
-	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
-	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64: may translate to anything
-	netip.MustParsePrefix("2001:db8::/32"),   // documentation
-}
-
-// PublicOnly is the default policy: public unicast addresses only; never loopback, private,
-// link-local, multicast, unspecified or reserved ones.
-func PublicOnly(a netip.Addr) bool {
-	a = a.Unmap()
-	if !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
-		return false
-	}
-	for _, p := range nonPublic {
-		if p.Contains(a) {
-			return false
-		}
-	}
-	return true
-}
+// PublicOnly is the default policy: the one public-address rule of Natter's outbound calls,
+// callback.PublicOnly (public unicast only; never loopback, private, link-local, multicast,
+// unspecified or reserved).
+func PublicOnly(a netip.Addr) bool { return callback.PublicOnly(a) }
 
 // PublicOrLoopback admits loopback addresses besides public ones: for tests, whose push services
 // run on httptest listeners. Never use it in a deployment.

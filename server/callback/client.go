@@ -1,0 +1,220 @@
+package callback
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Header names of a signed callback (CONTRACT.md: the spec's X-Service-* with our vendor word).
+const (
+	HeaderTimestamp = "X-Natter-Timestamp"
+	HeaderSignature = "X-Natter-Signature"
+	HeaderEventID   = "X-Natter-Event-ID"
+)
+
+// ErrRefused is returned (wrapped) when a destination is not allowed by the address policy, or
+// the URL is not an absolute http(s) URL.
+var ErrRefused = errors.New("callback destination refused")
+
+// Resolver looks host names up; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Config configures a Client.
+type Config struct {
+	// AllowAddr decides whether a resolved address may be called. Every address a host
+	// resolves to must pass, or the call is refused. Default PublicOnly; tests that call
+	// receivers on 127.0.0.1 widen it.
+	AllowAddr func(netip.Addr) bool
+	// Resolver resolves callback hosts. Default net.DefaultResolver.
+	Resolver Resolver
+	// Timeout bounds a whole call: resolution, connection, request and reading the response.
+	// Default 10s.
+	Timeout time.Duration
+	// MaxResponseBytes bounds how much of a response body is read and kept; the rest is
+	// dropped. Default 64 KiB.
+	MaxResponseBytes int64
+}
+
+// Client makes signed callbacks. It is safe for concurrent use.
+type Client struct {
+	cfg  Config
+	http *http.Client
+}
+
+// New validates cfg and applies its defaults.
+func New(cfg Config) (*Client, error) {
+	if cfg.AllowAddr == nil {
+		cfg.AllowAddr = PublicOnly
+	}
+	if cfg.Resolver == nil {
+		cfg.Resolver = net.DefaultResolver
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("callback: Config.Timeout must be positive, not %s", cfg.Timeout)
+	}
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = 64 << 10
+	}
+	if cfg.MaxResponseBytes < 0 {
+		return nil, fmt.Errorf("callback: Config.MaxResponseBytes must be positive, not %d", cfg.MaxResponseBytes)
+	}
+	c := &Client{cfg: cfg}
+	transport := &http.Transport{
+		Proxy:                  nil, // never an environment proxy: it would dial on our behalf
+		DialContext:            c.dial,
+		DisableKeepAlives:      true, // every call resolves and checks its destination afresh
+		TLSHandshakeTimeout:    cfg.Timeout,
+		ResponseHeaderTimeout:  cfg.Timeout,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	c.http = &http.Client{
+		Transport: transport,
+		Timeout:   cfg.Timeout,
+		// A redirect is answered as it is (a 3xx, not a success); its target is never called.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return c, nil
+}
+
+// dial resolves host, refuses the call unless every answer passes the policy, and dials the
+// checked addresses themselves (never resolving again), so a second answer cannot slip in.
+func (c *Client) dial(ctx context.Context, network, hostport string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return nil, err
+	}
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else if addrs, err = c.cfg.Resolver.LookupNetIP(ctx, "ip", host); err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", host, err)
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("resolve %s: no addresses", host)
+	}
+	for _, a := range addrs {
+		if !c.cfg.AllowAddr(a) {
+			return nil, fmt.Errorf("%w: %s resolves to %s, which is not a public address", ErrRefused, host, a)
+		}
+	}
+	d := &net.Dialer{Control: func(_, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil || !c.cfg.AllowAddr(ap.Addr()) {
+			return fmt.Errorf("%w: %s", ErrRefused, address)
+		}
+		return nil
+	}}
+	var last error
+	for _, a := range addrs {
+		conn, err := d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+// Request is one callback.
+type Request struct {
+	URL string
+	// Secret signs the body; see Sign.
+	Secret string
+	// Body is the raw JSON sent, byte for byte what was signed.
+	Body []byte
+	// Header adds headers (such as HeaderEventID).
+	Header map[string]string
+}
+
+// Result is what a callback produced. Err is set when no HTTP answer was had (refused, network,
+// timeout); otherwise Status and Body (at most MaxResponseBytes) hold the answer.
+type Result struct {
+	Status    int
+	Body      []byte
+	Truncated bool
+	Err       error
+}
+
+// OK reports a 2xx answer.
+func (r Result) OK() bool { return r.Err == nil && r.Status >= 200 && r.Status < 300 }
+
+// Problem says what went wrong, for the stored record of a call: "" for a 2xx answer.
+func (r Result) Problem() string {
+	switch {
+	case r.Err != nil:
+		return r.Err.Error()
+	case !r.OK():
+		return fmt.Sprintf("the callback answered HTTP %d", r.Status)
+	}
+	return ""
+}
+
+// Post sends a signed JSON callback. It never returns a response it did not bound: the body is
+// cut at MaxResponseBytes and the whole call at Timeout.
+func (c *Client) Post(ctx context.Context, req Request) Result {
+	u, err := url.Parse(req.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return Result{Err: fmt.Errorf("%w: the callback URL must be an absolute http(s) URL without credentials", ErrRefused)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(req.Body))
+	if err != nil {
+		return Result{Err: err}
+	}
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("User-Agent", "Natter-Callback/1")
+	hr.Header.Set(HeaderTimestamp, ts)
+	hr.Header.Set(HeaderSignature, Sign(req.Secret, ts, req.Body))
+	for k, v := range req.Header {
+		hr.Header.Set(k, v)
+	}
+	resp, err := c.http.Do(hr)
+	if err != nil {
+		return Result{Err: err}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxResponseBytes+1))
+	res := Result{Status: resp.StatusCode, Body: body}
+	if int64(len(body)) > c.cfg.MaxResponseBytes {
+		res.Body, res.Truncated = body[:c.cfg.MaxResponseBytes], true
+	}
+	if err != nil {
+		res.Err = fmt.Errorf("read the response: %w", err)
+	}
+	return res
+}
+
+// Sign is the signature of integration rule 3: "sha256=" and the hex HMAC-SHA256, keyed by the
+// signing secret, of "<timestamp>.<raw-json-body>".
+func Sign(secret, timestamp string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(timestamp))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// Verify checks a signature as a receiver would, in constant time.
+func Verify(secret, timestamp string, body []byte, signature string) bool {
+	return hmac.Equal([]byte(Sign(secret, timestamp, body)), []byte(signature))
+}

@@ -1,0 +1,199 @@
+package callback
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestPublicOnly(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		addr string
+		want bool
+	}{
+		{"93.184.216.34", true},
+		{"2606:2800:220:1:248:1893:25c8:1946", true},
+		{"::ffff:93.184.216.34", true},
+		{"127.0.0.1", false},
+		{"::1", false},
+		{"10.1.2.3", false},
+		{"172.16.0.1", false},
+		{"192.168.1.1", false},
+		{"169.254.169.254", false},
+		{"fe80::1", false},
+		{"fc00::1", false},
+		{"0.0.0.0", false},
+		{"::", false},
+		{"100.64.0.1", false},
+		{"192.0.2.1", false},
+		{"198.18.0.1", false},
+		{"203.0.113.9", false},
+		{"240.0.0.1", false},
+		{"255.255.255.255", false},
+		{"224.0.0.1", false},
+		{"::ffff:127.0.0.1", false},
+		{"::ffff:10.0.0.1", false},
+		{"64:ff9b::a00:1", false},
+		{"2001:db8::1", false},
+		{"2002:a00:1::1", false},
+	} {
+		require.Equal(t, tc.want, PublicOnly(netip.MustParseAddr(tc.addr)), tc.addr)
+	}
+}
+
+// receiver is an httptest server on 127.0.0.1 that hands each request to the test.
+type received struct {
+	header http.Header
+	body   []byte
+}
+
+func receiver(t *testing.T, answer func(w http.ResponseWriter)) (*httptest.Server, <-chan received) {
+	t.Helper()
+	got := make(chan received, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- received{header: r.Header.Clone(), body: body}
+		answer(w)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, got
+}
+
+func loopback(a netip.Addr) bool { return a.IsLoopback() }
+
+func newClient(t *testing.T, cfg Config) *Client {
+	t.Helper()
+	c, err := New(cfg)
+	require.NoError(t, err)
+	return c
+}
+
+func TestPostSignsTheBody(t *testing.T) {
+	t.Parallel()
+	srv, got := receiver(t, func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{"ok":true}`)) })
+	c := newClient(t, Config{AllowAddr: loopback})
+	body := []byte(`{"hello":"world"}`)
+	res := c.Post(t.Context(), Request{URL: srv.URL + "/hook", Secret: "whsec_test", Body: body,
+		Header: map[string]string{HeaderEventID: "evt_1"}})
+	require.NoError(t, res.Err)
+	require.True(t, res.OK())
+	require.Equal(t, `{"ok":true}`, string(res.Body))
+	r := <-got
+	require.Equal(t, body, r.body)
+	require.Equal(t, "application/json", r.header.Get("Content-Type"))
+	require.Equal(t, "evt_1", r.header.Get(HeaderEventID))
+	ts, sig := r.header.Get(HeaderTimestamp), r.header.Get(HeaderSignature)
+	require.NotEmpty(t, ts)
+	require.True(t, strings.HasPrefix(sig, "sha256="))
+	require.True(t, Verify("whsec_test", ts, body, sig))
+	require.False(t, Verify("whsec_other", ts, body, sig))
+}
+
+func TestStrictPolicyRefusesLoopback(t *testing.T) {
+	t.Parallel()
+	srv, got := receiver(t, func(w http.ResponseWriter) {})
+	c := newClient(t, Config{}) // PublicOnly
+	res := c.Post(t.Context(), Request{URL: srv.URL, Secret: "s", Body: []byte(`{}`)})
+	require.ErrorIs(t, res.Err, ErrRefused)
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	res = c.Post(t.Context(), Request{URL: "http://localhost:" + u.Port(), Secret: "s", Body: []byte(`{}`)})
+	require.ErrorIs(t, res.Err, ErrRefused)
+	require.Empty(t, got, "a refused destination was called")
+}
+
+// fixedResolver answers every lookup with the same addresses.
+type fixedResolver []netip.Addr
+
+func (f fixedResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return f, nil
+}
+
+func TestMixedAnswersAreRefused(t *testing.T) {
+	t.Parallel()
+	srv, got := receiver(t, func(w http.ResponseWriter) {})
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	// One public answer beside the loopback receiver: the whole name is refused, even by a
+	// policy that would admit each public address.
+	c := newClient(t, Config{AllowAddr: PublicOnly,
+		Resolver: fixedResolver{netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("127.0.0.1")}})
+	res := c.Post(t.Context(), Request{URL: "http://hooks.example.com:" + u.Port(), Secret: "s", Body: []byte(`{}`)})
+	require.ErrorIs(t, res.Err, ErrRefused)
+	require.Contains(t, res.Err.Error(), "127.0.0.1")
+	require.Empty(t, got)
+
+	// The same name resolving to loopback only reaches the receiver under a loopback policy:
+	// the checked address is the one dialled.
+	c = newClient(t, Config{AllowAddr: loopback, Resolver: fixedResolver{netip.MustParseAddr("127.0.0.1")}})
+	res = c.Post(t.Context(), Request{URL: "http://hooks.example.com:" + u.Port(), Secret: "s", Body: []byte(`{}`)})
+	require.NoError(t, res.Err)
+	require.Len(t, got, 1)
+}
+
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	t.Parallel()
+	target, reached := receiver(t, func(w http.ResponseWriter) {})
+	srv, _ := receiver(t, func(w http.ResponseWriter) {
+		w.Header().Set("Location", target.URL)
+		w.WriteHeader(http.StatusTemporaryRedirect)
+	})
+	c := newClient(t, Config{AllowAddr: loopback})
+	res := c.Post(t.Context(), Request{URL: srv.URL, Secret: "s", Body: []byte(`{}`)})
+	require.NoError(t, res.Err)
+	require.Equal(t, http.StatusTemporaryRedirect, res.Status)
+	require.False(t, res.OK())
+	require.Empty(t, reached)
+}
+
+func TestResponseBodyIsBounded(t *testing.T) {
+	t.Parallel()
+	srv, _ := receiver(t, func(w http.ResponseWriter) { _, _ = w.Write([]byte(strings.Repeat("x", 5000))) })
+	c := newClient(t, Config{AllowAddr: loopback, MaxResponseBytes: 1000})
+	res := c.Post(t.Context(), Request{URL: srv.URL, Secret: "s", Body: []byte(`{}`)})
+	require.NoError(t, res.Err)
+	require.Len(t, res.Body, 1000)
+	require.True(t, res.Truncated)
+}
+
+func TestSlowReceiverTimesOut(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // runs first: the handler returns before the server closes
+	c := newClient(t, Config{AllowAddr: loopback, Timeout: 50 * time.Millisecond})
+	res := c.Post(t.Context(), Request{URL: srv.URL, Secret: "s", Body: []byte(`{}`)})
+	require.Error(t, res.Err)
+	require.False(t, res.OK())
+}
+
+func TestNoProxyAndBadURLs(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, Config{})
+	tr, ok := c.http.Transport.(*http.Transport)
+	require.True(t, ok)
+	require.Nil(t, tr.Proxy, "environment proxies must never be used")
+	for _, u := range []string{"ftp://example.com/x", "/relative", "http://user:pw@example.com/", "::"} {
+		res := c.Post(t.Context(), Request{URL: u, Secret: "s", Body: []byte(`{}`)})
+		require.True(t, errors.Is(res.Err, ErrRefused), u)
+	}
+	_, err := New(Config{Timeout: -1})
+	require.Error(t, err)
+}

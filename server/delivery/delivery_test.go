@@ -1,0 +1,86 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/server/callback"
+	"github.com/natterchat/natter/streams"
+	"github.com/natterchat/natter/streams/streamstest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreTopFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"),
+		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+	)
+}
+
+// TestConsumersFollowSubscriptions: a sync gives each active subscription its durable consumer
+// and removes the consumer of a revoked one, recording that it is gone.
+func TestConsumersFollowSubscriptions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := persisttest.NewStore(t)
+	_, nc := streamstest.Embedded(t)
+	owner := persisttest.User(t, store, nil)
+	ws := persisttest.Workspace(t, store, owner.ID)
+	bot, _ := persisttest.Bot(t, store, owner, ws.ID, nil)
+	actor := persist.ActorFor(owner)
+	sub, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.EventSubscription, error) {
+		inst, err := tx.AppInstallationCreate(ctx, actor, ws.ID, persist.AppInstallationCreateParams{AppSlug: "a", BotUserID: bot.ID})
+		if err != nil {
+			return persist.EventSubscription{}, err
+		}
+		return tx.EventSubscriptionCreate(ctx, actor, ws.ID, persist.EventSubscriptionCreateParams{
+			AppInstallationID: inst.Installation.ID, EventTypes: []string{"*"}, CallbackURL: "https://hooks.example.com/x"})
+	})
+	require.NoError(t, err)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	client, err := callback.New(callback.Config{})
+	require.NoError(t, err)
+	d, err := New(Config{Store: store, NATS: nc, Callbacks: client, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	defer d.stopAll()
+
+	// Before the relay created the workspace's stream there is nothing to consume yet.
+	d.sync(ctx)
+	require.Empty(t, d.running)
+	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: streams.StreamName(ws.ID), Subjects: []string{streams.EventsSubjects(ws.ID)}})
+	require.NoError(t, err)
+	d.sync(ctx)
+	require.Contains(t, d.running, sub.ID)
+	_, err = js.Consumer(ctx, streams.StreamName(ws.ID), ConsumerName(sub.ID))
+	require.NoError(t, err)
+
+	_, err = persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.EventSubscription, error) {
+		return tx.EventSubscriptionRevoke(ctx, actor, sub.ID)
+	})
+	require.NoError(t, err)
+	d.sync(ctx)
+	require.Empty(t, d.running)
+	_, err = js.Consumer(ctx, streams.StreamName(ws.ID), ConsumerName(sub.ID))
+	require.True(t, errors.Is(err, jetstream.ErrConsumerNotFound), "%v", err)
+	left, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) ([]persist.SubscriptionConsumer, error) {
+		return tx.SubscriptionConsumers(ctx)
+	})
+	require.NoError(t, err)
+	for _, c := range left {
+		require.NotEqual(t, sub.ID, c.ID, "the removal was not recorded")
+	}
+}
+
+func TestConfig(t *testing.T) {
+	t.Parallel()
+	_, err := New(Config{})
+	require.Error(t, err)
+}
