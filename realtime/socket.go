@@ -64,22 +64,25 @@ type socket struct {
 	lastRead    atomic.Int64 // unix nanoseconds of the last bytes from the client
 	inbuf       []byte       // worker only: the start of a client frame not yet complete
 
-	mu         sync.Mutex
-	viewer     persist.Viewer
-	checkedAt  time.Time
-	state      socketState
-	pos        int64        // the last cursor processed, sent or not visible
-	pending    []*liveEvent // live events that arrived during catch-up
-	overflow   bool         // pending overflowed: read Postgres again before going live
-	out        [][]byte     // frames to write, bounded by QueueLimit
-	outOff     int          // bytes of out[0] already written
-	work       work
-	queued     bool
-	running    bool
-	disarmed   bool // the poller delivered an event: arm again after this round
-	wantWrite  bool // the kernel buffer is full: wait for writability
-	armedWrite bool
-	lastPing   time.Time
+	mu        sync.Mutex
+	viewer    persist.Viewer
+	checkedAt time.Time
+	state     socketState
+	pos       int64        // the last cursor processed, sent or not visible
+	pending   []*liveEvent // live events that arrived during catch-up
+	overflow  bool         // pending overflowed: read Postgres again before going live
+	out       [][]byte     // frames to write, bounded by QueueLimit
+	outOff    int          // bytes of out[0] already written
+	// deferredClose is a close frame queued while a worker was running: the worker may be in the
+	// middle of writing out, so the frame replaces the queue at the worker's next flush.
+	deferredClose []byte
+	work          work
+	queued        bool
+	running       bool
+	disarmed      bool // the poller delivered an event: arm again after this round
+	wantWrite     bool // the kernel buffer is full: wait for writability
+	armedWrite    bool
+	lastPing      time.Time
 }
 
 // addWorkLocked records work and queues the socket unless a worker has it already.
@@ -390,6 +393,10 @@ func (s *socket) flush(ctx context.Context) {
 			s.mu.Unlock()
 			return
 		}
+		if s.deferredClose != nil {
+			s.queueCloseLocked(s.deferredClose)
+			s.deferredClose = nil
+		}
 		if len(s.out) == 0 {
 			s.out, s.wantWrite = nil, false
 			if s.state == stateCatchingUp {
@@ -499,16 +506,28 @@ func (s *socket) closeLocked(code ws.StatusCode, reason string, count bool) {
 	if s.state >= stateClosing {
 		return
 	}
-	keep := 0
-	if s.outOff > 0 {
-		keep = 1 // finish the frame on the wire first
+	if frame := closeFrame(code, reason); s.running {
+		// A worker may be writing out right now, outside the lock: replacing the queue under it
+		// would lose its place. It swaps the close in at its next flush.
+		s.deferredClose = frame
+	} else {
+		s.queueCloseLocked(frame)
 	}
-	s.out = append(s.out[:keep:keep], closeFrame(code, reason))
 	s.state, s.pending = stateClosing, nil
 	if count {
 		s.hub.metrics.closes.WithLabelValues(strconv.Itoa(int(code))).Inc()
 	}
 	s.addWorkLocked(workShutdown)
+}
+
+// queueCloseLocked replaces what is queued with the close frame, after the frame partly on the
+// wire (if any) so the peer still reads whole frames. No write may be in flight.
+func (s *socket) queueCloseLocked(frame []byte) {
+	keep := 0
+	if s.outOff > 0 {
+		keep = 1
+	}
+	s.out = append(s.out[:keep:keep], frame)
 }
 
 // shutdown releases the socket: poller, feed, hub, connection.
