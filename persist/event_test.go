@@ -78,3 +78,27 @@ func TestEventRolledBackLeavesNoGap(t *testing.T) {
 	require.Len(t, events, 2)
 	require.Equal(t, int64(2), events[1].Cursor)
 }
+
+// TestReadV runs reads without a transaction and refuses writes.
+func TestReadV(t *testing.T) {
+	t.Parallel()
+	store := persisttest.NewStore(t)
+	u := persisttest.User(t, store, nil)
+	ctx := context.Background()
+	got, err := persist.ReadV(ctx, store, func(tx *persist.Tx) (persist.User, error) { return tx.UserGet(ctx, u.ID) })
+	require.NoError(t, err)
+	require.Equal(t, u.ID, got.ID)
+
+	_, err = persist.ReadV(ctx, store, func(tx *persist.Tx) (persist.User, error) { return tx.UserGet(ctx, "usr_missing") })
+	e, ok := persist.ErrorOf(err)
+	require.True(t, ok)
+	require.Equal(t, persist.CodeNotFound, e.Code)
+
+	err = func() error {
+		_, err := persist.ReadV(ctx, store, func(tx *persist.Tx) (string, error) {
+			return tx.MagicLinkCreate(ctx, "write@example.com", "")
+		})
+		return err
+	}()
+	require.ErrorContains(t, err, "a write inside ReadV")
+}
