@@ -65,7 +65,7 @@ func serverFlags(dev bool) []cli.Flag {
 		&cli.BoolFlag{Name: "dev-bootstrap", EnvVars: []string{"NATTER_DEV_BOOTSTRAP"}, Value: dev,
 			Usage: "create a local owner, default workspace and #general when none exist, and let local requests fall back to the first user"},
 		&cli.BoolFlag{Name: "dev-auth", EnvVars: []string{"NATTER_DEV_AUTH"}, Value: dev,
-			Usage: "let loopback clients mint magic-link tokens through POST /api/auth/magic/request"},
+			Usage: "local development sign-in: loopback clients may mint magic-link tokens through POST /api/auth/magic/request and act as any person with X-Natter-User"},
 		&cli.BoolFlag{Name: "metrics", EnvVars: []string{"NATTER_METRICS"},
 			Usage: "serve Prometheus metrics at /metrics"},
 		&cli.StringFlag{Name: "cookie-namespace", EnvVars: []string{"NATTER_COOKIE_NAMESPACE"},
@@ -134,16 +134,18 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 		return cfg, err
 	}
 	cfg.server = server.Config{
-		PublicURL:       c.String("public-url"),
-		DevBootstrap:    c.Bool("dev-bootstrap"),
-		DevAuth:         c.Bool("dev-auth"),
-		Metrics:         c.Bool("metrics"),
-		CookieNamespace: c.String("cookie-namespace"),
-		AccessLog:       c.Bool("access-log"),
-		APIBaseURL:      c.String("api-base-url"),
-		PasswordAuth:    c.Bool("password-auth"),
-		IdentityProxy:   cfg.signIn.proxy,
-		DisableWebPush:  !c.Bool("web-push"),
+		PublicURL:    c.String("public-url"),
+		DevBootstrap: c.Bool("dev-bootstrap"),
+		DevAuth:      c.Bool("dev-auth"),
+		// The impersonation header is a development shortcut like magic links by API.
+		LocalImpersonation: c.Bool("dev-auth"),
+		Metrics:            c.Bool("metrics"),
+		CookieNamespace:    c.String("cookie-namespace"),
+		AccessLog:          c.Bool("access-log"),
+		APIBaseURL:         c.String("api-base-url"),
+		PasswordAuth:       c.Bool("password-auth"),
+		IdentityProxy:      cfg.signIn.proxy,
+		DisableWebPush:     !c.Bool("web-push"),
 
 		DesktopScheme:       cfg.signIn.desktopScheme,
 		LegacyDesktopScheme: cfg.signIn.legacyDesktopScheme,

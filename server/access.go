@@ -191,7 +191,7 @@ func (s *Server) identify(r *http.Request) (*Caller, error) {
 	if assertion != "" {
 		return s.proxyCaller(r, assertion)
 	}
-	if id := devUserHeader(r); id != "" && isLocalRequest(r) {
+	if id := devUserHeader(r); id != "" && s.cfg.LocalImpersonation && isLocalRequest(r) {
 		u, err := persist.ReadV(ctx, s.store, func(tx *persist.Tx) (persist.User, error) { return tx.UserGet(ctx, id) })
 		if err != nil || u.Kind != persist.KindHuman || u.DeletedAt != nil {
 			return nil, persist.Errorf(persist.CodeUnauthenticated, "the impersonated user does not exist")

@@ -67,6 +67,13 @@ func TestCallerIdentification(t *testing.T) {
 			r.RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
 		})
 	}
+	t.Run("ImpersonationOffOutsideDevelopment", func(t *testing.T) {
+		t.Parallel()
+		prod := servertest.New(t, servertest.WithConfig(func(c *server.Config) { c.LocalImpersonation = false }))
+		victim := prod.NewUser(t)
+		r := prod.Do(t, servertest.Request{Method: http.MethodGet, Path: "/api/me", Header: map[string]string{"X-Natter-User": victim.User.ID}})
+		r.RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
+	})
 	t.Run("ImpersonatingUnknownUserIs401", func(t *testing.T) {
 		t.Parallel()
 		r := h.Do(t, servertest.Request{Method: http.MethodGet, Path: "/api/me", Header: map[string]string{"X-Natter-User": "usr_nobody"}})

@@ -42,6 +42,10 @@ type Config struct {
 	DevBootstrap bool
 	// DevAuth lets local clients mint magic links through the API. Default false.
 	DevAuth bool
+	// LocalImpersonation accepts X-Natter-User (or X-ClickClack-User) from loopback clients on a
+	// local host. Off in production: behind a reverse proxy on the same machine that does not
+	// forward the Host header, every request would look local. Default false.
+	LocalImpersonation bool
 	// Metrics serves /metrics. Default false.
 	Metrics bool
 	// CookieNamespace namespaces the session cookie (cc_session_<namespace>), so several

@@ -183,8 +183,10 @@ func New(t testing.TB, opts ...Option) *Harness {
 	if err != nil {
 		t.Fatalf("uploads: %v", err)
 	}
+	// Tests act as people through the loopback impersonation header, as `natter dev` allows.
 	cfg := server.Config{Store: store, Logger: logger, Realtime: hub, Uploads: uploads, Callbacks: callbacks,
-		Collectors: append(hub.Collectors(), relay.Collectors()...)}
+		LocalImpersonation: true,
+		Collectors:         append(hub.Collectors(), relay.Collectors()...)}
 	if push != nil {
 		cfg.PushPolicy = webpush.PublicOrLoopback
 	}
