@@ -107,7 +107,10 @@ func (c *ccClient) send(method, path string, body io.Reader, contentType string,
 	return out
 }
 
-func (c *ccClient) get(path string) ccResponse { c.t.Helper(); return c.call(http.MethodGet, path, nil, nil) }
+func (c *ccClient) get(path string) ccResponse {
+	c.t.Helper()
+	return c.call(http.MethodGet, path, nil, nil)
+}
 
 func (c *ccClient) post(path string, body any) ccResponse {
 	c.t.Helper()

@@ -73,7 +73,7 @@ func TestClickClackRuntime(t *testing.T) {
 	require.Equal(t, "cc-corr-reply", str(t, threadEvents[0], "payload", "correlation_id"))
 	require.Equal(t, "thread.state_updated", str(t, threadEvents[1], "type"))
 	require.Equal(t, rootID, str(t, threadEvents[1], "payload", "root_message_id"))
-	thread := human.get("/api/messages/" + rootID + "/thread").want(t, http.StatusOK)
+	thread := human.get("/api/messages/"+rootID+"/thread").want(t, http.StatusOK)
 	require.Equal(t, rootID, str(t, thread, "root", "id"))
 	require.Equal(t, []string{replyID}, idsOf(t, list(t, thread, "replies")))
 
@@ -124,7 +124,7 @@ func TestClickClackRuntime(t *testing.T) {
 	require.Equal(t, []string{uploadID}, idsOf(t, list(t, attached, "message", "attachments")))
 
 	// Backfill from the post's cursor, two at a time, to the end of the log.
-	page := human.get("/api/realtime/events?workspace_id=" + ws.ID + "&after_cursor=" + postCursor + "&limit=2").want(t, http.StatusOK)
+	page := human.get("/api/realtime/events?workspace_id="+ws.ID+"&after_cursor="+postCursor+"&limit=2").want(t, http.StatusOK)
 	events := list(t, page, "events")
 	require.Len(t, events, 2)
 	require.Equal(t, true, field(t, page, "has_more"))
@@ -135,7 +135,7 @@ func TestClickClackRuntime(t *testing.T) {
 	resumeCursor := str(t, events[0], "cursor")
 	var tail string
 	for cursor := str(t, page, "next_cursor"); ; {
-		page = human.get("/api/realtime/events?workspace_id=" + ws.ID + "&after_cursor=" + cursor + "&limit=2").want(t, http.StatusOK)
+		page = human.get("/api/realtime/events?workspace_id="+ws.ID+"&after_cursor="+cursor+"&limit=2").want(t, http.StatusOK)
 		cursor = str(t, page, "next_cursor")
 		if field(t, page, "has_more") == false {
 			tail = cursor
@@ -214,7 +214,7 @@ func clickClackBotRun(t *testing.T, h *servertest.Harness, human *ccClient, huma
 	// The runtime backfills to the end, then opens its socket from there.
 	var cursor string
 	for {
-		page := bot.get("/api/realtime/events?workspace_id=" + ws.ID + "&after_cursor=" + cursor + "&limit=500").want(t, http.StatusOK)
+		page := bot.get("/api/realtime/events?workspace_id="+ws.ID+"&after_cursor="+cursor+"&limit=500").want(t, http.StatusOK)
 		cursor = str(t, page, "next_cursor")
 		if field(t, page, "has_more") == false {
 			break
