@@ -88,7 +88,8 @@ func TestClickClackRuntime(t *testing.T) {
 	require.Equal(t, "reaction.removed", str(t, unreacted, "event", "type"))
 	require.Equal(t, float64(0), field(t, unreacted, "event", "payload", "count"))
 
-	// Pins: add two, list newest first as full messages, remove one.
+	// Pins: list (none yet), add two, list newest first as full messages, remove one.
+	require.Empty(t, list(t, human.get("/api/channels/"+general.ID+"/pins").want(t, http.StatusOK), "messages"))
 	other := human.post("/api/channels/"+general.ID+"/messages", map[string]any{"body": "pin me too"}).want(t, http.StatusCreated)
 	otherID := str(t, other, "message", "id")
 	for _, id := range []string{rootID, otherID} {
