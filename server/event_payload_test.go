@@ -102,3 +102,36 @@ func TestEventPayloadIDs(t *testing.T) {
 		require.True(t, covered[typ.(string)], "no %s event was made", typ)
 	}
 }
+
+// TestMessageEventCorrelation: a message event's correlation_id is the X-Correlation-ID the
+// response carries, the caller's own when it is safe, X-Request-ID next, else one the server made.
+func TestMessageEventCorrelation(t *testing.T) {
+	t.Parallel()
+	h := servertest.New(t)
+	c := newChat(t, h)
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+		want   string // "" means the generated id, whatever it is
+	}{
+		{"CallersOwn", map[string]string{"X-Correlation-ID": "client-42:retry.1"}, "client-42:retry.1"},
+		{"RequestIDNext", map[string]string{"X-Request-ID": "req_7"}, "req_7"},
+		{"UnsafeIsReplaced", map[string]string{"X-Correlation-ID": "two words"}, ""},
+		{"NoneIsGenerated", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := h.Do(t, servertest.Request{Method: http.MethodPost, Path: channelMessages(c.general.ID), Token: c.alice.Token,
+				Body: map[string]any{"body": tc.name}, Header: tc.header})
+			r.RequireStatus(t, http.StatusCreated)
+			echoed := r.Header.Get("X-Correlation-ID")
+			require.NotEmpty(t, echoed)
+			if tc.want != "" {
+				require.Equal(t, tc.want, echoed)
+			} else {
+				require.NotEqual(t, "two words", echoed)
+			}
+			require.Equal(t, echoed, str(t, r.JSON(t), "event", "payload", "correlation_id"))
+		})
+	}
+}
