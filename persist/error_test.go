@@ -10,7 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestErrorCodes checks that every Code constant in error.go is unique and has a status.
+// TestErrorCodes checks that every Code constant in error.go is unique (server's
+// TestErrorCodeStatuses checks that each has a status).
 func TestErrorCodes(t *testing.T) {
 	t.Parallel()
 	f, err := parser.ParseFile(token.NewFileSet(), "error.go", nil, 0)
@@ -30,9 +31,7 @@ func TestErrorCodes(t *testing.T) {
 				require.NoError(t, err)
 				require.NotContains(t, seen, v, "%s repeats the code of %s", name.Name, seen[v])
 				seen[v] = name.Name
-				require.Contains(t, statusOf, Code(v), "%s has no status", name.Name)
 			}
 		}
 	}
-	require.Len(t, statusOf, len(seen))
 }

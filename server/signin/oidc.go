@@ -248,7 +248,7 @@ func (o *OIDC) SignIn(ctx context.Context, code, verifier, redirectURI string, n
 	}
 	c, err := parseIDToken(out.IDToken)
 	if err != nil {
-		return OIDCAccount{}, &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
+		return OIDCAccount{}, &persist.Error{Code: persist.CodeProviderFailed,
 			Message: "the identity provider sent an id_token that could not be read", Err: err}
 	}
 	return o.check(c, now)
