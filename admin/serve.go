@@ -320,7 +320,7 @@ func startNATS(ctx context.Context, cfg serverConfig, dataDir string, logger *sl
 	emb, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: filepath.Join(dataDir, "nats"),
 		Listen: cfg.natsListen, Logger: logger})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, fmt.Errorf("--nats-listen: %w", err)
 	}
 	nc, err := emb.Connect("natter")
 	if err != nil {
