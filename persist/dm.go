@@ -36,14 +36,14 @@ func dmDest(d *DM) []any {
 // Codes: not_found (no such conversation, or the actor is not in it), forbidden (not a workspace
 // member), missing_scope.
 func (tx *Tx) DMForRead(ctx context.Context, actor Actor, dmID string) (DM, Member, error) {
-	return tx.dmFor(ctx, actor, dmID, "dms:read", false)
+	return tx.dmFor(ctx, actor, dmID, ScopeDMsRead, false)
 }
 
 // DMForChange returns a direct conversation whose shared state the actor may change without
 // posting (react, edit): readable, the actor neither timed out nor blocked; a bot token also
 // needs dms:write. Codes: those of DMForRead, forbidden (timed out, blocked).
 func (tx *Tx) DMForChange(ctx context.Context, actor Actor, dmID string) (DM, Member, error) {
-	d, m, err := tx.dmFor(ctx, actor, dmID, "dms:write", true)
+	d, m, err := tx.dmFor(ctx, actor, dmID, ScopeDMsWrite, true)
 	if err != nil {
 		return DM{}, Member{}, err
 	}
@@ -57,7 +57,7 @@ func (tx *Tx) DMForChange(ctx context.Context, actor Actor, dmID string) (DM, Me
 // requireWriter passed (timeout, block, guest budget); a bot token also needs dms:write.
 // Codes: those of DMForRead, forbidden (timed out, blocked), rate_limited.
 func (tx *Tx) DMForWrite(ctx context.Context, actor Actor, dmID string) (DM, Member, error) {
-	d, m, err := tx.dmFor(ctx, actor, dmID, "dms:write", true)
+	d, m, err := tx.dmFor(ctx, actor, dmID, ScopeDMsWrite, true)
 	if err != nil {
 		return DM{}, Member{}, err
 	}

@@ -278,7 +278,7 @@ func messageKind(actor Actor, kind string) (string, error) {
 	case "", MessageKindMessage:
 		return MessageKindMessage, nil
 	case MessageKindAgentCommentary, MessageKindAgentTool:
-		if !actor.IsBotToken() || !actor.HasScope("agent_activity:write") {
+		if !actor.IsBotToken() || !actor.HasScope(ScopeAgentActivityWrite) {
 			return "", Forbidden("%s messages can be posted only with a bot token holding agent_activity:write", kind)
 		}
 		return kind, nil
