@@ -102,18 +102,25 @@ func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 // Now returns the store's clock reading, for callers that stamp values outside a transaction.
 func (s *Store) Now() time.Time { return s.clock() }
 
-// Tx is one database transaction. It carries the instant the transaction began, taken once from
-// the store's clock, so every row it writes agrees on "now".
+// Reader runs the read-only statements of the store: the hot checks ReadV runs without a
+// transaction, and, since Tx embeds it, the same reads inside one. It has no way to write, so a
+// write inside ReadV does not compile. It carries the instant it began, taken once from the
+// store's clock, so every row a transaction writes agrees on "now".
+type Reader struct {
+	q   querier // the transaction, or the pool itself for a ReadV
+	now time.Time
+}
+
+// Now is the instant the reader (or the transaction) began.
+func (tx *Reader) Now() time.Time { return tx.now }
+
+// Tx is one database transaction: the Reader's reads, plus writes.
 type Tx struct {
+	Reader
 	tx      pgx.Tx
-	q       querier // tx, or the pool itself for a Read
-	now     time.Time
 	touched []string     // workspaces whose log this transaction appended to
 	revoked []Revocation // credentials and memberships this transaction ended or changed
 }
-
-// Now is the transaction's instant.
-func (tx *Tx) Now() time.Time { return tx.now }
 
 // WithTx runs fn in a transaction and commits when fn returns nil. fn must do no network I/O
 // besides the database, publish nothing and start no goroutine: it may run more than once, since
@@ -145,7 +152,7 @@ func WithTxV[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (
 	}
 }
 
-// querier is what a Tx runs statements on: its transaction, or the pool for a ReadV.
+// querier is what a Reader runs statements on: its transaction, or the pool for a ReadV.
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
@@ -154,9 +161,10 @@ type querier interface {
 // ReadV runs fn outside any transaction, each statement on its own on the pool: no BEGIN and
 // no COMMIT, two round trips fewer than WithTxV. It is for the hot, read-only checks every
 // request or socket handshake makes (resolving a session, a socket's membership), whose
-// statements need no common snapshot; fn must not write (exec refuses). Errors are translated.
-func ReadV[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (T, error) {
-	v, err := fn(&Tx{q: s.pool, now: s.clock().UTC().Truncate(time.Microsecond)})
+// statements need no common snapshot; fn gets a Reader, which has no write methods. Errors are
+// translated.
+func ReadV[T any](ctx context.Context, s *Store, fn func(tx *Reader) (T, error)) (T, error) {
+	v, err := fn(&Reader{q: s.pool, now: s.clock().UTC().Truncate(time.Microsecond)})
 	if err != nil {
 		var zero T
 		return zero, translate(err)
@@ -177,7 +185,7 @@ func runTx[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (T,
 		defer cancel()
 		_ = ptx.Rollback(rctx)
 	}()
-	tx := &Tx{tx: ptx, q: ptx, now: s.clock().UTC().Truncate(time.Microsecond)}
+	tx := &Tx{Reader: Reader{q: ptx, now: s.clock().UTC().Truncate(time.Microsecond)}, tx: ptx}
 	v, err := fn(tx)
 	if err != nil {
 		return zero, err
@@ -199,18 +207,16 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
-// exec, query and queryRow are the Tx's statement primitives; resource files use only these.
+// exec, query and queryRow are the statement primitives; resource files use only these. Only a
+// Tx has exec.
 func (tx *Tx) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if tx.tx == nil {
-		return pgconn.CommandTag{}, errors.New("persist: a write inside ReadV")
-	}
 	return tx.tx.Exec(ctx, sql, args...)
 }
 
-func (tx *Tx) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+func (tx *Reader) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	return tx.q.Query(ctx, sql, args...)
 }
 
-func (tx *Tx) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+func (tx *Reader) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	return tx.q.QueryRow(ctx, sql, args...)
 }

@@ -260,7 +260,7 @@ func bearerProtocol(p string) bool {
 // close the socket (4001 for a cursor to resync).
 func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	ctx := r.Context()
-	viewer, err := persist.ReadV(ctx, h.store, func(tx *persist.Tx) (persist.Viewer, error) {
+	viewer, err := persist.ReadV(ctx, h.store, func(tx *persist.Reader) (persist.Viewer, error) {
 		return tx.ViewerFor(ctx, j.Actor, j.WorkspaceID)
 	})
 	if err != nil {
@@ -448,7 +448,7 @@ func (h *Hub) revalidate(ctx context.Context, s *socket) (persist.Viewer, error)
 	if e, ok := h.checks.get(key, now); ok {
 		return e.viewer, e.err
 	}
-	v, err := persist.ReadV(ctx, h.store, func(tx *persist.Tx) (persist.Viewer, error) {
+	v, err := persist.ReadV(ctx, h.store, func(tx *persist.Reader) (persist.Viewer, error) {
 		if s.sessionID != "" {
 			live, err := tx.SessionLive(ctx, s.sessionID)
 			if err != nil {
