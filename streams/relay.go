@@ -2,7 +2,6 @@ package streams
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -349,11 +348,11 @@ func (r *Relay) record(ctx context.Context, workspaceID string, pos, prunedThrou
 func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 	futures := make([]jetstream.PubAckFuture, 0, len(events))
 	for _, e := range events {
-		body, err := json.Marshal(e)
+		subject, body, err := EncodeEvent(e)
 		if err != nil {
 			return err
 		}
-		msg := &nats.Msg{Subject: EventSubject(e), Data: body, Header: nats.Header{}}
+		msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
 		f, err := r.js.PublishMsgAsync(msg, jetstream.WithMsgID(e.WorkspaceID+":"+strconv.FormatInt(e.Cursor, 10)),
 			jetstream.WithExpectLastSequence(uint64(e.Cursor-1)))
 		if err != nil {
