@@ -63,6 +63,7 @@ type socket struct {
 	tokenID     string
 	lastRead    atomic.Int64 // unix nanoseconds of the last bytes from the client
 	inbuf       []byte       // worker only: the start of a client frame not yet complete
+	fragmented  bool         // worker only: a client data message is unfinished
 
 	mu        sync.Mutex
 	viewer    persist.Viewer
@@ -70,9 +71,17 @@ type socket struct {
 	state     socketState
 	pos       int64        // the last cursor processed, sent or not visible
 	pending   []*liveEvent // live events that arrived during catch-up
+	pendBytes int          // the frames' bytes in pending, bounded by QueueBytes
 	overflow  bool         // pending overflowed: read Postgres again before going live
-	out       [][]byte     // frames to write, bounded by QueueLimit
+	out       [][]byte     // frames to write
 	outOff    int          // bytes of out[0] already written
+	outBytes  int          // bytes of out not yet written: with pongDebt, bounded by QueueBytes
+	// pong is the one answer to the client's pings waiting to be written: a ping that arrives
+	// before it is written replaces it (RFC 6455 §5.5.3), so a ping flood holds one pong.
+	pong []byte
+	// pongDebt is what the pongs asked for since the queue last drained would have cost: the
+	// client's share of the queue, counted as if none were coalesced.
+	pongDebt int
 	// deferredClose is a close frame queued while a worker was running: the worker may be in the
 	// middle of writing out, so the frame replaces the queue at the worker's next flush.
 	deferredClose []byte
@@ -143,10 +152,22 @@ func (s *socket) run(ctx context.Context, buf []byte) {
 	s.mu.Unlock()
 }
 
+// readBatch is how many bytes one worker turn reads from a socket before it writes again: a
+// client that never stops sending still has its pongs flushed (or its queue judged) between
+// batches.
+const readBatch = 64 << 10
+
 // readFrames drains what the client sent: pings are answered, a close is answered and ends the
-// socket, data frames are ignored (clients send none).
+// socket, data frames are ignored (clients send none). A frame that breaks RFC 6455 closes the
+// socket with the code parseClientFrame or clientCloseCode gives.
 func (s *socket) readFrames(buf []byte) {
-	for {
+	for read := 0; ; {
+		if read >= readBatch {
+			s.mu.Lock()
+			s.work |= workRead | workFlush
+			s.mu.Unlock()
+			return
+		}
 		have := copy(buf, s.inbuf)
 		n, rerr := unix.Read(s.fd, buf[have:])
 		if errors.Is(rerr, unix.EAGAIN) {
@@ -156,10 +177,14 @@ func (s *socket) readFrames(buf []byte) {
 			s.shutdown() // the client went away
 			return
 		}
+		read += n
 		s.lastRead.Store(time.Now().UnixNano())
 		data := buf[:have+n]
 		for len(data) > 0 {
 			f, used, code := parseClientFrame(data)
+			if code == 0 && used > 0 {
+				code = s.sequenceError(f)
+			}
 			if code != 0 {
 				s.close(code, "")
 				return
@@ -170,13 +195,16 @@ func (s *socket) readFrames(buf []byte) {
 			data = data[used:]
 			switch f.op {
 			case ws.OpPing:
-				s.enqueue(ws.MustCompileFrame(ws.NewPongFrame(f.payload)))
-			case ws.OpClose:
-				code, _ := ws.ParseCloseFrameData(f.payload)
-				if code.Empty() {
-					code = ws.StatusNormalClosure
+				if !s.answerPing(f.payload) {
+					return
 				}
-				s.closeAs(code, "", false)
+			case ws.OpClose:
+				echo, fail := clientCloseCode(f.payload)
+				if fail != 0 {
+					s.close(fail, "")
+					return
+				}
+				s.closeAs(echo, "", false)
 				return
 			}
 		}
@@ -187,13 +215,62 @@ func (s *socket) readFrames(buf []byte) {
 	}
 }
 
-func (s *socket) enqueue(frame []byte) {
-	s.mu.Lock()
-	if s.state < stateClosing {
-		s.out = append(s.out, frame)
-		s.addWorkLocked(workFlush)
+// sequenceError checks a data frame against the message in progress (RFC 6455 §5.4): a
+// continuation needs an unfinished message, a new message needs none. Clients send no data
+// (it is dropped), but a broken sequence is still a protocol error. Worker only.
+func (s *socket) sequenceError(f clientFrame) ws.StatusCode {
+	switch f.op {
+	case ws.OpContinuation:
+		if !s.fragmented {
+			return ws.StatusProtocolError
+		}
+	case ws.OpText, ws.OpBinary:
+		if s.fragmented {
+			return ws.StatusProtocolError
+		}
+	default:
+		return 0
 	}
-	s.mu.Unlock()
+	s.fragmented = !f.fin
+	return 0
+}
+
+// answerPing queues the pong, replacing one not yet written. It reports false when the socket
+// was closed instead: a client whose unanswered pings alone would fill half the queue is
+// abusing it (1008), and a queue that pongs fill beyond its bound is too slow (1013).
+func (s *socket) answerPing(payload []byte) bool {
+	pong := ws.MustCompileFrame(ws.NewPongFrame(payload))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state >= stateClosing {
+		return false
+	}
+	s.pongDebt += len(pong)
+	switch limit := s.hub.cfg.QueueBytes; {
+	case s.pongDebt > limit/2:
+		s.closeLocked(CloseAbuse, "too many pings left unread", true)
+		return false
+	case s.outBytes+s.pongDebt > limit:
+		s.closeLocked(CloseTooSlow, "too slow; reconnect from your last cursor", true)
+		return false
+	}
+	s.pong = pong
+	s.addWorkLocked(workFlush)
+	return true
+}
+
+// queueLocked appends a frame the server sends on its own (an event, a ping) unless that would
+// take the queue past its bound: then the socket is closed with 1013, since its reader is too
+// slow, and it reports false.
+func (s *socket) queueLocked(frame []byte) bool {
+	if s.outBytes+s.pongDebt+len(frame) > s.hub.cfg.QueueBytes {
+		s.closeLocked(CloseTooSlow, "too slow; reconnect from your last cursor", true)
+		return false
+	}
+	s.out = append(s.out, frame)
+	s.outBytes += len(frame)
+	s.addWorkLocked(workFlush)
+	return true
 }
 
 // deliver hands the socket a live event; the feed calls it in cursor order, holding its lock.
@@ -214,21 +291,17 @@ func (s *socket) deliver(ev *liveEvent) {
 		if s.writeNowLocked(ev.frame) {
 			return
 		}
-		if len(s.out) >= s.hub.cfg.QueueLimit {
-			s.closeLocked(CloseTooSlow, "too slow; reconnect from your last cursor", true)
-			return
-		}
-		s.out = append(s.out, ev.frame)
-		s.addWorkLocked(workFlush)
+		s.queueLocked(ev.frame)
 	case stateJoining, stateCatchingUp, stateWaiting:
 		if s.overflow {
 			return
 		}
-		if len(s.pending) >= s.hub.cfg.QueueLimit {
-			s.overflow, s.pending = true, nil
+		if s.pendBytes+len(ev.frame) > s.hub.cfg.QueueBytes {
+			s.overflow, s.pending, s.pendBytes = true, nil, 0
 			return
 		}
 		s.pending = append(s.pending, ev)
+		s.pendBytes += len(ev.frame)
 	}
 }
 
@@ -238,7 +311,7 @@ func (s *socket) deliver(ev *liveEvent) {
 // when the socket is busy or the kernel buffer is full. Caller holds s.mu, which keeps workers
 // away: they write only while running, and start running only under s.mu.
 func (s *socket) writeNowLocked(frame []byte) bool {
-	if s.running || s.queued || len(s.out) > 0 || s.wantWrite || s.staleLocked() {
+	if s.running || s.queued || len(s.out) > 0 || s.pong != nil || s.wantWrite || s.staleLocked() {
 		return false
 	}
 	n, err := unix.Write(s.fd, frame)
@@ -247,7 +320,7 @@ func (s *socket) writeNowLocked(frame []byte) bool {
 	}
 	if n > 0 {
 		// Part of the frame is on the wire: the rest must follow before anything else.
-		s.out, s.outOff, s.wantWrite = append(s.out, frame), n, true
+		s.out, s.outOff, s.outBytes, s.wantWrite = append(s.out, frame), n, len(frame)-n, true
 		s.addWorkLocked(workFlush)
 		return true
 	}
@@ -259,9 +332,9 @@ func (s *socket) resync() {
 	s.mu.Lock()
 	switch s.state {
 	case stateJoining:
-		s.overflow, s.pending = true, nil
+		s.overflow, s.pending, s.pendBytes = true, nil, 0
 	case stateLive, stateCatchingUp, stateWaiting:
-		s.state, s.overflow, s.pending = stateCatchingUp, true, nil
+		s.state, s.overflow, s.pending, s.pendBytes = stateCatchingUp, true, nil, 0
 		s.addWorkLocked(workCatchUp)
 	}
 	s.mu.Unlock()
@@ -298,14 +371,22 @@ func (s *socket) catchUp(ctx context.Context) {
 		s.closeFor(err)
 		return
 	}
+	// A page takes at most half the queue (and at least one event): the rest is room for the
+	// live events and pongs of the hand-off.
 	frames := make([][]byte, 0, len(page.Events))
-	for _, e := range page.Events {
+	size, next, more := 0, page.Next, page.HasMore
+	for i, e := range page.Events {
 		body, err := e.MarshalJSON()
 		if err != nil {
 			s.closeFor(err)
 			return
 		}
-		frames = append(frames, textFrame(body))
+		frame := textFrame(body)
+		if i > 0 && size+len(frame) > s.hub.cfg.QueueBytes/2 {
+			next, more = page.Events[i-1].Cursor, true
+			break
+		}
+		frames, size = append(frames, frame), size+len(frame)
 	}
 	liveFrom := s.feed.liveStart()
 	s.mu.Lock()
@@ -313,11 +394,11 @@ func (s *socket) catchUp(ctx context.Context) {
 	if s.state != stateCatchingUp {
 		return
 	}
-	s.out = append(s.out, frames...)
-	s.pos = page.Next
+	s.out, s.outBytes = append(s.out, frames...), s.outBytes+size
+	s.pos = next
 	s.hub.metrics.backfilled.Add(float64(len(frames)))
 	switch {
-	case page.HasMore:
+	case more:
 		// The next page follows once this one is written (flush asks for it).
 	case liveFrom == 0:
 		s.state = stateWaiting
@@ -333,10 +414,10 @@ func (s *socket) catchUp(ctx context.Context) {
 			}
 			s.pos = max(s.pos, ev.cursor)
 			if ev.visibleTo(s.viewer) {
-				s.out = append(s.out, ev.frame)
+				s.out, s.outBytes = append(s.out, ev.frame), s.outBytes+len(ev.frame)
 			}
 		}
-		s.pending, s.state = nil, stateLive
+		s.pending, s.pendBytes, s.state = nil, 0, stateLive
 	}
 	s.addWorkLocked(workFlush)
 }
@@ -351,16 +432,19 @@ func (s *socket) revalidates() bool { return s.sessionID != "" || s.tokenID != "
 
 // check revalidates the socket's actor; a revoked session or membership closes it with 1008.
 // A database outage keeps the socket and tries again later.
-// uses reports whether the socket rests on what r revoked: its session, its bot token, or its
-// (or its user bot owner's) membership of the socket's workspace. Set once at accept, read freely.
+// uses reports whether the socket rests on what r revoked: its session, its bot token, its (or
+// its user bot owner's) membership of the socket's workspace, or the workspace itself. Set once
+// at accept, read freely.
 func (s *socket) uses(r persist.Revocation) bool {
 	switch {
 	case r.SessionID != "":
 		return s.sessionID == r.SessionID
 	case r.TokenID != "":
 		return s.tokenID == r.TokenID
+	case r.WorkspaceID != s.workspaceID:
+		return false
 	default:
-		return r.WorkspaceID == s.workspaceID && (r.UserID == s.actor.UserID || r.UserID == s.actor.OwnerUserID)
+		return r.UserID == "" || r.UserID == s.actor.UserID || (s.actor.OwnerUserID != "" && r.UserID == s.actor.OwnerUserID)
 	}
 }
 
@@ -397,8 +481,13 @@ func (s *socket) flush(ctx context.Context) {
 			s.queueCloseLocked(s.deferredClose)
 			s.deferredClose = nil
 		}
+		if len(s.out) == 0 && s.pong != nil {
+			// The pong goes out once what was queued before it has: on a socket that keeps up
+			// that is at once, and on one that does not it waits as the one pending pong.
+			s.out, s.outBytes, s.pong = append(s.out, s.pong), len(s.pong), nil
+		}
 		if len(s.out) == 0 {
-			s.out, s.wantWrite = nil, false
+			s.out, s.wantWrite, s.pongDebt = nil, false, 0
 			if s.state == stateCatchingUp {
 				s.work |= workCatchUp
 			}
@@ -432,6 +521,7 @@ func (s *socket) flush(ctx context.Context) {
 			return
 		}
 		s.mu.Lock()
+		s.outBytes -= n
 		written := 0
 		for n > 0 && written < len(iovs) {
 			if n < len(iovs[written]) {
@@ -470,8 +560,9 @@ func (s *socket) tick(now time.Time) {
 	}
 	if now.Sub(s.lastPing) >= ping {
 		s.lastPing = now
-		s.out = append(s.out, pingFrame)
-		s.addWorkLocked(workFlush)
+		if !s.queueLocked(pingFrame) {
+			return
+		}
 	}
 	if s.revalidates() && now.Sub(s.checkedAt) >= s.hub.cfg.RevalidateInterval {
 		s.addWorkLocked(workCheck)
@@ -513,7 +604,7 @@ func (s *socket) closeLocked(code ws.StatusCode, reason string, count bool) {
 	} else {
 		s.queueCloseLocked(frame)
 	}
-	s.state, s.pending = stateClosing, nil
+	s.state, s.pending, s.pendBytes = stateClosing, nil, 0
 	if count {
 		s.hub.metrics.closes.WithLabelValues(strconv.Itoa(int(code))).Inc()
 	}
@@ -523,11 +614,11 @@ func (s *socket) closeLocked(code ws.StatusCode, reason string, count bool) {
 // queueCloseLocked replaces what is queued with the close frame, after the frame partly on the
 // wire (if any) so the peer still reads whole frames. No write may be in flight.
 func (s *socket) queueCloseLocked(frame []byte) {
-	keep := 0
+	keep, size := 0, len(frame)
 	if s.outOff > 0 {
-		keep = 1
+		keep, size = 1, size+len(s.out[0])-s.outOff
 	}
-	s.out = append(s.out[:keep:keep], frame)
+	s.out, s.outBytes, s.pong = append(s.out[:keep:keep], frame), size, nil
 }
 
 // shutdown releases the socket: poller, feed, hub, connection.
@@ -537,7 +628,7 @@ func (s *socket) shutdown() {
 		s.mu.Unlock()
 		return
 	}
-	s.state, s.out, s.pending, s.work = stateClosed, nil, nil, 0
+	s.state, s.out, s.outBytes, s.pong, s.pending, s.pendBytes, s.work = stateClosed, nil, 0, nil, nil, 0, 0
 	conn := s.conn
 	s.mu.Unlock()
 	if conn != nil {
@@ -592,4 +683,13 @@ func (s *socket) rejectNow(code ws.StatusCode, reason string) {
 	_, _ = s.conn.Write(closeFrame(code, reason))
 	s.hub.metrics.closes.WithLabelValues(strconv.Itoa(int(code))).Inc()
 	s.shutdown()
+}
+
+// owner is what the per-account socket cap counts by: the bot token for bots, the person
+// otherwise.
+func (s *socket) owner() string {
+	if s.tokenID != "" {
+		return "token:" + s.tokenID
+	}
+	return "user:" + s.actor.UserID
 }

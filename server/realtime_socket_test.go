@@ -189,7 +189,7 @@ func TestSocketResync(t *testing.T) {
 // closed with 1013, and a reconnect from the last cursor read gets the rest exactly once.
 func TestSocketTooSlow(t *testing.T) {
 	t.Parallel()
-	b := setupRealtime(t, servertest.WithRealtime(func(c *realtime.Config) { c.QueueLimit = 4; c.SendBuffer = 4096 }),
+	b := setupRealtime(t, servertest.WithRealtime(func(c *realtime.Config) { c.QueueBytes = 32 << 10; c.SendBuffer = 4096 }),
 		servertest.WithConfig(func(c *server.Config) { c.Metrics = true }))
 	s, status := b.h.DialSocket(t, servertest.Dial{Path: b.wsPath("2"), Token: b.owner.Token, RecvBuffer: 4096})
 	require.Equal(t, http.StatusSwitchingProtocols, status)
