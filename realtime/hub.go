@@ -342,7 +342,7 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 		return nil
 	}
 	s.mu.Lock()
-	s.pos, s.state = after, stateCatchingUp
+	s.pos, s.state, s.armedRead = after, stateCatchingUp, true
 	s.addWorkLocked(workCatchUp | workRead)
 	s.mu.Unlock()
 	return nil

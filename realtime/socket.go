@@ -91,7 +91,9 @@ type socket struct {
 	disarmed      bool // the poller delivered an event: arm again after this round
 	wantWrite     bool // the kernel buffer is full: wait for writability
 	armedWrite    bool
+	armedRead     bool
 	lastPing      time.Time
+	closingAt     time.Time // when the close frame was queued: it has closeGrace to be written
 }
 
 // addWorkLocked records work and queues the socket unless a worker has it already.
@@ -139,9 +141,12 @@ func (s *socket) run(ctx context.Context, buf []byte) {
 		}
 		s.mu.Lock()
 	}
-	if s.state != stateClosed && (s.disarmed || s.wantWrite != s.armedWrite) {
-		s.disarmed, s.armedWrite = false, s.wantWrite
-		if err := s.hub.poller.arm(s, s.wantWrite); err != nil {
+	// A closing socket reads no more (RFC 6455 §5.5.1: nothing after the close matters); it
+	// waits only to write its close frame.
+	wantRead := s.state < stateClosing
+	if s.state != stateClosed && (s.disarmed || s.wantWrite != s.armedWrite || wantRead != s.armedRead) {
+		s.disarmed, s.armedWrite, s.armedRead = false, s.wantWrite, wantRead
+		if err := s.hub.poller.arm(s, wantRead, s.wantWrite); err != nil {
 			s.work |= workShutdown
 		}
 	}
@@ -491,7 +496,11 @@ func (s *socket) flush(ctx context.Context) {
 			if s.state == stateCatchingUp {
 				s.work |= workCatchUp
 			}
+			closed := s.state == stateClosing
 			s.mu.Unlock()
+			if closed {
+				s.shutdown() // the close frame is on the wire
+			}
 			return
 		}
 		if s.state == stateLive && !checked && s.staleLocked() {
@@ -555,6 +564,9 @@ func (s *socket) tick(now time.Time) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.state == stateClosing && now.Sub(s.closingAt) > closeGrace {
+		s.addWorkLocked(workShutdown) // a peer that reads nothing never gets its close frame
+	}
 	if s.state >= stateClosing {
 		return
 	}
@@ -584,7 +596,12 @@ func (s *socket) closeFor(err error) {
 	}
 }
 
-// close queues a close frame after anything being written and ends the socket.
+// closeGrace is how long a close frame may wait for a peer that does not read before the
+// connection is dropped without it.
+const closeGrace = 2 * time.Second
+
+// close queues a close frame after anything being written and ends the socket once it is
+// written (or closeGrace passed).
 func (s *socket) close(code ws.StatusCode, reason string) { s.closeAs(code, reason, true) }
 
 func (s *socket) closeAs(code ws.StatusCode, reason string, count bool) {
@@ -604,11 +621,11 @@ func (s *socket) closeLocked(code ws.StatusCode, reason string, count bool) {
 	} else {
 		s.queueCloseLocked(frame)
 	}
-	s.state, s.pending, s.pendBytes = stateClosing, nil, 0
+	s.state, s.pending, s.pendBytes, s.closingAt = stateClosing, nil, 0, time.Now()
 	if count {
 		s.hub.metrics.closes.WithLabelValues(strconv.Itoa(int(code))).Inc()
 	}
-	s.addWorkLocked(workShutdown)
+	s.addWorkLocked(workFlush) // flush shuts the socket down once the close frame is written
 }
 
 // queueCloseLocked replaces what is queued with the close frame, after the frame partly on the
