@@ -179,18 +179,6 @@ func (e *env) add(t testing.TB, body string) int64 {
 	return ev.Cursor
 }
 
-// only returns the hub's one socket.
-func only(t *testing.T, h *Hub) *socket {
-	t.Helper()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	require.Len(t, h.sockets, 1)
-	for s := range h.sockets {
-		return s
-	}
-	return nil
-}
-
 // closes is how many sockets the hub closed with code.
 func closes(h *Hub, code int) int {
 	var m dto.Metric
