@@ -286,6 +286,13 @@ func bearerProtocol(p string) bool {
 // close the socket (4001 for a cursor to resync).
 func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	ctx := r.Context()
+	// A caller at a cap is refused before the database is asked; the count is taken again below.
+	h.mu.Lock()
+	err := h.admitLocked(j.owner())
+	h.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	viewer, err := persist.ReadV(ctx, h.store, func(tx *persist.Tx) (persist.Viewer, error) {
 		return tx.ViewerFor(ctx, j.Actor, j.WorkspaceID)
 	})
@@ -293,22 +300,17 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 		return err
 	}
 	s := &socket{hub: h, viewer: viewer, actor: j.Actor, workspaceID: j.WorkspaceID, sessionID: j.SessionID,
-		tokenID: j.TokenID, checkedAt: time.Now(), state: stateJoining}
+		tokenID: j.TokenID, owner: j.owner(), checkedAt: time.Now(), state: stateJoining}
 	s.lastRead.Store(time.Now().UnixNano())
 	// The socket joins its feed before the upgrade answers, so whatever is published once the
 	// client holds an open socket reaches it: the pending list keeps it during the backfill.
 	h.mu.Lock()
-	if !h.running || len(h.sockets) >= h.maxSockets {
+	if err := h.admitLocked(s.owner); err != nil {
 		h.mu.Unlock()
-		return persist.Errorf(persist.CodeUnavailable, "the realtime service is not accepting sockets right now; retry shortly")
-	}
-	if h.perOwner[s.owner()] >= h.cfg.MaxSocketsPerUser {
-		h.mu.Unlock()
-		return persist.Errorf(persist.CodeRateLimited, "%d sockets are open for this account on this server, the most allowed; close one before opening another",
-			h.cfg.MaxSocketsPerUser)
+		return err
 	}
 	h.sockets[s] = struct{}{}
-	h.perOwner[s.owner()]++
+	h.perOwner[s.owner]++
 	f, fresh := h.feedLocked(j.WorkspaceID)
 	f.attach(s)
 	h.mu.Unlock()
@@ -348,6 +350,28 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	return nil
 }
 
+// admitLocked refuses a socket over the process's cap (503) or its account's (429). Caller
+// holds h.mu.
+func (h *Hub) admitLocked(owner string) error {
+	if !h.running || len(h.sockets) >= h.maxSockets {
+		return persist.Errorf(persist.CodeUnavailable, "the realtime service is not accepting sockets right now; retry shortly")
+	}
+	if h.perOwner[owner] >= h.cfg.MaxSocketsPerUser {
+		return persist.Errorf(persist.CodeRateLimited, "%d sockets are open for this account on this server, the most allowed; close one before opening another",
+			h.cfg.MaxSocketsPerUser)
+	}
+	return nil
+}
+
+// owner is what the per-account socket cap counts by: the bot token for bots, the person
+// otherwise.
+func (j Join) owner() string {
+	if j.TokenID != "" {
+		return "token:" + j.TokenID
+	}
+	return "user:" + j.Actor.UserID
+}
+
 // feedLocked returns the workspace's feed, creating it (fresh: the caller starts it). Caller
 // holds h.mu.
 func (h *Hub) feedLocked(workspaceID string) (f *feed, fresh bool) {
@@ -367,8 +391,8 @@ func (h *Hub) forget(s *socket) {
 	_, ok := h.sockets[s]
 	if ok {
 		delete(h.sockets, s)
-		if h.perOwner[s.owner()]--; h.perOwner[s.owner()] <= 0 {
-			delete(h.perOwner, s.owner())
+		if h.perOwner[s.owner]--; h.perOwner[s.owner] <= 0 {
+			delete(h.perOwner, s.owner)
 		}
 	}
 	h.mu.Unlock()

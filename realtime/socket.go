@@ -61,6 +61,7 @@ type socket struct {
 	workspaceID string
 	sessionID   string
 	tokenID     string
+	owner       string       // what the per-account cap counts by (Join.owner)
 	lastRead    atomic.Int64 // unix nanoseconds of the last bytes from the client
 	inbuf       []byte       // worker only: the start of a client frame not yet complete
 	fragmented  bool         // worker only: a client data message is unfinished
@@ -700,13 +701,4 @@ func (s *socket) rejectNow(code ws.StatusCode, reason string) {
 	_, _ = s.conn.Write(closeFrame(code, reason))
 	s.hub.metrics.closes.WithLabelValues(strconv.Itoa(int(code))).Inc()
 	s.shutdown()
-}
-
-// owner is what the per-account socket cap counts by: the bot token for bots, the person
-// otherwise.
-func (s *socket) owner() string {
-	if s.tokenID != "" {
-		return "token:" + s.tokenID
-	}
-	return "user:" + s.actor.UserID
 }
