@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/gobwas/ws"
 	"golang.org/x/sys/unix"
 
 	"github.com/natterchat/natter/persist"
@@ -156,113 +154,6 @@ func (s *socket) run(ctx context.Context, buf []byte) {
 		s.addWorkLocked(0)
 	}
 	s.mu.Unlock()
-}
-
-// readBatch is how many bytes one worker turn reads from a socket before it writes again: a
-// client that never stops sending still has its pongs flushed (or its queue judged) between
-// batches.
-const readBatch = 64 << 10
-
-// readFrames drains what the client sent: pings are answered, a close is answered and ends the
-// socket, data frames are ignored (clients send none). A frame that breaks RFC 6455 closes the
-// socket with the code parseClientFrame or clientCloseCode gives.
-func (s *socket) readFrames(buf []byte) {
-	for read := 0; ; {
-		if read >= readBatch {
-			s.mu.Lock()
-			s.work |= workRead | workFlush
-			s.mu.Unlock()
-			return
-		}
-		have := copy(buf, s.inbuf)
-		n, rerr := unix.Read(s.fd, buf[have:])
-		if errors.Is(rerr, unix.EAGAIN) {
-			return
-		}
-		if rerr != nil || n <= 0 {
-			s.shutdown() // the client went away
-			return
-		}
-		read += n
-		s.lastRead.Store(time.Now().UnixNano())
-		data := buf[:have+n]
-		for len(data) > 0 {
-			f, used, code := parseClientFrame(data)
-			if code == 0 && used > 0 {
-				code = s.sequenceError(f)
-			}
-			if code != 0 {
-				s.close(code, "")
-				return
-			}
-			if used == 0 {
-				break
-			}
-			data = data[used:]
-			switch f.op {
-			case ws.OpPing:
-				if !s.answerPing(f.payload) {
-					return
-				}
-			case ws.OpClose:
-				echo, fail := clientCloseCode(f.payload)
-				if fail != 0 {
-					s.close(fail, "")
-					return
-				}
-				s.closeAs(echo, "", false)
-				return
-			}
-		}
-		s.inbuf = append(s.inbuf[:0], data...)
-		if len(s.inbuf) == 0 {
-			s.inbuf = nil
-		}
-	}
-}
-
-// sequenceError checks a data frame against the message in progress (RFC 6455 §5.4): a
-// continuation needs an unfinished message, a new message needs none. Clients send no data
-// (it is dropped), but a broken sequence is still a protocol error. Worker only.
-func (s *socket) sequenceError(f clientFrame) ws.StatusCode {
-	switch f.op {
-	case ws.OpContinuation:
-		if !s.fragmented {
-			return ws.StatusProtocolError
-		}
-	case ws.OpText, ws.OpBinary:
-		if s.fragmented {
-			return ws.StatusProtocolError
-		}
-	default:
-		return 0
-	}
-	s.fragmented = !f.fin
-	return 0
-}
-
-// answerPing queues the pong, replacing one not yet written. It reports false when the socket
-// was closed instead: a client whose unanswered pings alone would fill half the queue is
-// abusing it (1008), and a queue that pongs fill beyond its bound is too slow (1013).
-func (s *socket) answerPing(payload []byte) bool {
-	pong := ws.MustCompileFrame(ws.NewPongFrame(payload))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state >= stateClosing {
-		return false
-	}
-	s.pongDebt += len(pong)
-	switch limit := s.hub.cfg.QueueBytes; {
-	case s.pongDebt > limit/2:
-		s.closeLocked(CloseAbuse, "too many pings left unread", true)
-		return false
-	case s.outBytes+s.pongDebt > limit:
-		s.closeLocked(CloseTooSlow, "too slow; reconnect from your last cursor", true)
-		return false
-	}
-	s.pong = pong
-	s.addWorkLocked(workFlush)
-	return true
 }
 
 // queueLocked appends a frame the server sends on its own (an event, a ping) unless that would
@@ -436,8 +327,6 @@ func (s *socket) staleLocked() bool {
 // bot token. (Membership is checked with them.)
 func (s *socket) revalidates() bool { return s.sessionID != "" || s.tokenID != "" }
 
-// check revalidates the socket's actor; a revoked session or membership closes it with 1008.
-// A database outage keeps the socket and tries again later.
 // uses reports whether the socket rests on what r revoked: its session, its bot token, its (or
 // its user bot owner's) membership of the socket's workspace, or the workspace itself. Set once
 // at accept, read freely.
@@ -454,6 +343,8 @@ func (s *socket) uses(r persist.Revocation) bool {
 	}
 }
 
+// check revalidates the socket's actor; a revoked session or membership closes it with 1008.
+// A database outage keeps the socket and tries again later.
 func (s *socket) check(ctx context.Context) bool {
 	v, err := s.hub.revalidate(ctx, s)
 	if _, isApp := persist.ErrorOf(err); isApp {
@@ -582,63 +473,6 @@ func (s *socket) tick(now time.Time) {
 	}
 }
 
-// closeFor closes the socket with the close code of an error: the one place errors become
-// close codes.
-func (s *socket) closeFor(err error) {
-	e, ok := persist.ErrorOf(err)
-	switch {
-	case ok && e.Code == persist.CodeResyncRequired:
-		s.close(CloseResync, "resync required")
-	case ok && (e.Code == persist.CodeUnauthenticated || e.Code == persist.CodeForbidden || e.Code == persist.CodeNotFound):
-		s.close(CloseRevoked, "credentials revoked")
-	default:
-		s.hub.logger.Error("socket failed", "workspace_id", s.workspaceID, "error", err)
-		s.close(ws.StatusInternalServerError, "")
-	}
-}
-
-// closeGrace is how long a close frame may wait for a peer that does not read before the
-// connection is dropped without it.
-const closeGrace = 2 * time.Second
-
-// close queues a close frame after anything being written and ends the socket once it is
-// written (or closeGrace passed).
-func (s *socket) close(code ws.StatusCode, reason string) { s.closeAs(code, reason, true) }
-
-func (s *socket) closeAs(code ws.StatusCode, reason string, count bool) {
-	s.mu.Lock()
-	s.closeLocked(code, reason, count)
-	s.mu.Unlock()
-}
-
-func (s *socket) closeLocked(code ws.StatusCode, reason string, count bool) {
-	if s.state >= stateClosing {
-		return
-	}
-	if frame := closeFrame(code, reason); s.running {
-		// A worker may be writing out right now, outside the lock: replacing the queue under it
-		// would lose its place. It swaps the close in at its next flush.
-		s.deferredClose = frame
-	} else {
-		s.queueCloseLocked(frame)
-	}
-	s.state, s.pending, s.pendBytes, s.closingAt = stateClosing, nil, 0, time.Now()
-	if count {
-		s.hub.metrics.closes.WithLabelValues(strconv.Itoa(int(code))).Inc()
-	}
-	s.addWorkLocked(workFlush) // flush shuts the socket down once the close frame is written
-}
-
-// queueCloseLocked replaces what is queued with the close frame, after the frame partly on the
-// wire (if any) so the peer still reads whole frames. No write may be in flight.
-func (s *socket) queueCloseLocked(frame []byte) {
-	keep, size := 0, len(frame)
-	if s.outOff > 0 {
-		keep, size = 1, size+len(s.out[0])-s.outOff
-	}
-	s.out, s.outBytes, s.pong = append(s.out[:keep:keep], frame), size, nil
-}
-
 // shutdown releases the socket: poller, feed, hub, connection.
 func (s *socket) shutdown() {
 	s.mu.Lock()
@@ -693,12 +527,4 @@ func (s *socket) setConn(conn net.Conn) error {
 		return err
 	}
 	return serr
-}
-
-// rejectNow closes a socket that never started: the close frame is written directly.
-func (s *socket) rejectNow(code ws.StatusCode, reason string) {
-	_ = s.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	_, _ = s.conn.Write(closeFrame(code, reason))
-	s.hub.metrics.closes.WithLabelValues(strconv.Itoa(int(code))).Inc()
-	s.shutdown()
 }
