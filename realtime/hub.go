@@ -57,8 +57,9 @@ type Config struct {
 	MaxSocketsPerUser int
 	// QueueBytes bounds every frame waiting for one socket: events, backfill, pings, pongs (each
 	// counted though they are coalesced) and the close. An event past it closes the socket with
-	// 1013 (too slow); pongs owed past half of it close it with 1008 (a ping flood). Live events
-	// that arrive during a backfill are held up to the same bound, then read from Postgres.
+	// 1013 (too slow); pongs owed past half of it close it with 1008 (a ping flood). A backfill
+	// page takes at most half, and live events that arrive during a backfill are held up to the
+	// other half, then read from Postgres instead.
 	// Default 1 MiB.
 	QueueBytes int
 	// SendBuffer, when positive, sets each socket's kernel send buffer (SO_SNDBUF), trading

@@ -70,7 +70,7 @@ type socket struct {
 	state     socketState
 	pos       int64        // the last cursor processed, sent or not visible
 	pending   []*liveEvent // live events that arrived during catch-up
-	pendBytes int          // the frames' bytes in pending, bounded by QueueBytes
+	pendBytes int          // the frames' bytes in pending, bounded by QueueBytes/2
 	overflow  bool         // pending overflowed: read Postgres again before going live
 	out       [][]byte     // frames to write
 	outOff    int          // bytes of out[0] already written
@@ -193,7 +193,8 @@ func (s *socket) deliver(ev *liveEvent) {
 		if s.overflow {
 			return
 		}
-		if s.pendBytes+len(ev.frame) > s.hub.cfg.QueueBytes {
+		// Half the queue: with a backfill page (the other half at most) the hand-off fits.
+		if s.pendBytes+len(ev.frame) > s.hub.cfg.QueueBytes/2 {
 			s.overflow, s.pending, s.pendBytes = true, nil, 0
 			return
 		}
@@ -384,7 +385,7 @@ func (s *socket) flush(ctx context.Context) {
 			s.out, s.outBytes, s.pong = append(s.out, s.pong), len(s.pong), nil
 		}
 		if len(s.out) == 0 {
-			s.out, s.wantWrite, s.pongDebt = nil, false, 0
+			s.out, s.outBytes, s.wantWrite, s.pongDebt = nil, 0, false, 0
 			if s.state == stateCatchingUp {
 				s.work |= workCatchUp
 			}
