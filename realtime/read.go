@@ -8,30 +8,31 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// readBatch is how many bytes one worker turn reads from a socket before it writes again: a
-// client that never stops sending still has its pongs flushed (or its queue judged) between
-// batches.
+// readBatch is how many bytes one worker turn reads from a socket: a client that never stops
+// sending has its pongs flushed (or its queue judged) between batches, and goes to the back of
+// the workers' queue so it cannot hold a worker.
 const readBatch = 64 << 10
 
 // readFrames drains what the client sent: pings are answered, a close is answered and ends the
 // socket, data frames are ignored (clients send none). A frame that breaks RFC 6455 closes the
-// socket with the code parseClientFrame or clientCloseCode gives.
-func (s *socket) readFrames(buf []byte) {
+// socket with the code parseClientFrame or clientCloseCode gives. It reports true when it
+// stopped at readBatch with more to read (the read is asked for again).
+func (s *socket) readFrames(buf []byte) (more bool) {
 	for read := 0; ; {
 		if read >= readBatch {
 			s.mu.Lock()
-			s.work |= workRead | workFlush
+			s.work |= workRead
 			s.mu.Unlock()
-			return
+			return true
 		}
 		have := copy(buf, s.inbuf)
 		n, rerr := unix.Read(s.fd, buf[have:])
 		if errors.Is(rerr, unix.EAGAIN) {
-			return
+			return false
 		}
 		if rerr != nil || n <= 0 {
 			s.shutdown() // the client went away
-			return
+			return false
 		}
 		read += n
 		s.lastRead.Store(time.Now().UnixNano())
@@ -43,7 +44,7 @@ func (s *socket) readFrames(buf []byte) {
 			}
 			if code != 0 {
 				s.close(code, "")
-				return
+				return false
 			}
 			if used == 0 {
 				break
@@ -52,16 +53,16 @@ func (s *socket) readFrames(buf []byte) {
 			switch f.op {
 			case ws.OpPing:
 				if !s.answerPing(f.payload) {
-					return
+					return false
 				}
 			case ws.OpClose:
 				echo, fail := clientCloseCode(f.payload)
 				if fail != 0 {
 					s.close(fail, "")
-					return
+					return false
 				}
 				s.closeAs(echo, "", false)
-				return
+				return false
 			}
 		}
 		s.inbuf = append(s.inbuf[:0], data...)

@@ -119,12 +119,15 @@ func (s *socket) addWorkLocked(w work) {
 func (s *socket) run(ctx context.Context, buf []byte) {
 	s.mu.Lock()
 	s.queued, s.running = false, true
-	for s.work != 0 && s.state != stateClosed {
+	more := false // the client is still sending: the socket goes to the back of the queue
+	for s.work != 0 && s.state != stateClosed && !more {
 		w := s.work
 		s.work = 0
 		s.mu.Unlock()
 		if w&workRead != 0 {
-			s.readFrames(buf)
+			if more = s.readFrames(buf); more {
+				w |= workFlush
+			}
 		}
 		if w&workCheck != 0 {
 			s.check(ctx)
