@@ -1,9 +1,13 @@
 package realtime
 
 import (
+	"fmt"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/gobwas/ws"
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/realtime/realtimetest"
@@ -91,4 +95,35 @@ func TestPingFlood(t *testing.T) {
 		after := heapInUse()
 		require.Less(t, int64(after)-int64(before), int64(50<<20), "heap %d -> %d bytes", before, after)
 	})
+}
+
+// TestPongsCoalesce sends 2,000 numbered pings without reading, then reads: pings answered while
+// the previous pong could not be written were coalesced into one pending pong (RFC 6455
+// §5.5.3), so fewer pongs arrive, in order, the last one answering the last ping, and the socket
+// stays open.
+func TestPongsCoalesce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, func(c *Config) { c.SendBuffer = 4096 })
+	token := e.session(t, e.owner)
+	c := e.dialOn(t, 0, realtimetest.Dial{Token: token, RecvBuffer: 4096}, "1")
+	const n = 2000
+	payload := func(i int) []byte { return []byte(fmt.Sprintf("%04d%s", i, strings.Repeat(".", 121))) }
+	for i := 0; i < n; i++ {
+		c.SendRaw(t, rawFrame(fin|opPing, payload(i), false))
+	}
+	pongs, last := 0, -1
+	for last < n-1 {
+		f, ok := c.ReadFrame(t)
+		require.True(t, ok)
+		require.NotEqual(t, ws.OpClose, f.Header.OpCode)
+		if f.Header.OpCode != ws.OpPong {
+			continue
+		}
+		i, err := strconv.Atoi(string(f.Payload[:4]))
+		require.NoError(t, err)
+		require.Greater(t, i, last, "pongs answer pings in order")
+		pongs, last = pongs+1, i
+	}
+	require.Less(t, pongs, n, "pings were coalesced")
+	t.Logf("%d pings, %d pongs", n, pongs)
 }
