@@ -121,7 +121,11 @@ func (e *env) handler(h *Hub) http.Handler {
 		if err := h.Accept(w, r, j); err != nil {
 			pe, _ := persist.ErrorOf(err)
 			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(refusalStatus[pe.Code])
+			status := refusalStatus[pe.Code]
+			if status == 0 {
+				status = http.StatusInternalServerError
+			}
+			w.WriteHeader(status)
 			_ = json.NewEncoder(w).Encode(map[string]any{"error": pe.Message, "code": pe.Code})
 		}
 	})
