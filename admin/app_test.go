@@ -81,11 +81,13 @@ func TestAdminCommands(t *testing.T) {
 
 	out, err = run(t, "admin", "owner", "pin", "--database-url", url, "--email", "boss@example.com", "--name", "Boss")
 	require.NoError(t, err)
-	id := strings.TrimSpace(out)
+	id, ok := strings.CutPrefix(strings.TrimSpace(out), "owner pinned: ")
+	require.True(t, ok, out)
+	id, _, _ = strings.Cut(id, " ")
 	require.True(t, strings.HasPrefix(id, "usr_"), out)
 	again, err := run(t, "admin", "owner", "pin", "--database-url", url, "--email", "BOSS@example.com", "--name", "Boss")
 	require.NoError(t, err)
-	require.Equal(t, id, strings.TrimSpace(again), "pinning the same email is idempotent")
+	require.Equal(t, out, again, "pinning the same email is idempotent")
 
 	_, err = run(t, "admin", "magic-link", "create", "--database-url", url, "--email", "not-an-email")
 	require.Error(t, err)
@@ -108,9 +110,14 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 	base, proc := startServerCtx(t, ctx, "dev", "--data-dir", dataDir, "--addr", "127.0.0.1:0")
 	owner := getMe(t, base)
 
-	out, err := run(t, "admin", "magic-link", "create", "--data-dir", dataDir, "--email", "guest@example.com")
+	out, logs, err := runBoth(t, "admin", "magic-link", "create", "--data-dir", dataDir, "--email", "guest@example.com")
 	require.NoError(t, err, "admin commands work against a running dev instance")
-	require.True(t, strings.HasPrefix(strings.TrimSpace(out), "mgt_"))
+	require.True(t, strings.HasPrefix(out, "mgt_"))
+	require.Len(t, strings.Split(strings.TrimSpace(out), "\n"), 1, "the secret alone on stdout")
+	require.NotContains(t, logs, "level=INFO", "admin commands log only warnings")
+	_, logs, err = runBoth(t, "admin", "magic-link", "create", "--data-dir", dataDir, "--email", "guest@example.com", "--verbose")
+	require.NoError(t, err)
+	require.Contains(t, logs, "level=INFO", "--verbose logs progress")
 	require.Equal(t, owner, getMe(t, base), "the admin command left the running cluster alone")
 
 	cancel()

@@ -32,6 +32,8 @@ func databaseURLFlag() cli.Flag {
 type database struct {
 	Store   *persist.Store
 	cluster *pglocal.Cluster
+	// Applied are the migrations this open applied.
+	Applied []int
 }
 
 // Close closes the store and stops the private cluster if this process started it.
@@ -75,6 +77,7 @@ func openDatabase(ctx context.Context, c *cli.Context, logger *slog.Logger, cfg 
 		_ = d.Close(ctx)
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
+	d.Applied = append([]int{}, applied...)
 	if len(applied) > 0 {
 		logger.Info("migrations applied", "versions", applied)
 	}
