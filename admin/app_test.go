@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -120,6 +121,11 @@ func TestDevKeepsDataAcrossRestarts(t *testing.T) {
 	require.Contains(t, logs, "level=INFO", "--verbose logs progress")
 	require.Equal(t, owner, getMe(t, base), "the admin command left the running cluster alone")
 
+	_, err = run(t, "dev", "--data-dir", dataDir, "--addr", "127.0.0.1:0")
+	require.ErrorContains(t, err, "another natter server (pid ")
+	require.ErrorContains(t, err, "is running on --data-dir "+dataDir)
+	require.Equal(t, owner, getMe(t, base), "the refused second server left the first alone")
+
 	cancel()
 	require.NoError(t, proc.wait())
 
@@ -186,4 +192,16 @@ func getMe(t *testing.T, base string) string {
 	}
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
 	return body.User.ID
+}
+
+// TestBusyPortFoundFirst: the listen address is taken before the database is reached, so a busy
+// port is the error even when the database is unreachable too.
+func TestBusyPortFoundFirst(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	_, err = run(t, "serve", "--database-url", "postgres://natter@127.0.0.1:1/natter", "--data-dir", t.TempDir(),
+		"--addr", ln.Addr().String())
+	require.ErrorContains(t, err, "listen on --addr "+ln.Addr().String())
 }

@@ -178,6 +178,19 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if err := os.MkdirAll(c.String("data-dir"), 0o755); err != nil {
 		return fmt.Errorf("create --data-dir: %w", err)
 	}
+	if cfg.natsURL == "" || c.String("database-url") == "" {
+		release, err := lockDataDir(c.String("data-dir"))
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	// The port is taken before anything is set up, so a busy one is found at once.
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen on --addr %s: %w", cfg.addr, err)
+	}
+	defer ln.Close()
 	if cfg.server.GitHub, cfg.server.OIDC, err = cfg.signIn.providers(ctx, cfg.server.PublicURL, logger); err != nil {
 		return err
 	}
@@ -259,10 +272,6 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return fmt.Errorf("invalid configuration: %w", err)
 	}
 	logger.Info("sign-in methods", "optional", srv.AuthMethods())
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return fmt.Errorf("listen on --addr %s: %w", cfg.addr, err)
-	}
 	fmt.Fprintf(c.App.Writer, "natter listening on http://%s\n", ln.Addr())
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Serve(gctx, ln) })
