@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,6 +54,8 @@ func TestInvalidConfiguration(t *testing.T) {
 		{"ProxyAudienceAlone", []string{"dev", "--proxy-audience", "tag"}, "--proxy-team-domain"},
 		{"PlainHTTPProxyTeamDomain", []string{"dev", "--proxy-team-domain", "http://team.cloudflareaccess.com", "--proxy-audience", "tag"}, "--proxy-team-domain"},
 		{"ProxyTeamDomainWithPath", []string{"dev", "--proxy-team-domain", "https://team.cloudflareaccess.com/x", "--proxy-audience", "tag"}, "--proxy-team-domain"},
+		{"LogFormat", []string{"dev", "--log-format", "yaml"}, "--log-format"},
+		{"LogLevel", []string{"dev", "--log-level", "loud"}, "--log-level"},
 		{"S3WithoutBucket", []string{"dev", "--upload-s3-endpoint", "https://s3.example.com"}, "--upload-s3-endpoint"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -204,4 +207,81 @@ func TestBusyPortFoundFirst(t *testing.T) {
 	_, err = run(t, "serve", "--database-url", "postgres://natter@127.0.0.1:1/natter", "--data-dir", t.TempDir(),
 		"--addr", ln.Addr().String())
 	require.ErrorContains(t, err, "listen on --addr "+ln.Addr().String())
+}
+
+// TestServerLogs: --log-format json writes one JSON object per line at --log-level, and the
+// start-up line names the sign-in methods the flags turned on.
+func TestServerLogs(t *testing.T) {
+	t.Parallel()
+	url := persisttest.URL(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	logs := &lockedLines{}
+	p := &process{done: make(chan struct{})}
+	go func() {
+		p.err = admin.Run(ctx, []string{"natter", "serve", "--database-url", url, "--data-dir", t.TempDir(),
+			"--addr", "127.0.0.1:0", "--log-format", "json", "--password-auth", "--web-push=false"}, pw, logs)
+		pw.Close()
+		close(p.done)
+	}()
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "natter listening on ") {
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	cancel()
+	require.NoError(t, p.wait())
+
+	var sawMethods bool
+	for _, line := range logs.lines() {
+		var entry struct {
+			Level   string   `json:"level"`
+			Msg     string   `json:"msg"`
+			Enabled []string `json:"enabled"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &entry), "every line is JSON: %s", line)
+		if entry.Msg == "sign-in methods" {
+			sawMethods = true
+			require.Equal(t, []string{"magic-link", "password"}, entry.Enabled)
+		}
+	}
+	require.True(t, sawMethods)
+
+	ctx, cancel = context.WithCancel(t.Context())
+	quiet := &lockedLines{}
+	done := make(chan error, 1)
+	pr, pw = io.Pipe()
+	go func() {
+		done <- admin.Run(ctx, []string{"natter", "serve", "--database-url", url, "--data-dir", t.TempDir(),
+			"--addr", "127.0.0.1:0", "--log-level", "warn", "--web-push=false"}, pw, quiet)
+		pw.Close()
+	}()
+	sc = bufio.NewScanner(pr)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "natter listening on ") {
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	cancel()
+	require.NoError(t, <-done)
+	require.Empty(t, quiet.lines(), "nothing at info with --log-level warn")
+}
+
+// lockedLines collects what a command writes to stderr.
+type lockedLines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLines) lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := strings.TrimSpace(l.buf.String())
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
 }

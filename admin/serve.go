@@ -76,6 +76,10 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "send Web Push notifications to registered devices (a server key pair is generated on first start); false turns push off: no key, no sends, and the push write endpoints answer 404"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
+		&cli.StringFlag{Name: "log-format", EnvVars: []string{"NATTER_LOG_FORMAT"}, Value: "text",
+			Usage: "text (key=value lines) or json (one JSON object per line, for log pipelines)"},
+		&cli.StringFlag{Name: "log-level", EnvVars: []string{"NATTER_LOG_LEVEL"}, Value: "info",
+			Usage: "debug, info, warn or error: the least severe level logged"},
 	}, append(signInFlags(), uploadFlags()...)...)
 }
 
@@ -94,6 +98,12 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 		streamReplicas: c.Int("stream-replicas")}
 	if cfg.streamReplicas < 1 || cfg.streamReplicas > 5 {
 		return cfg, configError("stream-replicas", "must be 1 to 5 (1 for the embedded server, 3 in a cluster), not %d", cfg.streamReplicas)
+	}
+	if f := c.String("log-format"); f != "text" && f != "json" {
+		return cfg, configError("log-format", "%q must be text or json", f)
+	}
+	if _, err := parseLogLevel(c.String("log-level")); err != nil {
+		return cfg, configError("log-level", "%q must be debug, info, warn or error", c.String("log-level"))
 	}
 	if err := checkHostPort(cfg.addr); err != nil {
 		return cfg, configError("addr", "%v", err)
@@ -271,7 +281,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)
 	}
-	logger.Info("sign-in methods", "optional", srv.AuthMethods())
+	logger.Info("sign-in methods", "enabled", signInMethods(cfg.server, srv.AuthMethods()))
 	fmt.Fprintf(c.App.Writer, "natter listening on http://%s\n", ln.Addr())
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Serve(gctx, ln) })
@@ -340,4 +350,20 @@ func startNATS(ctx context.Context, cfg serverConfig, dataDir string, logger *sl
 		logger.Info("embedded nats listening for bots", "url", url)
 	}
 	return emb, nc, func() { nc.Close(); emb.Shutdown() }, nil
+}
+
+// signInMethods names every way in this server offers, for the start-up line: magic links
+// always, then what the flags turned on, then the providers that are ready (oauth).
+func signInMethods(cfg server.Config, oauth []string) []string {
+	methods := []string{"magic-link"}
+	if cfg.DevAuth {
+		methods = append(methods, "dev-auth")
+	}
+	if cfg.PasswordAuth {
+		methods = append(methods, "password")
+	}
+	if cfg.IdentityProxy.TeamDomain != "" {
+		methods = append(methods, "identity-proxy")
+	}
+	return append(methods, oauth...)
 }
