@@ -129,12 +129,12 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	}
 	if p := c.String("public-url"); p != "" {
 		if _, err := server.ParsePublicURL(p); err != nil {
-			return cfg, configError("public-url", "%v", err)
+			return cfg, fmt.Errorf("invalid configuration: %w", err) // the error names the flag
 		}
 	}
 	if b := c.String("api-base-url"); b != "" {
 		if _, err := server.ParseAPIBaseURL(b); err != nil {
-			return cfg, configError("api-base-url", "%v", err)
+			return cfg, fmt.Errorf("invalid configuration: %w", err) // the error names the flag
 		}
 	}
 	if ns := c.String("cookie-namespace"); ns != "" && !server.ValidCookieNamespace(ns) {
