@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -129,7 +130,7 @@ func New(cfg Config) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Hub{cfg: cfg, store: cfg.Store, js: js, logger: cfg.Logger.With("component", "realtime"), poller: p,
+	h := &Hub{cfg: cfg, store: cfg.Store, js: js, logger: cfg.Logger.With("component", "realtime"), poller: p,
 		// Each socket sits in the queue at most once, so MaxSockets slots never fill.
 		queue: make(chan *socket, cfg.MaxSockets), done: make(chan struct{}),
 		checks: checkCache{entries: map[string]checkEntry{}, share: min(checkShare, cfg.RevalidateInterval)}, sockets: map[*socket]struct{}{}, feeds: map[string]*feed{},
@@ -141,7 +142,14 @@ func New(cfg Config) (*Hub, error) {
 				Help: "Sockets closed by the server, by close code."}, []string{"code"}),
 			backfilled: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_realtime_backfilled_total",
 				Help: "Events sent to sockets from Postgres while catching up."}),
-		}}, nil
+		}}
+	// The close codes the server sends are exposed from the start, at zero, so that a dashboard
+	// or an alert sees the series before the first close.
+	for _, code := range []ws.StatusCode{ws.StatusNormalClosure, CloseGoingAway, CloseRevoked, CloseTooSlow, CloseResync,
+		ws.StatusInternalServerError} {
+		h.metrics.closes.WithLabelValues(strconv.Itoa(int(code)))
+	}
+	return h, nil
 }
 
 // Collectors are the hub's metrics, for the server's registry.

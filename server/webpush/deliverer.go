@@ -178,6 +178,13 @@ func New(cfg Config) (*Deliverer, error) {
 			queued: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_push_queued_total",
 				Help: "Pushes queued for sending."}),
 		}}
+	// Every outcome is exposed from the start, at zero, so that the series exist before the
+	// first push.
+	for _, label := range []string{"delivered", "gone", "failed", DropQueueFull, DropShutdown, "check_failed", "payload",
+		persist.PushDropDisabled, persist.PushDropDeviceGone, persist.PushDropSessionEnded, persist.PushDropKeyRetired,
+		persist.PushDropBackoff, persist.PushDropMessageDeleted, persist.PushDropNotReadable, persist.PushDropNotSelected} {
+		d.metrics.outcomes.WithLabelValues(label)
+	}
 	d.sender = &sender{client: newClient(cfg.Policy, cfg.RootCAs, cfg.SendTimeout),
 		subscriber: cfg.Subscriber, ttl: cfg.TTL}
 	return d, nil
