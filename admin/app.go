@@ -32,6 +32,7 @@ func RunWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			migrateCommand(),
 			adminCommand(),
 			benchCommand(),
+			watchCommand(),
 			versionCommand(),
 		},
 		// Errors are returned to main, which prints them once.

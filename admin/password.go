@@ -50,6 +50,10 @@ func passwordCommand() *cli.Command {
 					u, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.User, error) {
 						return tx.PasswordSet(ctx, c.String("email"), hash)
 					})
+					if e, ok := persist.ErrorOf(err); ok && e.Code == persist.CodeNotFound {
+						return fmt.Errorf("no account has the email %s; let the person in first with "+
+							"natter admin member add --workspace <slug> --email %s", c.String("email"), c.String("email"))
+					}
 					if err != nil {
 						return err
 					}
