@@ -93,7 +93,9 @@ func ensureDatabase(ctx context.Context, adminURL, db string) error {
 	defer conn.Close(ctx)
 	_, err = conn.Exec(ctx, `CREATE DATABASE `+pgx.Identifier{db}.Sanitize())
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "42P04" { // duplicate_database
+	// duplicate_database; or unique_violation when another process (a natter dev starting up
+	// beside an admin command) creates it at the same moment.
+	if errors.As(err, &pe) && (pe.Code == "42P04" || pe.Code == "23505") {
 		return nil
 	}
 	return err
