@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/natterchat/natter/persist"
 )
 
@@ -51,6 +53,7 @@ type OIDC struct {
 	authorizeURL, tokenURL         string
 	fellBack                       bool
 	client                         *http.Client
+	oauth                          oauth2.Config
 }
 
 // CheckIssuer validates an issuer URL: absolute, https (http only on a loopback host), no
@@ -115,6 +118,9 @@ func DiscoverOIDC(ctx context.Context, cfg OIDCConfig) (*OIDC, error) {
 			return nil, fmt.Errorf("--oidc-issuer %s: %w", cfg.Issuer, err)
 		}
 	}
+	// client_secret_basic: the credentials go in the Authorization header, not the form.
+	o.oauth = oauth2.Config{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Scopes: strings.Fields(OIDCScope),
+		Endpoint: oauth2.Endpoint{AuthURL: o.authorizeURL, TokenURL: o.tokenURL, AuthStyle: oauth2.AuthStyleInHeader}}
 	return o, nil
 }
 
@@ -203,15 +209,7 @@ func (o *OIDC) Endpoints() (authorize, token string, fellBack bool) {
 // AuthorizeURL is where the browser goes to sign in: the authorization endpoint with the code
 // flow, scope OIDCScope, the state, the exact redirect URI and the S256 challenge.
 func (o *OIDC) AuthorizeURL(state, challenge, redirectURI string) string {
-	return withQuery(o.authorizeURL, url.Values{
-		"response_type":         {"code"},
-		"client_id":             {o.clientID},
-		"redirect_uri":          {redirectURI},
-		"scope":                 {OIDCScope},
-		"state":                 {state},
-		"code_challenge":        {challenge},
-		"code_challenge_method": {"S256"},
-	})
+	return authCodeURL(o.oauth, state, challenge, redirectURI)
 }
 
 // OIDCAccount is who an OIDC sign-in proved to be.
@@ -227,26 +225,12 @@ type OIDCAccount struct {
 // Codes: provider_failed (the exchange failed, or the id_token is malformed, for another issuer
 // or audience, or expired), forbidden (no verified email).
 func (o *OIDC) SignIn(ctx context.Context, code, verifier, redirectURI string, now time.Time) (OIDCAccount, error) {
-	form := url.Values{
-		"grant_type":    {"authorization_code"},
-		"code":          {code},
-		"redirect_uri":  {redirectURI},
-		"code_verifier": {verifier},
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.tokenURL, strings.NewReader(form.Encode()))
+	token, err := exchange(ctx, o.client, o.oauth, code, verifier, redirectURI, "the identity provider")
 	if err != nil {
 		return OIDCAccount{}, err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	req.SetBasicAuth(url.QueryEscape(o.clientID), url.QueryEscape(o.clientSecret))
-	var out struct {
-		IDToken string `json:"id_token"`
-	}
-	if err := callJSON(o.client, req, &out, "the identity provider"); err != nil {
-		return OIDCAccount{}, err
-	}
-	c, err := parseIDToken(out.IDToken)
+	idToken, _ := token.Extra("id_token").(string)
+	c, err := parseIDToken(idToken)
 	if err != nil {
 		return OIDCAccount{}, &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
 			Message: "the identity provider sent an id_token that could not be read", Err: err}
