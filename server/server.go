@@ -104,7 +104,7 @@ type Server struct {
 	store        *persist.Store
 	logger       *slog.Logger
 	metrics      *metrics
-	apiBaseURL   string         // the validated Config.APIBaseURL
+	apiBaseURL   string        // the validated Config.APIBaseURL
 	claimLimiter *keyedLimiter // setup-code claims per client address
 	router       chi.Router
 	cookieName   string
