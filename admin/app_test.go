@@ -54,6 +54,8 @@ func TestInvalidConfiguration(t *testing.T) {
 		{"ProxyAudienceAlone", []string{"dev", "--proxy-audience", "tag"}, "--proxy-team-domain"},
 		{"PlainHTTPProxyTeamDomain", []string{"dev", "--proxy-team-domain", "http://team.cloudflareaccess.com", "--proxy-audience", "tag"}, "--proxy-team-domain"},
 		{"ProxyTeamDomainWithPath", []string{"dev", "--proxy-team-domain", "https://team.cloudflareaccess.com/x", "--proxy-audience", "tag"}, "--proxy-team-domain"},
+		{"PushoverToken", []string{"dev", "--pushover-token", "short"}, "--pushover-token"},
+		{"PushoverWithoutWebPush", []string{"dev", "--pushover-token", "azGDORePK8gMaC0QOYAMyEEuzJnyUi", "--web-push=false"}, "--pushover-token"},
 		{"LogFormat", []string{"dev", "--log-format", "yaml"}, "--log-format"},
 		{"LogLevel", []string{"dev", "--log-level", "loud"}, "--log-level"},
 		{"S3WithoutBucket", []string{"dev", "--upload-s3-endpoint", "https://s3.example.com"}, "--upload-s3-endpoint"},

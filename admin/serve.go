@@ -74,6 +74,8 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "the trusted canonical API base bot installers store, such as https://chat.example.com (a path prefix is kept); adds claim_url and api_base_url to setup codes"},
 		&cli.BoolFlag{Name: "web-push", EnvVars: []string{"NATTER_WEB_PUSH"}, Value: true,
 			Usage: "send Web Push notifications to registered devices (a server key pair is generated on first start); false turns push off: no key, no sends, and the push write endpoints answer 404"},
+		&cli.StringFlag{Name: "pushover-token", EnvVars: []string{"NATTER_PUSHOVER_TOKEN"},
+			Usage: "Pushover application token: people who enabled Pushover with a user key are notified through it on the same messages as web push (needs --web-push)"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
 		&cli.StringFlag{Name: "log-format", EnvVars: []string{"NATTER_LOG_FORMAT"}, Value: "text",
@@ -89,6 +91,7 @@ type serverConfig struct {
 	addr           string
 	natsURL        string
 	natsListen     string
+	pushoverToken  string
 	server         server.Config
 	signIn         signInConfig
 }
@@ -98,6 +101,13 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 		streamReplicas: c.Int("stream-replicas")}
 	if cfg.streamReplicas < 1 || cfg.streamReplicas > 5 {
 		return cfg, configError("stream-replicas", "must be 1 to 5 (1 for the embedded server, 3 in a cluster), not %d", cfg.streamReplicas)
+	}
+	cfg.pushoverToken = strings.TrimSpace(c.String("pushover-token"))
+	if cfg.pushoverToken != "" && !webpush.ValidPushoverToken(cfg.pushoverToken) {
+		return cfg, configError("pushover-token", "must be a Pushover application token (30 letters and digits)")
+	}
+	if cfg.pushoverToken != "" && !c.Bool("web-push") {
+		return cfg, configError("pushover-token", "Pushover is sent by the push deliverer, which --web-push=false turns off")
 	}
 	if f := c.String("log-format"); f != "text" && f != "json" {
 		return cfg, configError("log-format", "%q must be text or json", f)
@@ -263,7 +273,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 
-	push, sweeper, err := startWebPush(ctx, cfg.server, db.Store, nc, logger)
+	push, sweeper, err := startWebPush(ctx, cfg.server, cfg.pushoverToken, db.Store, nc, logger)
 	if err != nil {
 		return err
 	}
@@ -302,7 +312,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 
 // startWebPush gives the server its push key pair on first start and builds the deliverer and
 // the dead-device sweep; both are nil when web push is turned off.
-func startWebPush(ctx context.Context, cfg server.Config, store *persist.Store, nc *nats.Conn, logger *slog.Logger) (*webpush.Deliverer, *webpush.Sweeper, error) {
+func startWebPush(ctx context.Context, cfg server.Config, pushoverToken string, store *persist.Store, nc *nats.Conn, logger *slog.Logger) (*webpush.Deliverer, *webpush.Sweeper, error) {
 	if cfg.DisableWebPush {
 		return nil, nil, nil
 	}
@@ -318,7 +328,10 @@ func startWebPush(ctx context.Context, cfg server.Config, store *persist.Store, 
 			subscriber = ""
 		}
 	}
-	push, err := webpush.New(webpush.Config{Store: store, NATS: nc, Logger: logger, Subscriber: subscriber})
+	if pushoverToken != "" {
+		logger.Info("pushover enabled")
+	}
+	push, err := webpush.New(webpush.Config{Store: store, NATS: nc, Logger: logger, Subscriber: subscriber, PushoverToken: pushoverToken})
 	if err != nil {
 		return nil, nil, err
 	}
