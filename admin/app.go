@@ -2,13 +2,17 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/natterchat/natter/persist"
 )
 
 // Run executes the command line args (args[0] is the program name) and returns its error, for
@@ -118,10 +122,32 @@ func nameErrors(prefix string, cmds []*cli.Command) {
 		if action := c.Action; action != nil {
 			c.Action = func(c *cli.Context) error {
 				if err := action(c); err != nil {
-					return fmt.Errorf("%s: %w", name, err)
+					return fmt.Errorf("%s: %w", name, forPeople(err))
 				}
 				return nil
 			}
 		}
 	}
 }
+
+// forPeople drops the machine-readable code of a store error from the text (it is for API
+// clients), keeping the error itself for errors.Is and errors.As.
+func forPeople(err error) error {
+	var pe *persist.Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	msg := pe.Message
+	if pe.Err != nil {
+		msg += ": " + pe.Err.Error()
+	}
+	return &peopleError{text: strings.Replace(err.Error(), pe.Error(), msg, 1), err: err}
+}
+
+type peopleError struct {
+	text string
+	err  error
+}
+
+func (e *peopleError) Error() string { return e.text }
+func (e *peopleError) Unwrap() error { return e.err }

@@ -50,6 +50,7 @@ func TestAdminErrorsNameTheCommand(t *testing.T) {
 		require.Error(t, err, "%v", tc.args)
 		require.True(t, strings.HasPrefix(err.Error(), tc.prefix), err.Error())
 		require.NotContains(t, err.Error(), "natter", "main adds the one prefix")
+		require.NotContains(t, err.Error(), "not_found:", "the API's error codes are not shown to people")
 	}
 }
 
