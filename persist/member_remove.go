@@ -91,8 +91,7 @@ func (tx *Tx) memberRemove(ctx context.Context, target MemberEntry, actorID stri
 		}
 		tx.noteMembershipChanged(workspaceID, target.UserID)
 	}
-	ev, err := tx.EventAppend(ctx, EventInput{WorkspaceID: workspaceID, Type: "member.removed", ActorID: actorID,
-		Payload: map[string]any{"member": out}})
+	ev, err := tx.EventAppend(ctx, memberRemovedEvent(actorID, out))
 	return out, ev, err
 }
 
@@ -128,9 +127,6 @@ func (tx *Tx) MemberSetRoleByOperator(ctx context.Context, workspaceID, userID, 
 		}
 	}
 	target.Member = updated
-	view := target.Moderated(tx.now)
-	view.ModerationNote = ""
-	ev, err := tx.EventAppend(ctx, EventInput{WorkspaceID: workspaceID, Type: "member.moderation_updated",
-		Payload: map[string]any{"member": view}})
+	ev, err := tx.EventAppend(ctx, memberModerationEvent(workspaceID, "", target.Moderated(tx.now)))
 	return updated, ev, err
 }
