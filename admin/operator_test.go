@@ -172,3 +172,46 @@ func TestPersonAndBotNamesAreApart(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &created), out)
 	require.Equal(t, "Deploy Bot", created.Bot.DisplayName)
 }
+
+// TestAdminJSONOutput: with --json every admin command prints exactly one JSON object on stdout,
+// and without it a sentence (never JSON) — bot create, whose contract prints JSON, aside.
+func TestAdminJSONOutput(t *testing.T) {
+	t.Parallel()
+	url := persisttest.URL(t)
+	ctx := context.Background()
+	store, err := persist.Open(ctx, persist.Config{URL: url, MaxConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(store.Close)
+	owner := persisttest.User(t, store, &persisttest.UserOpts{Email: persisttest.Ptr("json-owner@example.com")})
+	w := persisttest.Workspace(t, store, owner.ID)
+	db := []string{"--database-url", url}
+	for _, tc := range []struct {
+		args  []string
+		stdin string
+		key   string // a key the JSON object has
+	}{
+		{args: []string{"migrate"}, key: "applied"},
+		{args: []string{"admin", "workspace", "list"}, key: "workspaces"},
+		{args: []string{"admin", "member", "add", "--workspace", w.Slug, "--email", "json-member@example.com"}, key: "member"},
+		{args: []string{"admin", "member", "list", "--workspace", w.Slug}, key: "members"},
+		{args: []string{"admin", "magic-link", "create", "--email", "json-member@example.com"}, key: "token"},
+		{args: []string{"admin", "owner", "pin", "--email", "json-owner@example.com", "--display-name", "Owner"}, key: "user"},
+		{args: []string{"admin", "password", "set", "--email", "json-member@example.com"}, stdin: "correct horse battery", key: "password"},
+		{args: []string{"admin", "password", "clear", "--email", "json-member@example.com"}, key: "password"},
+		{args: []string{"admin", "events", "prune", "--workspace", w.ID, "--keep-latest", "5"}, key: "deleted"},
+		{args: []string{"admin", "push", "rotate-key"}, key: "fingerprint"},
+		{args: []string{"admin", "uploads", "retry-deletions", "--upload-dir", t.TempDir()}, key: "deleted"},
+		{args: []string{"admin", "member", "remove", "--workspace", w.Slug, "--email", "json-member@example.com"}, key: "member"},
+	} {
+		args := append(append(append([]string{}, tc.args...), db...), "--json")
+		out, err := runWithInput(t, tc.stdin, args...)
+		require.NoError(t, err, "%v", tc.args)
+		var got map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &got), "%v: %s", tc.args, out)
+		require.Contains(t, got, tc.key, "%v", tc.args)
+		require.Equal(t, 1, strings.Count(strings.TrimSpace(out), "\n")+1, "one line: %v", tc.args)
+	}
+	out, err := run(t, "admin", "workspace", "list", "--database-url", url)
+	require.NoError(t, err)
+	require.False(t, json.Valid([]byte(out)), "a sentence by default")
+}
