@@ -82,6 +82,8 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "text (key=value lines) or json (one JSON object per line, for log pipelines)"},
 		&cli.StringFlag{Name: "log-level", EnvVars: []string{"NATTER_LOG_LEVEL"}, Value: "info",
 			Usage: "debug, info, warn or error: the least severe level logged"},
+		&cli.IntFlag{Name: "max-sockets-per-user", EnvVars: []string{"NATTER_MAX_SOCKETS_PER_USER"}, Value: 64,
+			Usage: "open realtime sockets one person, or one bot token, may hold on this server; more are refused with 429 before the upgrade"},
 	}, append(signInFlags(), uploadFlags()...)...)
 }
 
@@ -92,13 +94,17 @@ type serverConfig struct {
 	natsURL        string
 	natsListen     string
 	pushoverToken  string
+	socketsPerUser int
 	server         server.Config
 	signIn         signInConfig
 }
 
 func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	cfg = serverConfig{addr: c.String("addr"), natsURL: c.String("nats-url"), natsListen: c.String("nats-listen"),
-		streamReplicas: c.Int("stream-replicas")}
+		streamReplicas: c.Int("stream-replicas"), socketsPerUser: c.Int("max-sockets-per-user")}
+	if cfg.socketsPerUser < 1 || cfg.socketsPerUser > 100000 {
+		return cfg, configError("max-sockets-per-user", "must be 1 to 100000, not %d", cfg.socketsPerUser)
+	}
 	if cfg.streamReplicas < 1 || cfg.streamReplicas > 5 {
 		return cfg, configError("stream-replicas", "must be 1 to 5 (1 for the embedded server, 3 in a cluster), not %d", cfg.streamReplicas)
 	}
@@ -238,7 +244,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if err != nil {
 		return err
 	}
-	hub, err := realtime.New(realtime.Config{Store: db.Store, NATS: nc, Logger: logger})
+	hub, err := realtime.New(realtime.Config{Store: db.Store, NATS: nc, Logger: logger, MaxSocketsPerUser: cfg.socketsPerUser})
 	if err != nil {
 		return err
 	}
