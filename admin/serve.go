@@ -159,6 +159,12 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	if cfg.signIn, err = readSignInConfig(c); err != nil {
 		return cfg, err
 	}
+	if c.String("upload-s3-endpoint") != "" {
+		// Checked here, before anything touches the data dir; building the client has no side effect.
+		if _, err := openUploads(c); err != nil {
+			return cfg, err
+		}
+	}
 	cfg.server = server.Config{
 		PublicURL:    c.String("public-url"),
 		DevBootstrap: c.Bool("dev-bootstrap"),
