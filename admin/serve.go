@@ -205,6 +205,11 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	}
 	ctx := c.Context
 	logger := newLogger(c)
+	// OIDC discovery is part of checking the configuration: a failure stops start-up before
+	// anything is set up.
+	if cfg.server.GitHub, cfg.server.OIDC, err = cfg.signIn.providers(ctx, cfg.server.PublicURL, logger); err != nil {
+		return err
+	}
 	// The data dir is made here, readable by others, before NATS would make it private: the
 	// private PostgreSQL cluster inside it runs as an unprivileged user who must enter it.
 	if err := os.MkdirAll(c.String("data-dir"), 0o755); err != nil {
@@ -223,9 +228,6 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return fmt.Errorf("listen on --addr %s: %w", cfg.addr, err)
 	}
 	defer ln.Close()
-	if cfg.server.GitHub, cfg.server.OIDC, err = cfg.signIn.providers(ctx, cfg.server.PublicURL, logger); err != nil {
-		return err
-	}
 	blobs, err := openUploads(c)
 	if err != nil {
 		return err
