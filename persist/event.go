@@ -116,7 +116,7 @@ func eventDest(e *Event) []any {
 
 // EventListAfter returns up to limit events of a workspace with cursor > after, in cursor order.
 // This is the raw log, for the relay; readers go through EventPageFor, which applies visibility.
-func (tx *Tx) EventListAfter(ctx context.Context, workspaceID string, after int64, limit int) ([]Event, error) {
+func (tx *Reader) EventListAfter(ctx context.Context, workspaceID string, after int64, limit int) ([]Event, error) {
 	rows, err := tx.query(ctx, `SELECT `+eventColumns+` FROM events
 		WHERE workspace_id = $1 AND cursor > $2 ORDER BY cursor LIMIT $3`, workspaceID, after, limit)
 	if err != nil {

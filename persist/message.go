@@ -122,7 +122,7 @@ func (tx *Tx) scanMessages(rows pgx.Rows, err error) ([]Message, error) {
 // messageLoad reads one message without any guard; lock is "" or a row lock clause on m such
 // as "FOR SHARE OF m". Callers pass the result through placeFor before showing or changing it.
 // Codes: not_found.
-func (tx *Tx) messageLoad(ctx context.Context, id, lock string) (Message, error) {
+func (tx *Reader) messageLoad(ctx context.Context, id, lock string) (Message, error) {
 	m, err := scanMessage(tx.queryRow(ctx, `SELECT `+messageColumns+` FROM `+messageFrom+` WHERE m.id = $1 `+lock, id))
 	return m, notFoundAs(err, "message")
 }

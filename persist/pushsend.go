@@ -52,7 +52,7 @@ type pushReader struct {
 // pushReaders lists who can read m's place, the author aside: members of the workspace (a guest
 // only in the guest channel), and for a direct conversation its members. With userID, only that
 // user is looked at; without, only users with a registered device or Pushover set up.
-func (tx *Tx) pushReaders(ctx context.Context, m Message, userID string) ([]pushReader, error) {
+func (tx *Reader) pushReaders(ctx context.Context, m Message, userID string) ([]pushReader, error) {
 	const filter = `(CASE WHEN $4::text = '' THEN EXISTS (SELECT 1 FROM push_devices d WHERE d.user_id = wm.user_id)
 			OR (u.pushover_enabled AND u.pushover_user_key IS NOT NULL)
 		ELSE wm.user_id = $4 END)`
@@ -91,7 +91,7 @@ func (tx *Tx) pushReaders(ctx context.Context, m Message, userID string) ([]push
 // (direct conversations: all) and, at mentions, an @mention of their handle. With pushover, the
 // people selected who have Pushover set up are targets too, once each. A deleted message has
 // none. Codes: not_found (message).
-func (tx *Tx) PushRecipients(ctx context.Context, workspaceID, messageID string, pushover bool) (PushMessage, []PushTarget, error) {
+func (tx *Reader) PushRecipients(ctx context.Context, workspaceID, messageID string, pushover bool) (PushMessage, []PushTarget, error) {
 	m, err := tx.messageLoad(ctx, messageID, "")
 	if err != nil {
 		return PushMessage{}, nil, err

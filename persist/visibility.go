@@ -64,7 +64,7 @@ func (tx *Reader) ViewerFor(ctx context.Context, actor Actor, workspaceID string
 
 // VisibilityFactsFor reads the facts of workspaceID the rule needs for events in the listed
 // direct conversations (repeats and unknown ids are fine).
-func (tx *Tx) VisibilityFactsFor(ctx context.Context, workspaceID string, dmIDs []string) (VisibilityFacts, error) {
+func (tx *Reader) VisibilityFactsFor(ctx context.Context, workspaceID string, dmIDs []string) (VisibilityFacts, error) {
 	f := VisibilityFacts{DMMembers: map[string][]string{}}
 	err := tx.queryRow(ctx, `SELECT coalesce((SELECT id FROM channels WHERE workspace_id = $1 AND name = $2), '')`,
 		workspaceID, GuestChannel).Scan(&f.GuestChannelID)
