@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natterchat/natter/persist"
@@ -13,13 +14,14 @@ import (
 // Event is one durable event of a workspace stream, decoded once for every reader: the cursor
 // is the stream sequence; the workspace, scope and type come from the subject, so a reader can
 // decide visibility without parsing JSON; Envelope is the published JSON envelope (CONTRACT.md
-// §Events), the bytes clients receive.
+// §Events), the bytes clients receive; Header holds what the relay adds beside the envelope.
 type Event struct {
 	WorkspaceID string
 	Cursor      int64
 	Scope       persist.EventScope
 	Type        string
 	Envelope    []byte
+	Header      nats.Header
 }
 
 // EnvelopeIDs are the ids of an envelope that consumers act on.
@@ -53,7 +55,8 @@ func decodeMsg(m jetstream.Msg) (Event, error) {
 	if !ok {
 		return Event{}, fmt.Errorf("%w: %q", ErrNotAnEvent, m.Subject())
 	}
-	return Event{WorkspaceID: ws, Cursor: int64(meta.Sequence.Stream), Scope: scope, Type: typ, Envelope: m.Data()}, nil
+	return Event{WorkspaceID: ws, Cursor: int64(meta.Sequence.Stream), Scope: scope, Type: typ, Envelope: m.Data(),
+		Header: m.Headers()}, nil
 }
 
 // EncodeEvent is the one encoding of a logged event, for the stream and for replays alike: the

@@ -85,6 +85,14 @@ func (m Msg) Nak(delay time.Duration) {
 	}
 }
 
+// InProgress says the event is still being worked on, restarting its ack wait: a long handler
+// calls it every AckWait/3 or so, so only a replica that died lets the wait lapse.
+func (m Msg) InProgress() {
+	if m.durable {
+		_ = m.msg.InProgress()
+	}
+}
+
 // Term says the event must never be delivered again.
 func (m Msg) Term() {
 	if m.durable {
@@ -291,6 +299,12 @@ func (f *follower) consumer(ctx context.Context) (jetstream.Consumer, int64, err
 
 func (f *follower) durable(ctx context.Context, stream jetstream.Stream) (jetstream.Consumer, int64, error) {
 	cons, err := stream.Consumer(ctx, f.cfg.Durable)
+	if err == nil && cons.CachedInfo().Config.AckWait != f.cfg.AckWait {
+		// Made by an older release or under another setting: the ack wait follows the config.
+		cc := cons.CachedInfo().Config
+		cc.AckWait = f.cfg.AckWait
+		cons, err = stream.UpdateConsumer(ctx, cc)
+	}
 	if err == nil {
 		return cons, int64(cons.CachedInfo().Delivered.Stream) + 1, nil
 	}

@@ -102,6 +102,7 @@ func TestFollow(t *testing.T) {
 			c.Start = func(context.Context) (streams.Start, error) { return streams.Start{After: 1}, nil }
 		})
 		m := receive(t, got)
+		m.Header = nil // the relay's headers are another test's business
 		require.Equal(t, streams.Event{WorkspaceID: b.ws, Cursor: 2, Type: "workspace.updated",
 			Envelope: []byte(`{"id":"evt_workspace.updated","type":"workspace.updated"}`)}, m.Event)
 		b.publishIn(t, "chn_b", "message.updated")
@@ -188,6 +189,40 @@ func TestFollow(t *testing.T) {
 		require.Equal(t, streams.Start{After: 1}, receive(t, starts), "created again after the last handled cursor")
 		b.publish(t, "message.created")
 		require.Equal(t, int64(2), receive(t, handled), "not the first event again")
+	})
+
+	t.Run("DurableTakesTheConfiguredAckWait", func(t *testing.T) {
+		t.Parallel()
+		b := followSetup(t)
+		b.createStream(t)
+		_, err := b.js.CreateConsumer(context.Background(), streams.StreamName(b.ws), jetstream.ConsumerConfig{
+			Durable: "natter_test", AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute})
+		require.NoError(t, err)
+		live := make(chan int64, 1)
+		b.follow(t, func(c *streams.FollowConfig) {
+			c.Durable, c.AckWait = "natter_test", 5*time.Second
+			c.OnLive = func(first int64) { live <- first }
+		})
+		receive(t, live)
+		info, err := b.js.Consumer(context.Background(), streams.StreamName(b.ws), "natter_test")
+		require.NoError(t, err)
+		require.Equal(t, 5*time.Second, info.CachedInfo().Config.AckWait)
+	})
+
+	t.Run("HeadersTravelWithTheEvent", func(t *testing.T) {
+		t.Parallel()
+		b := followSetup(t)
+		b.createStream(t)
+		_, err := b.js.PublishMsg(context.Background(), &nats.Msg{Subject: streams.EventSubject(persist.Event{WorkspaceID: b.ws,
+			DirectConversationID: "dm_a", Type: "message.created"}), Data: []byte(`{"id":"evt_1"}`),
+			Header: nats.Header{"Natter-Test": []string{"usr_a,usr_b"}}})
+		require.NoError(t, err)
+		got, _ := b.follow(t, func(c *streams.FollowConfig) {
+			c.Start = func(context.Context) (streams.Start, error) { return streams.Start{}, nil }
+		})
+		m := receive(t, got)
+		require.Equal(t, persist.EventScope{DirectConversationID: "dm_a"}, m.Scope)
+		require.Equal(t, "usr_a,usr_b", m.Header.Get("Natter-Test"))
 	})
 
 	t.Run("DurableNakRedelivers", func(t *testing.T) {
