@@ -237,8 +237,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 	defer stopNATS()
-	db, err := openDatabase(ctx, c, logger, persist.Config{MaxConns: 32,
-		OnEventsCommitted: streams.WakeRelay(nc), OnRevoked: streams.AnnounceRevocations(nc)})
+	db, err := openDatabase(ctx, c, logger, streams.StoreConfig(nc, persist.Config{MaxConns: 32}))
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,8 @@ type Config struct {
 	// Logger receives pool-level problems. Default slog.Default().
 	Logger *slog.Logger
 	// OnEventsCommitted is called after a commit that appended events, with the workspaces they
-	// belong to (the relay's wake-up). It must not block. Default: nothing.
+	// belong to: the relay's wake-up, set with the other NATS hooks by streams.StoreConfig. It
+	// must not block. Default: nothing.
 	OnEventsCommitted func(workspaceIDs []string)
 	// OnRevoked is called after a commit that ended sessions or bot tokens or changed
 	// memberships (the realtime layer's cue to recheck). It must not block. Default: nothing.

@@ -106,8 +106,8 @@ func New(t testing.TB, opts ...Option) *Harness {
 		opt(o)
 	}
 	emb, nc := streamstest.Embedded(t)
-	store := persisttest.NewStore(t, append([]persisttest.Option{persisttest.WithCommitHook(streams.WakeRelay(nc)),
-		persisttest.WithRevocationHook(streams.AnnounceRevocations(nc))}, o.storeOpts...)...)
+	wired := func(c *persist.Config) { *c = streams.StoreConfig(nc, *c) }
+	store := persisttest.NewStore(t, append([]persisttest.Option{wired}, o.storeOpts...)...)
 	logger := slog.New(slog.DiscardHandler)
 	relay, err := streams.NewRelay(streams.RelayConfig{Store: store, NATS: nc, Logger: logger, PollInterval: 100 * time.Millisecond})
 	if err != nil {
