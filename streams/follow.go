@@ -366,3 +366,17 @@ func (f *follower) filter() []string {
 func streamCreatedAdvisory(stream string) string {
 	return "$JS.EVENT.ADVISORY.STREAM.CREATED." + stream
 }
+
+// DeleteDurable deletes a durable consumer of a workspace stream for good (its follower stopped
+// first); a consumer or stream that is already gone is no error.
+func DeleteDurable(ctx context.Context, nc *nats.Conn, workspaceID, durable string) error {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	err = js.DeleteConsumer(ctx, StreamName(workspaceID), durable)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	return err
+}

@@ -185,7 +185,7 @@ func TestFollow(t *testing.T) {
 		require.Equal(t, streams.Start{}, receive(t, starts))
 		require.Equal(t, int64(1), receive(t, handled))
 
-		require.NoError(t, b.js.DeleteConsumer(context.Background(), streams.StreamName(b.ws), "natter_test"))
+		require.NoError(t, streams.DeleteDurable(context.Background(), b.nc, b.ws, "natter_test"))
 		require.Equal(t, streams.Start{After: 1}, receive(t, starts), "created again after the last handled cursor")
 		b.publish(t, "message.created")
 		require.Equal(t, int64(2), receive(t, handled), "not the first event again")
@@ -273,6 +273,14 @@ func TestFollow(t *testing.T) {
 		default:
 			t.Fatal("Follow returned before Handle did")
 		}
+	})
+
+	t.Run("DeleteDurableOfNothing", func(t *testing.T) {
+		t.Parallel()
+		b := followSetup(t)
+		require.NoError(t, streams.DeleteDurable(context.Background(), b.nc, b.ws, "natter_test"), "no stream")
+		b.createStream(t)
+		require.NoError(t, streams.DeleteDurable(context.Background(), b.nc, b.ws, "natter_test"), "no consumer")
 	})
 
 	t.Run("InvalidConfig", func(t *testing.T) {
