@@ -51,8 +51,9 @@ type FollowConfig struct {
 	MaxDeliver int
 	// PullMaxMessages is how many events are fetched ahead. Default 0: the client's default.
 	PullMaxMessages int
-	// OnLive, when set, is called each time a consumer starts, with the first cursor it may
-	// deliver (for Start.AtEnd: the stream's end at that moment, plus one). It must not block.
+	// OnLive, when set, is called each time a consumer is about to start, before its first
+	// event, with the first cursor it may deliver (for Start.AtEnd: the stream's end at that
+	// moment, plus one). It must not block.
 	OnLive func(first int64)
 	// Handle receives the events, one at a time in stream order. Required.
 	Handle func(ctx context.Context, m Msg)
@@ -229,15 +230,15 @@ func (f *follower) consumeUntilLost(ctx context.Context) bool {
 	if f.cfg.PullMaxMessages > 0 {
 		opts = append(opts, jetstream.PullMaxMessages(f.cfg.PullMaxMessages))
 	}
+	if f.cfg.OnLive != nil {
+		f.cfg.OnLive(first) // before the first event can arrive
+	}
 	cc, err := cons.Consume(handle, opts...)
 	if err != nil {
 		if ctx.Err() == nil {
 			f.logger.Warn("follower cannot consume", "error", err)
 		}
 		return false
-	}
-	if f.cfg.OnLive != nil {
-		f.cfg.OnLive(first)
 	}
 	select {
 	case <-ctx.Done():
