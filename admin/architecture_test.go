@@ -22,7 +22,80 @@ const module = "github.com/natterchat/natter/"
 func TestImportsMatchArchitecture(t *testing.T) {
 	t.Parallel()
 	documented := documentedImports(t)
+	imports := packageImports(t)
 	actual := map[string][]string{}
+	for dir, deps := range imports {
+		from := topLevel(dir)
+		if _, ok := actual[from]; !ok {
+			actual[from] = nil
+		}
+		for _, dep := range deps {
+			// A leaf sub-package (one that imports nothing of the project) cannot close a cycle,
+			// so using one is no arrow; the docs name them.
+			leaf := dep != topLevel(dep) && len(imports[dep]) == 0
+			if to := topLevel(dep); to != from && !leaf && !slices.Contains(actual[from], to) {
+				actual[from] = append(actual[from], to)
+			}
+		}
+	}
+	for pkg := range actual {
+		slices.Sort(actual[pkg])
+	}
+	require.Equal(t, documented, actual, "docs/architecture.md's package table and the imports disagree")
+}
+
+// TestServerIsHTTPOnly: no package under server/ but the test harness (servertest, which starts
+// the whole system) imports NATS or streams; consumers of the streams live in realtime.
+func TestServerIsHTTPOnly(t *testing.T) {
+	t.Parallel()
+	for dir, deps := range packageImports(t) {
+		if topLevel(dir) != "server" || dir == "server/servertest" {
+			continue
+		}
+		for _, dep := range deps {
+			require.NotEqual(t, "streams", topLevel(dep), "%s imports %s", dir, dep)
+		}
+	}
+	for dir, ext := range externalImports(t) {
+		if topLevel(dir) != "server" || dir == "server/servertest" {
+			continue
+		}
+		for _, p := range ext {
+			require.False(t, strings.HasPrefix(p, "github.com/nats-io/"), "%s imports %s", dir, p)
+		}
+	}
+}
+
+// packageImports maps every package directory of the module (test files left out) to the
+// project packages it imports.
+func packageImports(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	walkImports(t, func(dir, path string) {
+		if _, ok := out[dir]; !ok {
+			out[dir] = nil
+		}
+		if rest, ok := strings.CutPrefix(path, module); ok && !slices.Contains(out[dir], rest) {
+			out[dir] = append(out[dir], rest)
+		}
+	})
+	return out
+}
+
+// externalImports maps every package directory to the imports from outside the project.
+func externalImports(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	walkImports(t, func(dir, path string) {
+		if !strings.HasPrefix(path, module) {
+			out[dir] = append(out[dir], path)
+		}
+	})
+	return out
+}
+
+func walkImports(t *testing.T, fn func(dir, path string)) {
+	t.Helper()
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -37,29 +110,17 @@ func TestImportsMatchArchitecture(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		from := topLevel(filepath.ToSlash(filepath.Dir(rel)))
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
 		if err != nil {
 			return err
 		}
-		if _, ok := actual[from]; !ok {
-			actual[from] = nil
-		}
+		dir := filepath.ToSlash(filepath.Dir(rel))
 		for _, imp := range f.Imports {
-			p := strings.Trim(imp.Path.Value, `"`)
-			if rest, ok := strings.CutPrefix(p, module); ok {
-				if to := topLevel(rest); to != from && !slices.Contains(actual[from], to) {
-					actual[from] = append(actual[from], to)
-				}
-			}
+			fn(dir, strings.Trim(imp.Path.Value, `"`))
 		}
 		return nil
 	})
 	require.NoError(t, err)
-	for pkg := range actual {
-		slices.Sort(actual[pkg])
-	}
-	require.Equal(t, documented, actual, "docs/architecture.md's package table and the imports disagree")
 }
 
 // topLevel names the top-level package a directory belongs to; cmd/natter is one.

@@ -16,12 +16,12 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
+	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server/accessproxy"
 	"github.com/natterchat/natter/server/blob"
 	"github.com/natterchat/natter/server/callback"
 	"github.com/natterchat/natter/server/passwordhash"
 	"github.com/natterchat/natter/server/signin"
-	"github.com/natterchat/natter/server/webpush"
 )
 
 // Config configures the HTTP API.
@@ -66,8 +66,8 @@ type Config struct {
 	// key pair exists).
 	DisableWebPush bool
 	// PushPolicy decides which addresses a push subscription's endpoint may name. Default
-	// webpush.PublicOnly.
-	PushPolicy webpush.AddressPolicy
+	// push.PublicOnly.
+	PushPolicy push.AddressPolicy
 	// Collectors are other components' metrics (relay, realtime), served at /metrics beside
 	// the server's own. Default none.
 	Collectors []prometheus.Collector
@@ -116,7 +116,7 @@ type Server struct {
 	passwords   *passwordhash.Hasher  // nil when password sign-in is off
 	loginLimits passwordLoginLimits   // password login attempts
 	proxy       *accessproxy.Verifier // nil when identity-proxy sign-in is off
-	pushPolicy  webpush.AddressPolicy
+	pushPolicy  push.AddressPolicy
 	blobs       blob.Store
 }
 
@@ -141,7 +141,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session",
 		realtime: cfg.Realtime, callbacks: cfg.Callbacks, pushPolicy: cfg.PushPolicy, blobs: cfg.Uploads}
 	if s.pushPolicy == nil {
-		s.pushPolicy = webpush.PublicOnly
+		s.pushPolicy = push.PublicOnly
 	}
 	for _, c := range cfg.Collectors {
 		if err := s.metrics.registry.Register(c); err != nil {

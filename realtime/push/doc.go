@@ -4,4 +4,4 @@
 // deliverer (a durable JetStream consumer per workspace, a bounded queue and a worker pool that
 // re-checks each push just before sending it) and the hourly dead-device sweep. It imports
 // persist and streams; server and admin import it.
-package webpush
+package push
