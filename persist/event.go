@@ -80,9 +80,15 @@ type EventInput struct {
 	Payload              any
 }
 
-// EventAppend writes the mutation's event as the last write of its transaction: it takes the
-// next cursor from the workspace's counter row, whose lock is held until commit, so cursor order
-// is commit order and the sequence has no gaps. The store wakes the relay after commit.
+// EventAppend writes the mutation's event as the last write of its work: it takes the next
+// cursor from the workspace's counter row, whose lock is held until commit, so cursor order is
+// commit order and the sequence has no gaps. The store wakes the relay after commit.
+//
+// The first event of a workspace in a transaction bumps the head and inserts the row in one
+// statement. Later ones (a mutation with several events, or the next request of a group commit)
+// find the head already locked by this transaction: their cursors are assigned here, in order,
+// and the rows inserted together, with the head moved to the last, just before commit
+// (flushEvents), so a batch of posts costs two event statements, not two per post.
 func (tx *Tx) EventAppend(ctx context.Context, in EventInput) (Event, error) {
 	payload, err := json.Marshal(in.Payload)
 	if err != nil {
@@ -91,19 +97,58 @@ func (tx *Tx) EventAppend(ctx context.Context, in EventInput) (Event, error) {
 	ev := Event{ID: NewID(PrefixEvent, tx.now), WorkspaceID: in.WorkspaceID, Type: in.Type,
 		ChannelID: in.ChannelID, DirectConversationID: in.DirectConversationID, MessageID: in.MessageID,
 		Seq: in.Seq, ActorID: in.ActorID, CreatedAt: tx.now, Payload: payload}
-	if err := tx.queryRow(ctx, `UPDATE event_heads SET last_cursor = last_cursor + 1
-		WHERE workspace_id = $1 RETURNING last_cursor`, in.WorkspaceID).Scan(&ev.Cursor); err != nil {
+	if head, ok := tx.heads[in.WorkspaceID]; ok {
+		ev.Cursor = head + 1
+		tx.heads[in.WorkspaceID] = ev.Cursor
+		tx.queued = append(tx.queued, ev)
+		return ev, nil
+	}
+	if err := tx.queryRow(ctx, `WITH head AS (UPDATE event_heads SET last_cursor = last_cursor + 1
+			WHERE workspace_id = $1 RETURNING last_cursor)
+		INSERT INTO events (workspace_id, cursor, id, type, channel_id,
+			direct_conversation_id, message_id, seq, actor_id, created_at, payload)
+		SELECT $1, head.last_cursor, $2, $3, nullif($4, ''), nullif($5, ''), nullif($6, ''), $7, nullif($8, ''), $9, $10
+		FROM head RETURNING cursor`,
+		ev.WorkspaceID, ev.ID, ev.Type, ev.ChannelID, ev.DirectConversationID, ev.MessageID,
+		ev.Seq, ev.ActorID, ev.CreatedAt, payload).Scan(&ev.Cursor); err != nil {
 		return Event{}, notFoundAs(err, "workspace")
 	}
-	if _, err := tx.exec(ctx, `INSERT INTO events (workspace_id, cursor, id, type, channel_id,
-			direct_conversation_id, message_id, seq, actor_id, created_at, payload)
-		VALUES ($1, $2, $3, $4, nullif($5, ''), nullif($6, ''), nullif($7, ''), $8, nullif($9, ''), $10, $11)`,
-		ev.WorkspaceID, ev.Cursor, ev.ID, ev.Type, ev.ChannelID, ev.DirectConversationID, ev.MessageID,
-		ev.Seq, ev.ActorID, ev.CreatedAt, payload); err != nil {
-		return Event{}, err
+	if tx.heads == nil {
+		tx.heads = map[string]int64{}
 	}
+	tx.heads[in.WorkspaceID] = ev.Cursor
 	tx.touched = append(tx.touched, in.WorkspaceID)
 	return ev, nil
+}
+
+// flushEvents inserts the queued events and moves each workspace's head to its last cursor, in
+// one statement; the transaction already holds every head row it moves.
+func (tx *Tx) flushEvents(ctx context.Context) error {
+	if len(tx.queued) == 0 {
+		return nil
+	}
+	n := len(tx.queued)
+	ws, ids, types, chans, dms, msgs, actors := make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	cursors, seqs, at, payloads := make([]int64, n), make([]*int64, n), make([]time.Time, n), make([]string, n)
+	for i, e := range tx.queued {
+		ws[i], ids[i], types[i], chans[i], dms[i], msgs[i], actors[i] = e.WorkspaceID, e.ID, e.Type,
+			e.ChannelID, e.DirectConversationID, e.MessageID, e.ActorID
+		cursors[i], seqs[i], at[i], payloads[i] = e.Cursor, e.Seq, e.CreatedAt, string(e.Payload)
+	}
+	_, err := tx.exec(ctx, `WITH ev AS (
+			INSERT INTO events (workspace_id, cursor, id, type, channel_id, direct_conversation_id,
+				message_id, seq, actor_id, created_at, payload)
+			SELECT w, c, i, t, nullif(ch, ''), nullif(d, ''), nullif(m, ''), s, nullif(a, ''), at, p::jsonb
+			FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+				$8::bigint[], $9::text[], $10::timestamptz[], $11::text[]) AS u(w, c, i, t, ch, d, m, s, a, at, p)
+			RETURNING workspace_id, cursor)
+		UPDATE event_heads h SET last_cursor = top.c
+		FROM (SELECT workspace_id, max(cursor) AS c FROM ev GROUP BY workspace_id) top
+		WHERE h.workspace_id = top.workspace_id`,
+		ws, cursors, ids, types, chans, dms, msgs, seqs, actors, at, payloads)
+	tx.queued = tx.queued[:0]
+	return err
 }
 
 const eventColumns = `id, workspace_id, cursor, type, coalesce(channel_id, ''), coalesce(direct_conversation_id, ''),
