@@ -45,7 +45,11 @@ func benchCommand() *cli.Command {
 			&cli.IntFlag{Name: "connect-concurrency", EnvVars: []string{"NATTER_CONNECT_CONCURRENCY"}, Value: 200, Usage: "handshakes in flight at once"},
 			&cli.DurationFlag{Name: "drain", EnvVars: []string{"NATTER_DRAIN"}, Value: 10 * time.Second, Usage: "how long to wait for the last deliveries"},
 			&cli.BoolFlag{Name: "reconnect", EnvVars: []string{"NATTER_RECONNECT"}, Usage: "at the end, drop every socket, post a burst, and reconnect all at once from their cursors"},
-			&cli.IntFlag{Name: "server-pid", EnvVars: []string{"NATTER_SERVER_PID"}, Usage: "the server's pid for RSS (default: found by its listening port)"},
+			&cli.IntFlag{Name: "server-pid", EnvVars: []string{"NATTER_SERVER_PID"}, Usage: "the server's pid for RSS and CPU (default: found by its listening port)"},
+			&cli.StringFlag{Name: "mode", EnvVars: []string{"NATTER_BENCH_MODE"}, Value: "fanout", Usage: "fanout (sockets and posters) or posts (posters only: posts/s, answer latency, CPU per post)"},
+			&cli.BoolFlag{Name: "closed-loop", EnvVars: []string{"NATTER_CLOSED_LOOP"}, Usage: "posts mode: each poster posts again as soon as it is answered, ignoring --rate"},
+			&cli.IntFlag{Name: "postgres-pid", EnvVars: []string{"NATTER_POSTGRES_PID"}, Usage: "posts mode: the postmaster's pid, to report Postgres CPU per post"},
+			&cli.StringFlag{Name: "postgres-data-dir", EnvVars: []string{"NATTER_POSTGRES_DATA_DIR"}, Usage: "posts mode: the cluster's data directory (its postmaster.pid names the postmaster; `natter dev` keeps it in <data-dir>/pg/data)"},
 		},
 		Action: runBench,
 	}
@@ -58,13 +62,26 @@ type benchConfig struct {
 	duration, drain                    time.Duration
 	reconnect                          bool
 	pid                                int
+	mode                               string
+	closedLoop                         bool
+	pgPID                              int
 }
 
 func readBenchConfig(c *cli.Context) (benchConfig, error) {
 	b := benchConfig{base: c.String("url"), token: c.String("token"), workspace: c.String("workspace"), channel: c.String("channel"),
 		sockets: c.Int("sockets"), posters: c.Int("posters"), sources: c.Int("source-addrs"), dialers: c.Int("connect-concurrency"),
 		rate: c.Float64("rate"), duration: c.Duration("duration"), drain: c.Duration("drain"), reconnect: c.Bool("reconnect"),
-		pid: c.Int("server-pid")}
+		pid: c.Int("server-pid"), mode: c.String("mode"), closedLoop: c.Bool("closed-loop"), pgPID: c.Int("postgres-pid")}
+	if dir := c.String("postgres-data-dir"); dir != "" && b.pgPID == 0 {
+		pid, err := postmasterPID(dir)
+		if err != nil {
+			return b, configError("postgres-data-dir", "no running postmaster there: %v", err)
+		}
+		b.pgPID = pid
+	}
+	if b.mode != "fanout" && b.mode != "posts" {
+		return b, configError("mode", "must be fanout or posts")
+	}
 	u, err := url.Parse(b.base)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return b, configError("url", "%q must be http://host:port", b.base)
@@ -120,6 +137,9 @@ func runBench(c *cli.Context) error {
 		return err
 	}
 	defer r.closeAll()
+	if cfg.mode == "posts" {
+		return r.runPosts(ctx)
+	}
 	return r.run(ctx)
 }
 
