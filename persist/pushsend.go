@@ -79,6 +79,16 @@ func (tx *Tx) pushReaders(ctx context.Context, m Message, userID string) ([]push
 	})
 }
 
+// PushDevicesInWorkspace reports whether any member of the workspace has a registered device:
+// when none has, no message of the workspace has a push recipient, and a batch of new messages
+// is settled with this one query.
+func (tx *Tx) PushDevicesInWorkspace(ctx context.Context, workspaceID string) (bool, error) {
+	var found bool
+	err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM workspace_members wm
+		JOIN push_devices d ON d.user_id = wm.user_id WHERE wm.workspace_id = $1)`, workspaceID).Scan(&found)
+	return found, err
+}
+
 // PushRecipients selects the devices to push about a new message (a root or a thread reply):
 // members who can read it (never its author), by their notification level for its channel
 // (direct conversations: all) and, at mentions, an @mention of their handle. A deleted message
