@@ -274,7 +274,9 @@ func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) {
 // apply any prune, then publish the missing events batch by batch, recording the position after
 // each batch.
 func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
-	st, err := persist.WithTxV(ctx, r.cfg.Store, func(tx *persist.Tx) (persist.RelayState, error) {
+	// Reads go without a transaction (ReadV): each is one statement, and a pass runs once per
+	// committed group of events, so its round trips count.
+	st, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Tx) (persist.RelayState, error) {
 		return tx.RelayStateGet(ctx, workspaceID)
 	})
 	if err != nil {
@@ -303,14 +305,17 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 	mark.last = last
 	r.streams[workspaceID] = mark
 	pos := int64(last)
-	for {
+	for done := false; ; {
 		if pos != st.Relayed || st.PrunedThrough != st.StreamPrunedThrough {
 			if err := r.record(ctx, workspaceID, pos, st.PrunedThrough); err != nil {
 				return err
 			}
 			st.Relayed, st.StreamPrunedThrough = pos, st.PrunedThrough
 		}
-		events, err := persist.WithTxV(ctx, r.cfg.Store, func(tx *persist.Tx) ([]persist.Event, error) {
+		if done {
+			return nil
+		}
+		events, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Tx) ([]persist.Event, error) {
 			return tx.EventListAfter(ctx, workspaceID, pos, r.cfg.Batch)
 		})
 		if err != nil || len(events) == 0 {
@@ -328,6 +333,9 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 		pos = events[len(events)-1].Cursor
 		mark.last = uint64(pos)
 		r.streams[workspaceID] = mark
+		// A short read was the end of the log when it was read; what commits later wakes the
+		// relay again, so the pass records its position and ends without another read.
+		done = len(events) < r.cfg.Batch
 	}
 }
 
