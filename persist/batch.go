@@ -31,11 +31,12 @@ const batchTimeout = 30 * time.Second
 const batchSavepoint = "SAVEPOINT natter_batch"
 
 type batchRequest struct {
-	ctx  context.Context
-	fn   func(tx *Tx) (any, error)
-	val  any
-	err  error
-	done chan struct{}
+	ctx   context.Context
+	fn    func(tx *Tx) (any, error)
+	place func(val any, cursors map[string]int64)
+	val   any
+	err   error
+	done  chan struct{}
 }
 
 // batchQueue is one key's queue; running says a goroutine is draining it.
@@ -49,17 +50,38 @@ type batcher struct {
 	queues map[string]*batchQueue
 }
 
+// EventCarrier is a value that holds the events its mutation appended. In a group, events are
+// written last, at the commit, so their cursors are known only then: the group hands each event
+// of an answer to place, which sets its cursor.
+type EventCarrier interface {
+	EachEvent(place func(*Event))
+}
+
 // Batch runs fn in the next group transaction of key (a workspace id: the mutations of one
 // workspace serialize on its event head anyway) and returns its value once that transaction
-// has committed. fn follows the rules of WithTx, and one more: it may run under a savepoint that
-// is rolled back, so it must leave its outcome only in its return value. Errors are translated.
-func Batch[T any](ctx context.Context, s *Store, key string, fn func(tx *Tx) (T, error)) (T, error) {
+// has committed, its events' cursors set. fn follows the rules of WithTx, and one more: it may
+// run under a savepoint that is rolled back, so it must leave its outcome only in its return
+// value. Errors are translated.
+func Batch[T any, PT interface {
+	*T
+	EventCarrier
+}](ctx context.Context, s *Store, key string, fn func(tx *Tx) (T, error)) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {
 		return zero, err
 	}
 	req := &batchRequest{ctx: ctx, done: make(chan struct{}),
-		fn: func(tx *Tx) (any, error) { return fn(tx) }}
+		fn: func(tx *Tx) (any, error) {
+			v, err := fn(tx)
+			return &v, err
+		},
+		place: func(v any, cursors map[string]int64) {
+			PT(v.(*T)).EachEvent(func(e *Event) {
+				if c, ok := cursors[e.ID]; ok {
+					e.Cursor = c
+				}
+			})
+		}}
 	s.batches.submit(s, key, req)
 	// The request is answered even when its caller gives up: once a group holds it, its outcome
 	// is the group's, and a caller that stopped waiting would not learn it anyway.
@@ -67,7 +89,7 @@ func Batch[T any](ctx context.Context, s *Store, key string, fn func(tx *Tx) (T,
 	if req.err != nil {
 		return zero, translate(req.err)
 	}
-	return req.val.(T), nil
+	return *req.val.(*T), nil
 }
 
 func (b *batcher) submit(s *Store, key string, req *batchRequest) {
@@ -172,11 +194,17 @@ func (s *Store) tryGroup(ctx context.Context, group []*batchRequest) (touched []
 			return nil, nil, errors.Join(err, rerr)
 		}
 	}
-	if err := tx.flushEvents(ctx); err != nil {
+	cursors, err := tx.appendGroupEvents(ctx)
+	if err != nil {
 		return nil, nil, err
 	}
 	if err := ptx.Commit(ctx); err != nil {
 		return nil, nil, fmt.Errorf("commit: %w", err)
+	}
+	for _, r := range group {
+		if r.err == nil && r.val != nil {
+			r.place(r.val, cursors)
+		}
 	}
 	return tx.touched, tx.revoked, nil
 }
@@ -184,27 +212,17 @@ func (s *Store) tryGroup(ctx context.Context, group []*batchRequest) (touched []
 // txMark is what a transaction had recorded before a request of its group ran, so the request's
 // share can be forgotten when its savepoint is rolled back.
 type txMark struct {
-	heads            map[string]int64
-	touched, revoked int
-	queued           int
+	touched, revoked, queued int
 }
 
 func (tx *Tx) mark() txMark {
-	m := txMark{touched: len(tx.touched), revoked: len(tx.revoked), queued: len(tx.queued)}
-	if len(tx.heads) > 0 {
-		m.heads = make(map[string]int64, len(tx.heads))
-		for k, v := range tx.heads {
-			m.heads[k] = v
-		}
-	}
-	return m
+	return txMark{touched: len(tx.touched), revoked: len(tx.revoked), queued: len(tx.queued)}
 }
 
 // restore forgets what the request recorded. It reports whether the savepoint was never sent
 // (the request failed before its first statement), in which case there is nothing to roll back.
 func (m txMark) restore(tx *Tx) bool {
 	tx.touched, tx.revoked, tx.queued = tx.touched[:m.touched], tx.revoked[:m.revoked], tx.queued[:m.queued]
-	tx.heads = m.heads
 	if tx.savepoint != "" {
 		tx.savepoint = ""
 		return true
@@ -214,8 +232,11 @@ func (m txMark) restore(tx *Tx) bool {
 
 // BatchInPlace is Batch for a mutation of a channel or direct conversation, grouped with the
 // other mutations of its workspace.
-func BatchInPlace[T any](ctx context.Context, s *Store, p Place, fn func(tx *Tx) (T, error)) (T, error) {
-	return Batch(ctx, s, s.placeWorkspace(ctx, p), fn)
+func BatchInPlace[T any, PT interface {
+	*T
+	EventCarrier
+}](ctx context.Context, s *Store, p Place, fn func(tx *Tx) (T, error)) (T, error) {
+	return Batch[T, PT](ctx, s, s.placeWorkspace(ctx, p), fn)
 }
 
 // placeWorkspace names the workspace of a place, from a cache: a channel or a direct

@@ -46,11 +46,16 @@ func TestBatchGroupCommit(t *testing.T) {
 		}
 	}
 	gate := make(chan struct{})
+	var opened sync.Once
+	open := func() { opened.Do(func() { close(gate) }) }
+	defer open() // a failure below must not leave the first group waiting
 	first := post(actor, "first", "")
+	started := make(chan struct{})
 	requests := []func(tx *persist.Tx) (persist.MessageCreated, error){
 		// The first group: one request, held open until the others have queued behind it.
 		func(tx *persist.Tx) (persist.MessageCreated, error) {
 			res, err := first(tx)
+			close(started)
 			<-gate
 			return res, err
 		},
@@ -75,12 +80,14 @@ func TestBatchGroupCommit(t *testing.T) {
 			res, err := persist.BatchInPlace(ctx, store, place, fn)
 			out[i] = batchOutcome{res, err}
 		}()
-		if i > 0 {
+		if i == 0 {
+			<-started
+		} else {
 			// Queue them one by one, so arrival order is the order above.
 			require.Eventually(t, func() bool { return persist.BatchPending(store, w.ID) == i }, 10*time.Second, time.Millisecond)
 		}
 	}
-	close(gate)
+	open()
 	wg.Wait()
 
 	require.Equal(t, int64(2), commits.Load()-before, "two groups, one commit each")

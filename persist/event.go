@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -84,11 +85,11 @@ type EventInput struct {
 // cursor from the workspace's counter row, whose lock is held until commit, so cursor order is
 // commit order and the sequence has no gaps. The store wakes the relay after commit.
 //
-// The first event of a workspace in a transaction bumps the head and inserts the row in one
-// statement. Later ones (a mutation with several events, or the next request of a group commit)
-// find the head already locked by this transaction: their cursors are assigned here, in order,
-// and the rows inserted together, with the head moved to the last, just before commit
-// (flushEvents), so a batch of posts costs two event statements, not two per post.
+// In a plain transaction the first event of a workspace bumps the head and inserts the row in
+// one statement; later ones find the head locked by this transaction, get their cursors here and
+// are inserted together before commit (flushEvents). In a group transaction (Batch) every event
+// waits for the end of the group: its cursor is zero until the group's one event statement
+// (appendGroupEvents) has given it one.
 func (tx *Tx) EventAppend(ctx context.Context, in EventInput) (Event, error) {
 	payload, err := json.Marshal(in.Payload)
 	if err != nil {
@@ -97,6 +98,15 @@ func (tx *Tx) EventAppend(ctx context.Context, in EventInput) (Event, error) {
 	ev := Event{ID: NewID(PrefixEvent, tx.now), WorkspaceID: in.WorkspaceID, Type: in.Type,
 		ChannelID: in.ChannelID, DirectConversationID: in.DirectConversationID, MessageID: in.MessageID,
 		Seq: in.Seq, ActorID: in.ActorID, CreatedAt: tx.now, Payload: payload}
+	if tx.batch != nil {
+		// A group appends its events last: cursors are given at commit (appendGroupEvents) and
+		// put into the requests' answers then (see Batch).
+		if !slices.Contains(tx.touched, in.WorkspaceID) {
+			tx.touched = append(tx.touched, in.WorkspaceID)
+		}
+		tx.queued = append(tx.queued, ev)
+		return ev, nil
+	}
 	if head, ok := tx.heads[in.WorkspaceID]; ok {
 		ev.Cursor = head + 1
 		tx.heads[in.WorkspaceID] = ev.Cursor
@@ -121,12 +131,8 @@ func (tx *Tx) EventAppend(ctx context.Context, in EventInput) (Event, error) {
 	return ev, nil
 }
 
-// flushEvents inserts the queued events and moves each workspace's head to its last cursor, in
-// one statement; the transaction already holds every head row it moves.
-func (tx *Tx) flushEvents(ctx context.Context) error {
-	if len(tx.queued) == 0 {
-		return nil
-	}
+// eventArrays lays the queued events out as the columns of an unnest.
+func (tx *Tx) eventArrays() []any {
 	n := len(tx.queued)
 	ws, ids, types, chans, dms, msgs, actors := make([]string, n), make([]string, n), make([]string, n),
 		make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -136,17 +142,61 @@ func (tx *Tx) flushEvents(ctx context.Context) error {
 			e.ChannelID, e.DirectConversationID, e.MessageID, e.ActorID
 		cursors[i], seqs[i], at[i], payloads[i] = e.Cursor, e.Seq, e.CreatedAt, string(e.Payload)
 	}
+	return []any{ws, cursors, ids, types, chans, dms, msgs, seqs, actors, at, payloads}
+}
+
+const eventUnnest = `unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+	$8::bigint[], $9::text[], $10::timestamptz[], $11::text[]) WITH ORDINALITY AS u(w, c, i, t, ch, d, m, s, a, at, p, ord)`
+
+// appendGroupEvents is the last write of a group transaction: it moves each workspace's head
+// past the group's events and inserts them with the cursors that follows, in arrival order, in
+// one statement, and returns the cursor of each event by id. The head row is locked only from
+// here to the commit, never while a request of the group waits for another lock.
+func (tx *Tx) appendGroupEvents(ctx context.Context) (map[string]int64, error) {
+	if len(tx.queued) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.query(ctx, `WITH u AS (SELECT * FROM `+eventUnnest+`),
+		head AS (
+			UPDATE event_heads h SET last_cursor = h.last_cursor + n.count
+			FROM (SELECT w, count(*) AS count FROM u GROUP BY w) n
+			WHERE h.workspace_id = n.w
+			RETURNING h.workspace_id, h.last_cursor - n.count AS base)
+		INSERT INTO events (workspace_id, cursor, id, type, channel_id, direct_conversation_id,
+			message_id, seq, actor_id, created_at, payload)
+		SELECT u.w, head.base + row_number() OVER (PARTITION BY u.w ORDER BY u.ord), u.i, u.t, nullif(u.ch, ''),
+			nullif(u.d, ''), nullif(u.m, ''), u.s, nullif(u.a, ''), u.at, u.p::json
+		FROM u JOIN head ON head.workspace_id = u.w
+		RETURNING id, cursor`, tx.eventArrays()...)
+	if err != nil {
+		return nil, err
+	}
+	cursors := make(map[string]int64, len(tx.queued))
+	var id string
+	var c int64
+	_, err = pgx.ForEachRow(rows, []any{&id, &c}, func() error { cursors[id] = c; return nil })
+	if err == nil && len(cursors) != len(tx.queued) {
+		err = NotFound("workspace")
+	}
+	tx.queued = tx.queued[:0]
+	return cursors, err
+}
+
+// flushEvents inserts the queued events and moves each workspace's head to its last cursor, in
+// one statement; the transaction already holds every head row it moves.
+func (tx *Tx) flushEvents(ctx context.Context) error {
+	if len(tx.queued) == 0 {
+		return nil
+	}
 	_, err := tx.exec(ctx, `WITH ev AS (
 			INSERT INTO events (workspace_id, cursor, id, type, channel_id, direct_conversation_id,
 				message_id, seq, actor_id, created_at, payload)
-			SELECT w, c, i, t, nullif(ch, ''), nullif(d, ''), nullif(m, ''), s, nullif(a, ''), at, p::jsonb
-			FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-				$8::bigint[], $9::text[], $10::timestamptz[], $11::text[]) AS u(w, c, i, t, ch, d, m, s, a, at, p)
+			SELECT w, c, i, t, nullif(ch, ''), nullif(d, ''), nullif(m, ''), s, nullif(a, ''), at, p::json
+			FROM `+eventUnnest+`
 			RETURNING workspace_id, cursor)
 		UPDATE event_heads h SET last_cursor = top.c
 		FROM (SELECT workspace_id, max(cursor) AS c FROM ev GROUP BY workspace_id) top
-		WHERE h.workspace_id = top.workspace_id`,
-		ws, cursors, ids, types, chans, dms, msgs, seqs, actors, at, payloads)
+		WHERE h.workspace_id = top.workspace_id`, tx.eventArrays()...)
 	tx.queued = tx.queued[:0]
 	return err
 }

@@ -223,6 +223,13 @@ type MessageCreated struct {
 	Replayed bool
 }
 
+// EachEvent hands over the create's event (none for a replay).
+func (m *MessageCreated) EachEvent(place func(*Event)) {
+	if !m.Replayed {
+		place(&m.Event)
+	}
+}
+
 // MessageCreate posts a root message to a channel or direct conversation: the write guard of
 // the place (membership, guest channel and budget, timeout, block, archived channel), the next
 // channel_seq of the place allocated in this transaction, the upload linked when UploadID is

@@ -115,8 +115,8 @@ type Tx struct {
 	touched []string     // workspaces whose log this transaction appended to
 	revoked []Revocation // credentials and memberships this transaction ended or changed
 	// heads holds, per workspace whose event head this transaction has locked, the last cursor
-	// it assigned; queued are the events assigned after the first of their workspace, inserted
-	// together by flushEvents just before commit (see EventAppend).
+	// it assigned; queued are the events waiting to be inserted just before commit (see
+	// EventAppend).
 	heads  map[string]int64
 	queued []Event
 	// batch is set when the transaction is a group commit: its statements run under the
