@@ -236,25 +236,51 @@ func BatchInPlace[T any, PT interface {
 	*T
 	EventCarrier
 }](ctx context.Context, s *Store, p Place, fn func(tx *Tx) (T, error)) (T, error) {
-	return Batch[T, PT](ctx, s, s.placeWorkspace(ctx, p), fn)
-}
-
-// placeWorkspace names the workspace of a place, from a cache: a channel or a direct
-// conversation never moves to another workspace. A place that cannot be read is its own key;
-// the mutation then reports why.
-func (s *Store) placeWorkspace(ctx context.Context, p Place) string {
-	id := p.ID()
-	if ws, ok := s.placeSpaces.Load(id); ok {
-		return ws.(string)
-	}
 	table := "channels"
 	if p.ChannelID == "" {
 		table = "dms"
 	}
-	var ws string
-	if err := s.pool.QueryRow(ctx, `SELECT workspace_id FROM `+table+` WHERE id = $1`, id).Scan(&ws); err != nil {
-		return "place:" + id
+	return Batch[T, PT](ctx, s, s.workspaceKey(ctx, table, p.ID()), fn)
+}
+
+// BatchOnMessage is Batch for a mutation of a message (a reply to it, a reaction), grouped with
+// the other mutations of its workspace.
+func BatchOnMessage[T any, PT interface {
+	*T
+	EventCarrier
+}](ctx context.Context, s *Store, messageID string, fn func(tx *Tx) (T, error)) (T, error) {
+	return Batch[T, PT](ctx, s, s.workspaceKey(ctx, "messages", messageID), fn)
+}
+
+// workspaceCacheMax bounds the ids whose workspace the store remembers; past it the memory
+// starts over.
+const workspaceCacheMax = 100_000
+
+// workspaceCache remembers the workspace of channels, direct conversations and messages: none
+// of them ever moves to another workspace.
+type workspaceCache struct {
+	mu sync.Mutex
+	of map[string]string
+}
+
+// workspaceKey names the group of a mutation of the row id of table: its workspace. A row
+// that cannot be read is its own key; the mutation then reports why.
+func (s *Store) workspaceKey(ctx context.Context, table, id string) string {
+	c := &s.workspaces
+	c.mu.Lock()
+	ws, ok := c.of[id]
+	c.mu.Unlock()
+	if ok {
+		return ws
 	}
-	s.placeSpaces.Store(id, ws)
+	if err := s.pool.QueryRow(ctx, `SELECT workspace_id FROM `+table+` WHERE id = $1`, id).Scan(&ws); err != nil {
+		return table + ":" + id
+	}
+	c.mu.Lock()
+	if c.of == nil || len(c.of) >= workspaceCacheMax {
+		c.of = map[string]string{}
+	}
+	c.of[id] = ws
+	c.mu.Unlock()
 	return ws
 }

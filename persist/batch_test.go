@@ -253,3 +253,66 @@ func TestNonceRaceAcrossTransactions(t *testing.T) {
 	}
 	require.Equal(t, 1, created)
 }
+
+// TestBatchAnswersCarryLoggedCursors: replies (two events each) and reactions through the group
+// commit, many at once: every event in every answer has the cursor the log gave it.
+func TestBatchAnswersCarryLoggedCursors(t *testing.T) {
+	t.Parallel()
+	store := persisttest.NewStore(t)
+	ctx := context.Background()
+	owner := persisttest.User(t, store, nil)
+	w := persisttest.Workspace(t, store, owner.ID)
+	ch := persisttest.Channel(t, store, persist.ActorFor(owner), w.ID, "general")
+	actor := persist.ActorFor(owner)
+	root, err := createMessage(ctx, store, actor, persist.Place{ChannelID: ch.ID}, persist.MessageCreateParams{Body: "root"})
+	require.NoError(t, err)
+	answered := make(chan persist.Event, 100)
+	var wg sync.WaitGroup
+	for p := 0; p < 8; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 4; i++ {
+				reply, err := persist.BatchOnMessage(ctx, store, root.Message.ID, func(tx *persist.Tx) (persist.ReplyCreated, error) {
+					return tx.ThreadReplyCreate(ctx, actor, root.Message.ID, persist.MessageCreateParams{Body: "reply"})
+				})
+				if !assertNoError(t, err) {
+					return
+				}
+				for _, e := range reply.Events {
+					answered <- e
+				}
+				emoji := []string{"tada", "eyes", "rocket", "fire", "wave", "star", "bulb", "ok_hand"}[p]
+				reaction, err := persist.BatchOnMessage(ctx, store, root.Message.ID, func(tx *persist.Tx) (persist.ReactionChange, error) {
+					if i%2 == 0 {
+						return tx.ReactionAdd(ctx, actor, root.Message.ID, emoji)
+					}
+					return tx.ReactionRemove(ctx, actor, root.Message.ID, emoji)
+				})
+				if !assertNoError(t, err) {
+					return
+				}
+				answered <- reaction.Event
+			}
+		}()
+	}
+	wg.Wait()
+	close(answered)
+	events, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) ([]persist.Event, error) {
+		return tx.EventListAfter(ctx, w.ID, root.Event.Cursor, 1000)
+	})
+	require.NoError(t, err)
+	logged := map[string]int64{}
+	for i, e := range events {
+		require.Equal(t, root.Event.Cursor+int64(i)+1, e.Cursor, "dense")
+		logged[e.ID] = e.Cursor
+	}
+	n := 0
+	for e := range answered {
+		n++
+		require.NotZero(t, e.Cursor)
+		require.Equal(t, logged[e.ID], e.Cursor, "%s %s", e.Type, e.ID)
+	}
+	require.Equal(t, 8*4*3, n)
+	require.Len(t, events, n)
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,14 +37,13 @@ type Config struct {
 // Store is the database. Its only entry points are WithTx and WithTxV: every query, reads
 // included, is a method of the *Tx they hand out.
 type Store struct {
-	pool      *pgxpool.Pool
-	clock     func() time.Time
-	logger    *slog.Logger
-	committed func(workspaceIDs []string)
-	revoked   func([]Revocation)
-	batches   batcher
-	// placeSpaces caches the workspace of each channel and direct conversation (see Batch).
-	placeSpaces sync.Map
+	pool       *pgxpool.Pool
+	clock      func() time.Time
+	logger     *slog.Logger
+	committed  func(workspaceIDs []string)
+	revoked    func([]Revocation)
+	batches    batcher
+	workspaces workspaceCache // see workspaceKey
 }
 
 // Open connects and checks the connection. It does not migrate; call Migrate.
