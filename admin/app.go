@@ -31,6 +31,7 @@ func RunWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			migrateCommand(),
 			adminCommand(),
 			benchCommand(),
+			benchBaselineCommand(),
 		},
 		// Errors are returned to main, which prints them once.
 		ExitErrHandler: func(*cli.Context, error) {},

@@ -98,7 +98,7 @@ func (r *benchRun) postLoad(ctx context.Context, duration time.Duration, rate fl
 		go func() {
 			defer wg.Done()
 			next := start.Add(time.Duration(p) * interval / time.Duration(r.cfg.posters))
-			for i := 0; ; i++ {
+			for {
 				if !closed {
 					if next.After(deadline) {
 						return
@@ -109,8 +109,8 @@ func (r *benchRun) postLoad(ctx context.Context, duration time.Duration, rate fl
 				if time.Now().After(deadline) || ctx.Err() != nil {
 					return
 				}
-				body := map[string]string{"body": benchMarker + strconv.FormatInt(time.Now().UnixNano(), 10),
-					"nonce": fmt.Sprintf("bench-%d-%d-%d", start.UnixNano(), p, i)}
+				n := r.posts.Add(1)
+				body := map[string]string{"body": benchBody(n), "nonce": fmt.Sprintf("bench-%d-%d", start.UnixNano(), n)}
 				sent := time.Now()
 				status, err := r.api.do(ctx, http.MethodPost, "/api/channels/"+r.cfg.channel+"/messages", body, nil)
 				took := time.Since(sent)
