@@ -47,6 +47,7 @@ func runBaselineServer(c *cli.Context) error {
 		mu.Unlock()
 		_ = conn.Close()
 	}
+	frames := make(chan []byte, 4096)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
 		conn, _, _, err := ws.UpgradeHTTP(r, w)
@@ -81,19 +82,26 @@ func runBaselineServer(c *cli.Context) error {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		mu.Lock()
-		targets := make([]net.Conn, 0, len(conns))
-		for conn := range conns {
-			targets = append(targets, conn)
-		}
-		mu.Unlock()
-		for _, conn := range targets {
-			if _, err := conn.Write(frame); err != nil {
-				drop(conn)
-			}
-		}
+		// Answered at once and written by one goroutine in arrival order, as Natter answers a
+		// post before its fan-out.
+		frames <- frame
 		w.WriteHeader(http.StatusNoContent)
 	})
+	go func() {
+		for frame := range frames {
+			mu.Lock()
+			targets := make([]net.Conn, 0, len(conns))
+			for conn := range conns {
+				targets = append(targets, conn)
+			}
+			mu.Unlock()
+			for _, conn := range targets {
+				if _, err := conn.Write(frame); err != nil {
+					drop(conn)
+				}
+			}
+		}
+	}()
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	fmt.Fprintf(c.App.Writer, "listening %s\n", ln.Addr())
