@@ -144,6 +144,9 @@ func (s *benchSocket) dial(ctx context.Context, u string, header http.Header) er
 			return nd.DialContext(ctx, network, addr)
 		}}
 	conn, br, _, err := d.Dial(ctx, u)
+	if errors.Is(err, ws.StatusError(http.StatusTooManyRequests)) {
+		return fmt.Errorf("%w: the server caps sockets per account; start it with --max-sockets-per-user at least --sockets", err)
+	}
 	if err != nil {
 		return err
 	}
