@@ -25,9 +25,14 @@ func (r *benchRun) runPosts(ctx context.Context) error {
 		mode = "closed loop"
 	}
 	fmt.Fprintf(r.out, "bench posts: %d posters, %s, for %s into %s\n", cfg.posters, mode, cfg.duration, cfg.channel)
+	seq0, err := r.newestSeq(ctx)
+	if err != nil {
+		return err
+	}
 	server0, pg0 := r.cpuSample()
 	res := r.postLoad(ctx, cfg.duration, cfg.rate, cfg.closedLoop)
 	server1, pg1 := r.cpuSample()
+	defer r.verifyStored(ctx, seq0, res.acked)
 	n := len(res.latencies)
 	fmt.Fprintf(r.out, "posts: %d acknowledged in %s (%.1f/s), %d failed %s\n", n, res.elapsed.Round(time.Millisecond),
 		float64(n)/res.elapsed.Seconds(), res.failed(), res.statuses())
@@ -60,6 +65,7 @@ func (r *benchRun) runPosts(ctx context.Context) error {
 // postResult is what a round of posting saw.
 type postResult struct {
 	latencies []time.Duration // acknowledged posts
+	acked     []string        // their nonces
 	refusals  []time.Duration // posts answered with an error or not at all
 	status    map[string]int  // failures by status ("no answer" when the request itself failed)
 	elapsed   time.Duration
@@ -110,13 +116,15 @@ func (r *benchRun) postLoad(ctx context.Context, duration time.Duration, rate fl
 					return
 				}
 				n := r.posts.Add(1)
-				body := map[string]string{"body": benchBody(n), "nonce": fmt.Sprintf("bench-%d-%d", start.UnixNano(), n)}
+				nonce := fmt.Sprintf("bench-%d-%d", start.UnixNano(), n)
+				body := map[string]string{"body": benchBody(n), "nonce": nonce}
 				sent := time.Now()
 				status, err := r.api.do(ctx, http.MethodPost, "/api/channels/"+r.cfg.channel+"/messages", body, nil)
 				took := time.Since(sent)
 				mu.Lock()
 				if err == nil {
 					res.latencies = append(res.latencies, took)
+					res.acked = append(res.acked, nonce)
 				} else {
 					res.refusals = append(res.refusals, took)
 					key := "no answer"
@@ -134,6 +142,54 @@ func (r *benchRun) postLoad(ctx context.Context, duration time.Duration, rate fl
 	wg.Wait()
 	res.elapsed, res.cpu = time.Since(start), cpuTime()-cpu0
 	return res
+}
+
+// benchVerifyMax bounds the acknowledged posts the bench reads back.
+const benchVerifyMax = 50000
+
+// newestSeq is the channel's newest channel_seq (0: empty).
+func (r *benchRun) newestSeq(ctx context.Context) (int64, error) {
+	var page struct {
+		NewestSeq int64 `json:"newest_seq"`
+	}
+	_, err := r.api.do(ctx, http.MethodGet, "/api/channels/"+r.cfg.channel+"/messages?latest=true&limit=1", nil, &page)
+	return page.NewestSeq, err
+}
+
+// verifyStored reads the channel's messages after seq back and reports whether every
+// acknowledged post is among them (found by its nonce).
+func (r *benchRun) verifyStored(ctx context.Context, after int64, acked []string) {
+	if len(acked) == 0 || len(acked) > benchVerifyMax {
+		return
+	}
+	stored := map[string]bool{}
+	for {
+		var page struct {
+			Messages []struct {
+				Nonce      string `json:"nonce"`
+				ChannelSeq int64  `json:"channel_seq"`
+			} `json:"messages"`
+			HasNewer bool `json:"has_newer"`
+		}
+		if _, err := r.api.do(ctx, http.MethodGet, fmt.Sprintf("/api/channels/%s/messages?after_seq=%d&limit=200", r.cfg.channel, after), nil, &page); err != nil {
+			fmt.Fprintf(r.out, "integrity: cannot read the posts back: %v\n", err)
+			return
+		}
+		for _, m := range page.Messages {
+			stored[m.Nonce] = true
+			after = max(after, m.ChannelSeq)
+		}
+		if !page.HasNewer || len(page.Messages) == 0 {
+			break
+		}
+	}
+	missing := 0
+	for _, n := range acked {
+		if !stored[n] {
+			missing++
+		}
+	}
+	fmt.Fprintf(r.out, "integrity: %d acknowledged posts read back, %d missing\n", len(acked)-missing, missing)
 }
 
 // cpuSample reads the CPU time spent so far by the server and by Postgres (-1 when unknown).

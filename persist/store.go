@@ -211,12 +211,17 @@ func runTx[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (T,
 }
 
 // retryable reports the failures a transaction is run again for: a serialization failure, a
-// deadlock, and a create whose nonce a concurrent transaction committed first (the unique index
-// made it wait and then refused it; run again, the create finds the original and replays it).
+// deadlock, a create whose nonce a concurrent transaction committed first (the unique index
+// made it wait and then refused it; run again, the create finds the original and replays it),
+// and a failure before anything reached the database (a pooled connection found dead after a
+// database restart: the retry takes a fresh one).
 func retryable(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01" ||
-		pe.Code == "23505" && pe.ConstraintName == "messages_author_nonce_key")
+	if errors.As(err, &pe) {
+		return pe.Code == "40001" || pe.Code == "40P01" ||
+			pe.Code == "23505" && pe.ConstraintName == "messages_author_nonce_key"
+	}
+	return pgconn.SafeToRetry(err)
 }
 
 // exec, query and queryRow are the Tx's statement primitives; resource files use only these.
