@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -355,6 +357,10 @@ func (r *Relay) record(ctx context.Context, workspaceID string, pos, prunedThrou
 // last sequence, and waits for every acknowledgement. A retry after a crash is answered as a
 // duplicate (same Nats-Msg-Id) or refused as out of sequence; either way nothing is stored twice.
 func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
+	members, err := r.dmMembers(ctx, events)
+	if err != nil {
+		return err
+	}
 	futures := make([]jetstream.PubAckFuture, 0, len(events))
 	for _, e := range events {
 		body, err := json.Marshal(e)
@@ -362,6 +368,9 @@ func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 			return err
 		}
 		msg := &nats.Msg{Subject: EventSubject(e), Data: body, Header: nats.Header{}}
+		if e.DirectConversationID != "" {
+			msg.Header.Set(HeaderDMMembers, strings.Join(members[e.DirectConversationID], ","))
+		}
 		f, err := r.js.PublishMsgAsync(msg, jetstream.WithMsgID(e.WorkspaceID+":"+strconv.FormatInt(e.Cursor, 10)),
 			jetstream.WithExpectLastSequence(uint64(e.Cursor-1)))
 		if err != nil {
@@ -383,6 +392,24 @@ func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 	}
 	r.metrics.published.Add(float64(len(events)))
 	return nil
+}
+
+// dmMembers reads, in one query, the members of the direct conversations a batch of events is
+// about (none when it is about none).
+func (r *Relay) dmMembers(ctx context.Context, events []persist.Event) (map[string][]string, error) {
+	var ids []string
+	for _, e := range events {
+		if e.DirectConversationID != "" && !slices.Contains(ids, e.DirectConversationID) {
+			ids = append(ids, e.DirectConversationID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	facts, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Tx) (persist.VisibilityFacts, error) {
+		return tx.VisibilityFactsFor(ctx, events[0].WorkspaceID, ids)
+	})
+	return facts.DMMembers, err
 }
 
 // verifyStream checks a workspace's stream against its log and returns the stream's last
