@@ -291,3 +291,25 @@ func TestWorkspaceDeleteClosesConnections(t *testing.T) {
 	require.Equal(t, ws.StatusCode(1008), member.ExpectClose(t))
 	nb.expectClosed(t)
 }
+
+// TestSocketGuestChannelCreatedLive: a workspace gets its guest channel while a guest's socket
+// is open; from that channel's creation on, its events reach the guest live, and other
+// channels' events still do not.
+func TestSocketGuestChannelCreatedLive(t *testing.T) {
+	t.Parallel()
+	h := servertest.New(t)
+	owner, guestUser := h.NewUser(t), h.NewUser(t)
+	ws := persisttest.Workspace(t, h.Store, owner.User.ID)
+	persisttest.Member(t, h.Store, ws.ID, guestUser.User.ID, persist.RoleGuest)
+	b := &realtimeBundle{h: h, owner: owner, guest: guestUser, ws: ws}
+	b.general = persisttest.Channel(t, h.Store, persist.ActorFor(owner.User), ws.ID, "general").ID
+	head := b.add(t, persist.EventInput{ChannelID: b.general})
+	guest := b.dial(t, guestUser.Token, strconv.FormatInt(head, 10))
+	b.add(t, persist.EventInput{ChannelID: b.general}) // not the guest's
+	b.guestChannel = persisttest.Channel(t, h.Store, persist.ActorFor(owner.User), ws.ID, persist.GuestChannel).ID
+	created := strconv.FormatInt(head+2, 10)
+	message := strconv.FormatInt(b.add(t, persist.EventInput{ChannelID: b.guestChannel}), 10)
+	b.add(t, persist.EventInput{ChannelID: b.general})
+	last := strconv.FormatInt(b.add(t, persist.EventInput{ChannelID: b.guestChannel}), 10)
+	require.Equal(t, []string{created, message, last}, readCursors(t, guest, 3))
+}
