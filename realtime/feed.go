@@ -51,6 +51,10 @@ type feed struct {
 	retry      *time.Timer
 	retryDelay time.Duration
 
+	// tail holds the last events dispatched (at most tailEvents), in cursor order without a
+	// gap: a socket resuming from a cursor they cover catches up from here, not from Postgres.
+	tail []*liveEvent
+
 	factsMu sync.Mutex // guards the facts below; never held across a query
 	guestCh string
 	guestOK bool
@@ -207,6 +211,7 @@ func (f *feed) onEvent(m jetstream.Msg) {
 	}
 	gap := cursor != f.last+1
 	f.last = cursor
+	f.keepLocked(ev, gap)
 	f.fanOutLocked(func(s *socket) {
 		if gap {
 			// The stream skipped cursors (a prune or rebuild): sockets refill from Postgres.
@@ -215,6 +220,49 @@ func (f *feed) onEvent(m jetstream.Msg) {
 		s.deliver(ev)
 	})
 	f.hub.metrics.frames.Add(float64(len(f.list)))
+}
+
+// tailEvents bounds the events a feed keeps for catch-up (their frames are shared with the
+// sockets' queues, so the cost is the frames of the last tailEvents events of the workspace).
+const tailEvents = 2048
+
+// keepLocked adds a dispatched event to the tail; after a gap the tail starts over. Caller
+// holds f.mu.
+func (f *feed) keepLocked(ev *liveEvent, gap bool) {
+	if gap {
+		clear(f.tail)
+		f.tail = f.tail[:0]
+	}
+	if len(f.tail) == 2*tailEvents {
+		n := copy(f.tail, f.tail[tailEvents:])
+		clear(f.tail[n:])
+		f.tail = f.tail[:n]
+	}
+	f.tail = append(f.tail, ev)
+}
+
+// tailAfter is catch-up from memory: the frames of the events after cursor after that viewer
+// may see, at least one event's and at most maxBytes, with the last cursor read and whether
+// more follow. ok is false when the tail does not hold every event after after (the feed is
+// not live, the cursor is older than the tail, or it is not one this feed has dispatched).
+func (f *feed) tailAfter(after int64, maxBytes int, viewer persist.Viewer) (frames [][]byte, size int, pos int64, more, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	tail := f.tail
+	if f.liveFrom == 0 || len(tail) == 0 || after+1 < tail[0].cursor || after > f.last {
+		return nil, 0, 0, false, false
+	}
+	pos = after
+	for _, ev := range tail[after+1-tail[0].cursor:] {
+		if ev.visibleTo(viewer) {
+			if len(frames) > 0 && size+len(ev.frame) > maxBytes {
+				return frames, size, pos, true, true
+			}
+			frames, size = append(frames, ev.frame), size+len(ev.frame)
+		}
+		pos = ev.cursor
+	}
+	return frames, size, pos, false, true
 }
 
 // fanOutSlice is how many sockets one fan-out goroutine takes at least.

@@ -106,7 +106,7 @@ type hubMetrics struct {
 	feeds      prometheus.Gauge
 	frames     prometheus.Counter
 	closes     *prometheus.CounterVec
-	backfilled prometheus.Counter
+	backfilled *prometheus.CounterVec
 }
 
 // New validates cfg and applies its defaults.
@@ -166,8 +166,9 @@ func New(cfg Config) (*Hub, error) {
 			frames:  prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_realtime_frames_total", Help: "Event frames written to sockets."}),
 			closes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_closes_total",
 				Help: "Sockets closed by the server, by close code."}, []string{"code"}),
-			backfilled: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_realtime_backfilled_total",
-				Help: "Events sent to sockets from Postgres while catching up."}),
+			backfilled: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_backfilled_total",
+				Help: "Events sent to sockets while catching up, by source: the feed's tail in memory or Postgres."},
+				[]string{"source"}),
 		}}, nil
 }
 
