@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -154,7 +155,7 @@ func New(cfg Config) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Hub{cfg: cfg, store: cfg.Store, js: js, logger: cfg.Logger.With("component", "realtime"), poller: p,
+	h := &Hub{cfg: cfg, store: cfg.Store, js: js, logger: cfg.Logger.With("component", "realtime"), poller: p,
 		maxSockets: maxSockets,
 		// Each socket sits in the queue at most once, so maxSockets slots never fill.
 		queue: make(chan *socket, maxSockets), done: make(chan struct{}),
@@ -169,7 +170,18 @@ func New(cfg Config) (*Hub, error) {
 			backfilled: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_backfilled_total",
 				Help: "Events sent to sockets while catching up, by source: the feed's tail in memory or Postgres."},
 				[]string{"source"}),
-		}}, nil
+		}}
+	// The close codes the server sends are exposed from the start, at zero, so that a dashboard
+	// or an alert sees the series before the first close; so are the catch-up sources.
+	for _, code := range []ws.StatusCode{ws.StatusNormalClosure, CloseGoingAway, ws.StatusProtocolError,
+		CloseRevoked, ws.StatusInvalidFramePayloadData, ws.StatusMessageTooBig, ws.StatusInternalServerError,
+		CloseTooSlow, CloseResync} {
+		h.metrics.closes.WithLabelValues(strconv.Itoa(int(code)))
+	}
+	for _, source := range []string{"memory", "postgres"} {
+		h.metrics.backfilled.WithLabelValues(source)
+	}
+	return h, nil
 }
 
 // Collectors are the hub's metrics, for the server's registry.
