@@ -37,4 +37,10 @@ func TestErrorCodeStatuses(t *testing.T) {
 		}
 	}
 	require.Len(t, statusOf, codes)
+	for code, status := range map[persist.Code]int{"invalid_request": 400, "unauthenticated": 401, "forbidden": 403,
+		"missing_scope": 403, "not_found": 404, "conflict": 409, "resync_required": 410, "rate_limited": 429,
+		"internal": 500, "not_implemented": 501, "provider_failed": 502, "unavailable": 503} {
+		require.Equal(t, status, statusFor(code), "%s", code)
+	}
+	require.Equal(t, 500, statusFor("no_such_code"))
 }
