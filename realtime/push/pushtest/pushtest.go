@@ -1,4 +1,4 @@
-// Package webpushtest is a fake push service for tests: a real TLS listener that receives Web
+// Package pushtest is a fake push service for tests: a real TLS listener that receives Web
 // Push requests, checks their VAPID signature, and decrypts their payloads (RFC 8291) with
 // device keys made in the test. Only _test.go files import it.
 package pushtest
