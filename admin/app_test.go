@@ -182,7 +182,7 @@ func startServerCtx(t *testing.T, ctx context.Context, args ...string) (string, 
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
 		if rest, ok := strings.CutPrefix(sc.Text(), "natter listening on "); ok {
-			go func() { _, _ = io.Copy(io.Discard, pr) }()
+			go func(r io.Reader) { _, _ = io.Copy(io.Discard, r) }(pr)
 			return rest, p
 		}
 	}
@@ -236,7 +236,7 @@ func TestServerLogs(t *testing.T) {
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() && !strings.HasPrefix(sc.Text(), "natter listening on ") {
 	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	go func(r io.Reader) { _, _ = io.Copy(io.Discard, r) }(pr)
 	cancel()
 	require.NoError(t, p.wait())
 
@@ -267,7 +267,7 @@ func TestServerLogs(t *testing.T) {
 	sc = bufio.NewScanner(pr)
 	for sc.Scan() && !strings.HasPrefix(sc.Text(), "natter listening on ") {
 	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	go func(r io.Reader) { _, _ = io.Copy(io.Discard, r) }(pr)
 	cancel()
 	require.NoError(t, <-done)
 	require.Empty(t, quiet.lines(), "nothing at info with --log-level warn")
