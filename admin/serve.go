@@ -76,7 +76,7 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "send Web Push notifications to registered devices (a server key pair is generated on first start); false turns push off: no key, no sends, and the push write endpoints answer 404"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
-	}, append(signInFlags(), uploadFlags()...)...)
+	}, append(append(signInFlags(), uploadFlags()...), calloutFlags()...)...)
 }
 
 // serverConfig is the validated configuration of serve and dev.
@@ -87,6 +87,7 @@ type serverConfig struct {
 	natsListen     string
 	server         server.Config
 	signIn         signInConfig
+	callout        calloutConfig
 }
 
 func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
@@ -131,6 +132,9 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 		return cfg, configError("cookie-namespace", "%q may contain only letters, digits, '-' and '_' (at most 32)", ns)
 	}
 	if cfg.signIn, err = readSignInConfig(c); err != nil {
+		return cfg, err
+	}
+	if cfg.callout, err = readCalloutConfig(c, cfg.natsURL); err != nil {
 		return cfg, err
 	}
 	cfg.server = server.Config{
@@ -209,7 +213,13 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if err != nil {
 		return err
 	}
-	var bots *streams.BotAccess // bot runtimes on the embedded server's listener
+	// Bot runtimes on the embedded server's listener, or on the external cluster through its
+	// auth callout.
+	callout, bots, stopCallout, err := cfg.callout.start(ctx, db.Store, nc, logger)
+	if err != nil {
+		return err
+	}
+	defer stopCallout()
 	if emb != nil {
 		if bots, err = streams.NewBotAccess(streams.BotAccessConfig{Store: db.Store, Server: emb, NATS: nc, Logger: logger}); err != nil {
 			return err
@@ -271,6 +281,9 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	g.Go(func() error { return deliverer.Run(gctx) })
 	if bots != nil {
 		g.Go(func() error { return bots.Run(gctx) })
+	}
+	if callout != nil {
+		g.Go(func() error { return callout.Run(gctx) })
 	}
 	if push != nil {
 		g.Go(func() error { return push.Run(gctx) })

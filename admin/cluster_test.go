@@ -1,0 +1,169 @@
+package admin_test
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/streams"
+)
+
+// localCluster starts a 3-node NATS JetStream cluster (real nats-server nodes with an
+// auth_callout block) in this process, stopped when the test ends.
+func localCluster(t *testing.T) *streams.LocalCluster {
+	t.Helper()
+	lc, err := streams.StartLocalCluster(streams.LocalClusterConfig{Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(lc.Shutdown)
+	return lc
+}
+
+// clusterReplica runs `natter serve` against the cluster, answering its auth callout.
+func clusterReplica(t *testing.T, lc *streams.LocalCluster, dbURL string) string {
+	t.Helper()
+	return startServer(t, "serve", "--database-url", dbURL, "--nats-url", lc.NatterURLs(), "--stream-replicas", "3",
+		"--nats-callout-issuer-seed", lc.IssuerSeed, "--nats-system-url", lc.SystemURLs(),
+		"--dev-bootstrap", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--access-log=false")
+}
+
+// TestClusterBotsOverNATSCallout: with natter replicas on an external NATS cluster, a bot
+// runtime connects to the cluster with its ccb_ token, is admitted through the auth callout,
+// replays and follows its workspace live with the embedded mode's permissions (no other
+// workspace, no JetStream API, no publishing but its replay), and is cut off when its token is
+// revoked; anything that is not a live bot token is refused.
+func TestClusterBotsOverNATSCallout(t *testing.T) {
+	t.Parallel()
+	lc := localCluster(t)
+	dbURL := persisttest.URL(t)
+	a, b := clusterReplica(t, lc, dbURL), clusterReplica(t, lc, dbURL)
+
+	ctx := t.Context()
+	store, err := persist.Open(ctx, persist.Config{URL: dbURL, MaxConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(store.Close)
+	owner, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.User, error) { return tx.UserGet(ctx, getMe(t, a)) })
+	require.NoError(t, err)
+	var workspaces struct {
+		Workspaces []struct{ ID string } `json:"workspaces"`
+	}
+	getJSON(t, a+"/api/workspaces", &workspaces)
+	ws0 := workspaces.Workspaces[0].ID
+	var channels struct {
+		Channels []struct{ ID string } `json:"channels"`
+	}
+	getJSON(t, a+"/api/workspaces/"+ws0+"/channels", &channels)
+	general := channels.Channels[0].ID
+	postMessage(t, a, general, "before the bot connects")
+	_, tok := persisttest.Bot(t, store, owner, ws0, &persisttest.BotOpts{Scopes: []string{"bot:read"}})
+	other := persisttest.Workspace(t, store, owner.ID)
+
+	// Refused: no token, a token of another kind, an unknown bot token.
+	for _, token := range []string{"", "natter_guess", "ccb_" + "unknownunknownunknown"} {
+		opts := []nats.Option{nats.NoReconnect(), nats.Timeout(5 * time.Second)}
+		if token != "" {
+			opts = append(opts, nats.Token(token))
+		}
+		nc, err := nats.Connect(lc.ClientURLs(), opts...)
+		if err == nil {
+			nc.Close()
+		}
+		require.ErrorIs(t, err, nats.ErrAuthorization, "token %q", token)
+	}
+
+	errs := make(chan error, 16)
+	closed := make(chan struct{})
+	nc, err := nats.Connect(lc.ClientURLs(), nats.Token(tok.Token), nats.CustomInboxPrefix(streams.BotInboxPrefix(tok.ID)),
+		nats.NoReconnect(), nats.ClosedHandler(func(*nats.Conn) { close(closed) }),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			select {
+			case errs <- err:
+			default:
+			}
+		}))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+
+	// Replay by request: the backfill, and the live subjects it may follow.
+	m, err := nc.Request(streams.BotReplaySubject(tok.ID), []byte(`{"include_tail":true}`), 10*time.Second)
+	require.NoError(t, err)
+	var page struct {
+		Events []struct {
+			Cursor  string          `json:"cursor"`
+			Type    string          `json:"type"`
+			Payload json.RawMessage `json:"payload"`
+		} `json:"events"`
+		TailCursor *string  `json:"tail_cursor"`
+		Subjects   []string `json:"subjects"`
+	}
+	require.NoError(t, json.Unmarshal(m.Data, &page), "%s", m.Data)
+	require.NotEmpty(t, page.Events)
+	require.NotNil(t, page.TailCursor)
+	found := false
+	for _, e := range page.Events {
+		found = found || (e.Type == "message.created" && contains(e.Payload, "before the bot connects"))
+	}
+	require.True(t, found, "the replay holds the earlier message")
+
+	live := make(chan *nats.Msg, 64)
+	for _, s := range page.Subjects {
+		_, err := nc.ChanSubscribe(s, live)
+		require.NoError(t, err)
+	}
+	require.NoError(t, nc.Flush())
+	postMessage(t, b, general, "posted on the other replica")
+	deadline := time.After(20 * time.Second)
+	for got := false; !got; {
+		select {
+		case m := <-live:
+			got = contains(m.Data, "posted on the other replica")
+		case <-deadline:
+			t.Fatal("the bot did not receive the live message over the cluster")
+		}
+	}
+
+	// Nothing beyond the embedded mode's permissions.
+	_, err = nc.SubscribeSync("natter.events." + other.ID + ".ws.>")
+	require.NoError(t, err)
+	requireAsyncError(t, errs, "permissions violation")
+	_, err = nc.SubscribeSync("$JS.API.>")
+	require.NoError(t, err)
+	requireAsyncError(t, errs, "permissions violation")
+	require.NoError(t, nc.Publish("natter.events."+ws0+".ws.forged", []byte(`{}`)))
+	requireAsyncError(t, errs, "permissions violation")
+	require.NoError(t, nc.Publish(streams.BotReplaySubject("bot_someoneelse"), nil))
+	requireAsyncError(t, errs, "permissions violation")
+
+	// Revoked: the connection is cut off at once (the callout's replica kicks it through the
+	// system account), and the token no longer connects.
+	resp, err := http.Post(a+"/api/bot-tokens/"+tok.ID+"/revoke", "application/json", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	select {
+	case <-closed:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the revoked bot was not cut off")
+	}
+	_, err = nats.Connect(lc.ClientURLs(), nats.Token(tok.Token), nats.NoReconnect())
+	require.ErrorIs(t, err, nats.ErrAuthorization)
+}
+
+func requireAsyncError(t *testing.T, errs <-chan error, contains string) {
+	t.Helper()
+	select {
+	case err := <-errs:
+		require.ErrorContains(t, err, contains)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no asynchronous error %q", contains)
+	}
+}
+
+func contains(b []byte, s string) bool { return strings.Contains(string(b), s) }
