@@ -11,7 +11,7 @@ import (
 	"github.com/natterchat/natter/server/passwordhash"
 )
 
-// Budgets of password login attempts, in each process: per client address, and the narrower
+// Budgets of password login attempts, shared by every replica: per client address, and the narrower
 // one per identifier over a longer window, which is what makes online guessing impractical.
 // Every attempt counts (a lost race with a password change excepted); a refused one costs no
 // key derivation.
@@ -28,12 +28,29 @@ type passwordLoginLimits struct {
 	byIdentifier *windowLimiter
 }
 
+// take spends one attempt of both budgets; rate_limited when either is spent.
+func (l passwordLoginLimits) take(ctx context.Context, address, identifier string) error {
+	for _, b := range []struct {
+		l   *windowLimiter
+		key string
+	}{{l.byAddress, address}, {l.byIdentifier, identifier}} {
+		ok, err := b.l.allow(ctx, b.key)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return persist.Errorf(persist.CodeRateLimited, "too many sign-in attempts; wait a while and try again")
+		}
+	}
+	return nil
+}
+
 // configureSignIn sets up the optional sign-in methods of cfg: passwords and the identity proxy.
 func (s *Server) configureSignIn(cfg Config) error {
 	now := cfg.Store.Now
 	s.loginLimits = passwordLoginLimits{
-		byAddress:    newWindowLimiter(passwordLoginAddressLimit, passwordLoginAddressWindow, now),
-		byIdentifier: newWindowLimiter(passwordLoginIdentifierLimit, passwordLoginIdentifierWindow, now),
+		byAddress:    newWindowLimiter(cfg.Store, "password_login_address", passwordLoginAddressLimit, passwordLoginAddressWindow),
+		byIdentifier: newWindowLimiter(cfg.Store, "password_login_identifier", passwordLoginIdentifierLimit, passwordLoginIdentifierWindow),
 	}
 	if cfg.PasswordAuth {
 		s.passwords = cfg.Passwords
@@ -87,12 +104,12 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	ctx := r.Context()
 	address, identifier := clientAddress(r), persist.PasswordIdentifierKey(req.Identifier)
-	if !s.loginLimits.byAddress.allow(address) || !s.loginLimits.byIdentifier.allow(identifier) {
-		s.writeError(w, r, persist.Errorf(persist.CodeRateLimited, "too many sign-in attempts; wait a while and try again"))
+	if err := s.loginLimits.take(ctx, address, identifier); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
-	ctx := r.Context()
 	cred, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.PasswordCredential, error) {
 		return tx.PasswordLookup(ctx, req.Identifier)
 	})
@@ -119,8 +136,8 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 		return result{u, sess, token}, err
 	})
 	if e, lost := persist.ErrorOf(err); lost && e.Code == persist.CodeInvalidCredentials {
-		s.loginLimits.byAddress.release(address)
-		s.loginLimits.byIdentifier.release(identifier)
+		s.loginLimits.byAddress.release(ctx, address)
+		s.loginLimits.byIdentifier.release(ctx, identifier)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

@@ -1,29 +1,65 @@
 package server
 
 import (
-	"fmt"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
 )
 
+func pgxQueryRow(t *testing.T, url, sql string, args ...any) pgx.Row {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(t.Context()) })
+	return conn.QueryRow(t.Context(), sql, args...)
+}
+
+// TestWindowLimiter: budgets live in the database, so limiters of two replicas (two stores on
+// one database) spend from one budget per key and window.
 func TestWindowLimiter(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := newWindowLimiter(2, time.Minute, func() time.Time { return now })
-	require.True(t, l.allow("a"))
-	require.True(t, l.allow("a"))
-	require.False(t, l.allow("a"), "the third attempt in a window is refused")
-	require.True(t, l.allow("b"), "budgets are per key")
-	now = now.Add(time.Minute)
-	require.True(t, l.allow("a"), "a new window starts afresh")
-
-	for i := range maxLimiterKeys + 50 {
-		require.True(t, l.allow(fmt.Sprint("k", i)))
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	url := persisttest.URL(t)
+	replica := func() *windowLimiter {
+		store, err := persist.Open(t.Context(), persist.Config{URL: url, MaxConns: 2, Clock: clock})
+		require.NoError(t, err)
+		t.Cleanup(store.Close)
+		return newWindowLimiter(store, "test", 3, time.Minute)
 	}
-	require.LessOrEqual(t, len(l.hits), maxLimiterKeys, "memory stays bounded")
+	a, b := replica(), replica()
+	allow := func(l *windowLimiter, key string) bool {
+		ok, err := l.allow(t.Context(), key)
+		require.NoError(t, err)
+		return ok
+	}
+	require.True(t, allow(a, "k"))
+	require.True(t, allow(b, "k"))
+	require.True(t, allow(a, "k"))
+	require.False(t, allow(b, "k"), "the fourth attempt in a window is refused, whichever replica gets it")
+	require.False(t, allow(a, "k"))
+	require.True(t, allow(b, "other"), "budgets are per key")
+	b.release(t.Context(), "other")
+	require.True(t, allow(a, "other"))
+	require.True(t, allow(a, "other"))
+	require.True(t, allow(a, "other"), "a released attempt is given back")
+	require.False(t, allow(a, "other"))
+
+	mu.Lock()
+	now = now.Add(time.Minute)
+	mu.Unlock()
+	require.True(t, allow(b, "k"), "a new window starts afresh")
+	var rows int
+	require.NoError(t, pgxQueryRow(t, url, `SELECT count(*) FROM attempt_budgets WHERE window_start < $1`, clock()).Scan(&rows))
+	require.Zero(t, rows, "finished windows are pruned")
 }
 
 func TestClientAddress(t *testing.T) {

@@ -99,8 +99,11 @@ type setupClaimResponse struct {
 // {token, bot, workspace, defaults} (plus contract_version and api_base_url when configured).
 // Unknown, expired and claimed codes all get the same 404.
 func (s *Server) handleBotSetupCodeClaim(w http.ResponseWriter, r *http.Request) {
-	if !s.claimLimiter.allow(clientAddress(r)) {
-		s.writeError(w, r, persist.Errorf(persist.CodeRateLimited, "too many setup-code attempts from this address; wait a minute"))
+	if ok, err := s.claimLimiter.allow(r.Context(), clientAddress(r)); err != nil || !ok {
+		if err == nil {
+			err = persist.Errorf(persist.CodeRateLimited, "too many setup-code attempts from this address; wait a minute")
+		}
+		s.writeError(w, r, err)
 		return
 	}
 	var req setupClaimRequest
