@@ -14,6 +14,7 @@ import (
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/streams"
+	"github.com/natterchat/natter/streams/streamstest"
 )
 
 // localCluster starts a 3-node NATS JetStream cluster (real nats-server nodes with an
@@ -167,3 +168,42 @@ func requireAsyncError(t *testing.T, errs <-chan error, contains string) {
 }
 
 func contains(b []byte, s string) bool { return strings.Contains(string(b), s) }
+
+// TestClusterSharedLimits: attempt budgets are spent across replicas, not per process: the
+// password login budget of one identifier (10 an hour) and the setup-code claim budget of one
+// address (10 a minute) run out after 10 attempts spread over two replicas.
+func TestClusterSharedLimits(t *testing.T) {
+	t.Parallel()
+	emb, _ := streamstest.Embedded(t)
+	dbURL := persisttest.URL(t)
+	replica := func() string {
+		return startServer(t, "serve", "--database-url", dbURL, "--nats-url", emb.TrustedURL(), "--password-auth",
+			"--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--access-log=false")
+	}
+	replicas := []string{replica(), replica()}
+	post := func(base, path, body string) int {
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for i := range 10 {
+		require.Equal(t, http.StatusUnauthorized, post(replicas[i%2], "/api/auth/password/login",
+			`{"identifier":"nobody@example.com","password":"guess"}`), "login attempt %d", i+1)
+	}
+	for _, base := range replicas {
+		require.Equal(t, http.StatusTooManyRequests, post(base, "/api/auth/password/login",
+			`{"identifier":"nobody@example.com","password":"guess"}`), "the identifier's budget is spent on every replica")
+	}
+	require.Equal(t, http.StatusUnauthorized, post(replicas[0], "/api/auth/password/login",
+		`{"identifier":"someone.else@example.com","password":"guess"}`), "another identifier has its own budget")
+
+	for i := range 10 {
+		require.Equal(t, http.StatusNotFound, post(replicas[i%2], "/api/bot-setup-codes/claim", `{"code":"NOPE-NOPE-NOPE"}`),
+			"claim attempt %d", i+1)
+	}
+	for _, base := range replicas {
+		require.Equal(t, http.StatusTooManyRequests, post(base, "/api/bot-setup-codes/claim", `{"code":"NOPE-NOPE-NOPE"}`),
+			"the address's claim budget is spent on every replica")
+	}
+}
