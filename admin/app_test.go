@@ -20,6 +20,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if runAsNatterProcess() { // a replica the cluster chaos test started, and may SIGKILL
+		return
+	}
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreTopFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"),
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))

@@ -89,7 +89,7 @@ func runCluster(c *cli.Context) error {
 			"--data-dir", filepath.Join(dir, fmt.Sprintf("natter-%d", i+1)), "--upload-dir", filepath.Join(dir, "uploads"),
 			"--nats-url", nats.NatterURLs(), "--stream-replicas", strconv.Itoa(min(3, nodes)),
 			"--nats-callout-issuer-seed", nats.IssuerSeed, "--nats-system-url", nats.SystemURLs(),
-			"--dev-bootstrap", "--dev-auth", "--access-log=false"}
+			"--dev-bootstrap", "--dev-auth", "--callback-allow-loopback", "--access-log=false"}
 		listening := make(chan string, 1)
 		stdout := &lineWatcher{prefix: "natter listening on ", found: listening}
 		stderr := &prefixWriter{prefix: fmt.Sprintf("[natter-%d] ", i+1), w: c.App.ErrWriter}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -74,6 +75,8 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "the trusted canonical API base bot installers store, such as https://chat.example.com (a path prefix is kept); adds claim_url and api_base_url to setup codes"},
 		&cli.BoolFlag{Name: "web-push", EnvVars: []string{"NATTER_WEB_PUSH"}, Value: true,
 			Usage: "send Web Push notifications to registered devices (a server key pair is generated on first start); false turns push off: no key, no sends, and the push write endpoints answer 404"},
+		&cli.BoolFlag{Name: "callback-allow-loopback", EnvVars: []string{"NATTER_CALLBACK_ALLOW_LOOPBACK"},
+			Usage: "let slash-command and event-subscription callbacks reach 127.0.0.1 and ::1, for receivers on this machine (development, natter cluster); off in production"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
 	}, append(append(signInFlags(), uploadFlags()...), calloutFlags()...)...)
@@ -241,7 +244,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		logger.Info("dev bootstrap", "created", b.Created, "owner_user_id", b.Owner.ID, "workspace_id", b.Workspace.ID)
 	}
 
-	callbacks, err := callback.New(callback.Config{})
+	callbacks, err := callback.New(callback.Config{AllowAddr: callbackPolicy(c.Bool("callback-allow-loopback"))})
 	if err != nil {
 		return err
 	}
@@ -292,6 +295,14 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	err = g.Wait()
 	logger.Info("natter stopped")
 	return err
+}
+
+// callbackPolicy is who callbacks may reach: public addresses, and loopback when allowed.
+func callbackPolicy(loopback bool) func(netip.Addr) bool {
+	if !loopback {
+		return callback.PublicOnly
+	}
+	return func(a netip.Addr) bool { return a.IsLoopback() || callback.PublicOnly(a) }
 }
 
 // startWebPush gives the server its push key pair on first start and builds the deliverer and
