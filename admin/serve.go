@@ -102,6 +102,9 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	if err := checkHostPort(cfg.addr); err != nil {
 		return cfg, configError("addr", "%v", err)
 	}
+	if cfg.natsURL == "" && cfg.streamReplicas > 1 {
+		return cfg, configError("stream-replicas", "the embedded NATS server is a single node and holds 1 replica; more need --nats-url of a cluster")
+	}
 	if !dev && c.String("database-url") == "" {
 		return cfg, configError("database-url", "serve needs a database URL (NATTER_DATABASE_URL); use `natter dev` for a private database")
 	}

@@ -406,7 +406,7 @@ func (r *Relay) verifyStream(ctx context.Context, st persist.RelayState) (uint64
 		healthy = healthy && state.FirstSeq <= oldest
 	}
 	if healthy {
-		return state.LastSeq, nil
+		return state.LastSeq, r.scaleStream(ctx, s)
 	}
 	r.metrics.rebuilds.Inc()
 	r.logger.Warn("stream does not match the log; rebuilding it", "workspace_id", st.WorkspaceID, "stream", name,
