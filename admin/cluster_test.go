@@ -1,7 +1,10 @@
 package admin_test
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/streams"
@@ -205,5 +209,54 @@ func TestClusterSharedLimits(t *testing.T) {
 	for _, base := range replicas {
 		require.Equal(t, http.StatusTooManyRequests, post(base, "/api/bot-setup-codes/claim", `{"code":"NOPE-NOPE-NOPE"}`),
 			"the address's claim budget is spent on every replica")
+	}
+}
+
+// TestClusterCommand: `natter cluster` starts NATS nodes, replicas and a private PostgreSQL,
+// prints the replicas' URLs, and the replicas work as one: a message posted to one reaches a
+// socket on the other. Ctrl-C (the context's end) stops everything and the command returns.
+func TestClusterCommand(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- admin.Run(ctx, []string{"natter", "cluster", "--replicas", "2", "--base-port", "0",
+			"--data-dir", persisttest.ReachableTempDir(t)}, pw, io.Discard)
+		pw.Close()
+	}()
+	var urls []string
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 2 && strings.HasPrefix(fields[0], "natter-") {
+			urls = append(urls, fields[1])
+		}
+		if strings.HasPrefix(strings.TrimSpace(sc.Text()), "try:") {
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	require.Len(t, urls, 2, "the replicas' URLs are printed")
+
+	var workspaces struct {
+		Workspaces []struct{ ID string } `json:"workspaces"`
+	}
+	getJSON(t, urls[0]+"/api/workspaces", &workspaces)
+	ws0 := workspaces.Workspaces[0].ID
+	var channels struct {
+		Channels []struct{ ID string } `json:"channels"`
+	}
+	getJSON(t, urls[1]+"/api/workspaces/"+ws0+"/channels", &channels)
+	sock := dialWorkspace(t, urls[1], ws0)
+	postMessage(t, urls[0], channels.Channels[0].ID, "across the local cluster")
+	require.Contains(t, string(sock.nextOfType(t, "message.created").Payload), "across the local cluster")
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("natter cluster did not stop")
 	}
 }
