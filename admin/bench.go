@@ -33,7 +33,8 @@ func benchCommand() *cli.Command {
 			"posters at a target rate; reports messages/s, post-to-delivery p50/p99/p999, lost and duplicate deliveries, " +
 			"connect time, the server's RSS per socket and the load generator's CPU per delivered frame",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "url", EnvVars: []string{"NATTER_URL"}, Value: "http://127.0.0.1:8080", Usage: "base URL of the server (loopback only)"},
+			&cli.StringSliceFlag{Name: "url", EnvVars: []string{"NATTER_URL"}, Value: cli.NewStringSlice("http://127.0.0.1:8080"),
+				Usage: "base URL of the server (loopback only); repeat it for the replicas of a cluster (natter cluster): sockets and posters are spread over them"},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"NATTER_TOKEN"}, Usage: "bearer token (sst_ or ccb_); empty relies on the development fallback of `natter dev`"},
 			&cli.StringFlag{Name: "workspace", EnvVars: []string{"NATTER_WORKSPACE"}, Usage: "workspace id (default: the caller's first)"},
 			&cli.StringFlag{Name: "channel", EnvVars: []string{"NATTER_CHANNEL"}, Usage: "channel id to post into (default: #bench, created if missing)"},
@@ -52,6 +53,7 @@ func benchCommand() *cli.Command {
 }
 
 type benchConfig struct {
+	bases                              []string // the first is where set-up requests go
 	base, token, workspace, channel    string
 	sockets, posters, sources, dialers int
 	rate                               float64
@@ -61,21 +63,31 @@ type benchConfig struct {
 }
 
 func readBenchConfig(c *cli.Context) (benchConfig, error) {
-	b := benchConfig{base: c.String("url"), token: c.String("token"), workspace: c.String("workspace"), channel: c.String("channel"),
+	b := benchConfig{bases: c.StringSlice("url"), token: c.String("token"), workspace: c.String("workspace"), channel: c.String("channel"),
 		sockets: c.Int("sockets"), posters: c.Int("posters"), sources: c.Int("source-addrs"), dialers: c.Int("connect-concurrency"),
 		rate: c.Float64("rate"), duration: c.Duration("duration"), drain: c.Duration("drain"), reconnect: c.Bool("reconnect"),
 		pid: c.Int("server-pid")}
-	u, err := url.Parse(b.base)
-	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return b, configError("url", "%q must be http://host:port", b.base)
+	if len(b.bases) == 0 {
+		return b, configError("url", "give at least one server URL")
 	}
-	ips, err := net.LookupIP(u.Hostname())
-	if err != nil || len(ips) == 0 {
-		return b, configError("url", "cannot resolve %q", u.Hostname())
-	}
-	for _, ip := range ips {
-		if !ip.IsLoopback() {
-			return b, configError("url", "the bench only targets loopback addresses, and %s is %s", u.Hostname(), ip)
+	b.base = b.bases[0]
+	var u *url.URL
+	for i, base := range b.bases {
+		p, err := url.Parse(base)
+		if err != nil || p.Scheme != "http" || p.Host == "" {
+			return b, configError("url", "%q must be http://host:port", base)
+		}
+		ips, err := net.LookupIP(p.Hostname())
+		if err != nil || len(ips) == 0 {
+			return b, configError("url", "cannot resolve %q", p.Hostname())
+		}
+		for _, ip := range ips {
+			if !ip.IsLoopback() {
+				return b, configError("url", "the bench only targets loopback addresses, and %s is %s", p.Hostname(), ip)
+			}
+		}
+		if i == 0 {
+			u = p
 		}
 	}
 	switch {
@@ -101,7 +113,8 @@ func readBenchConfig(c *cli.Context) (benchConfig, error) {
 
 type benchRun struct {
 	cfg     benchConfig
-	api     *benchHTTP
+	api     *benchHTTP   // the first server, for set-up
+	apis    []*benchHTTP // one per --url, for posters
 	sockets []*benchSocket
 	out     io.Writer
 }
@@ -114,8 +127,12 @@ func runBench(c *cli.Context) error {
 	ctx, cancel := context.WithTimeout(c.Context, cfg.duration+cfg.drain+5*time.Minute)
 	defer cancel()
 	raiseFileLimit()
-	r := &benchRun{cfg: cfg, out: c.App.Writer, api: &benchHTTP{base: cfg.base, token: cfg.token,
-		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: benchMaxPosters}}}}
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: benchMaxPosters}}
+	r := &benchRun{cfg: cfg, out: c.App.Writer}
+	for _, base := range cfg.bases {
+		r.apis = append(r.apis, &benchHTTP{base: base, token: cfg.token, client: client})
+	}
+	r.api = r.apis[0]
 	if err := r.resolveTargets(ctx); err != nil {
 		return err
 	}
@@ -194,7 +211,7 @@ func (r *benchRun) connect(ctx context.Context, sockets []*benchSocket) ([]time.
 	for i, s := range sockets {
 		g.Go(func() error {
 			start := time.Now()
-			if err := s.dial(gctx, r.cfg.base, r.cfg.workspace, r.cfg.token); err != nil {
+			if err := s.dial(gctx, r.cfg.bases[i%len(r.cfg.bases)], r.cfg.workspace, r.cfg.token); err != nil {
 				return fmt.Errorf("bench: socket %d from %s: %w", i, s.source, err)
 			}
 			took[i] = time.Since(start)
@@ -226,6 +243,7 @@ func (r *benchRun) post(ctx context.Context, duration time.Duration, rate float6
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			api := r.apis[p%len(r.apis)]
 			next := time.Now().Add(time.Duration(p) * interval / time.Duration(r.cfg.posters))
 			for i := 0; ; i++ {
 				if next.After(deadline) || ctx.Err() != nil {
@@ -240,7 +258,7 @@ func (r *benchRun) post(ctx context.Context, duration time.Duration, rate float6
 				}
 				body := map[string]string{"body": benchMarker + strconv.FormatInt(time.Now().UnixNano(), 10),
 					"nonce": fmt.Sprintf("bench-%d-%d-%d", deadline.UnixNano(), p, i)}
-				if _, err := r.api.do(ctx, http.MethodPost, "/api/channels/"+r.cfg.channel+"/messages", body, &resp); err != nil {
+				if _, err := api.do(ctx, http.MethodPost, "/api/channels/"+r.cfg.channel+"/messages", body, &resp); err != nil {
 					if failed.Add(1) == 1 {
 						fmt.Fprintf(r.out, "post failed (further failures are only counted): %v\n", err)
 					}
@@ -304,8 +322,8 @@ func (r *benchRun) run(ctx context.Context) error {
 	for i := range r.sockets {
 		r.sockets[i] = &benchSocket{source: net.IPv4(127, 0, 0, byte(1+i%cfg.sources)), cursor: startCursor, base: startCursor}
 	}
-	fmt.Fprintf(r.out, "bench: %d sockets from %d source addresses, %d posters at %.1f posts/s for %s into %s\n",
-		cfg.sockets, cfg.sources, cfg.posters, cfg.rate, cfg.duration, cfg.channel)
+	fmt.Fprintf(r.out, "bench: %d sockets from %d source addresses, %d posters at %.1f posts/s for %s into %s, over %d server(s)\n",
+		cfg.sockets, cfg.sources, cfg.posters, cfg.rate, cfg.duration, cfg.channel, len(cfg.bases))
 	connectStart := time.Now()
 	took, err := r.connect(ctx, r.sockets)
 	if err != nil {
