@@ -5,8 +5,10 @@ import (
 	"testing"
 	"time"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
@@ -56,4 +58,33 @@ func TestClusterStreamReplicas(t *testing.T) {
 		s, err := js.Stream(t.Context(), streams.StreamName(other.ws.ID))
 		return err == nil && s.CachedInfo().Config.Replicas == 3
 	}, 20*time.Second, 50*time.Millisecond, "a new workspace's stream has 3 replicas")
+}
+
+// TestClusterExampleConfig: the top-level nats.conf is a configuration nats-server accepts,
+// with JetStream, a 3-node cluster, natter's accounts and the auth callout naming natter's
+// issuer key.
+func TestClusterExampleConfig(t *testing.T) {
+	issuer, err := nkeys.CreateAccount()
+	require.NoError(t, err)
+	pub, _ := issuer.PublicKey()
+	t.Setenv("NATS_SERVER_NAME", "nats-2")
+	t.Setenv("NATTER_NATS_PASSWORD", "natter-secret")
+	t.Setenv("NATTER_NATS_SYSTEM_PASSWORD", "system-secret")
+	t.Setenv("NATTER_CALLOUT_ISSUER", pub)
+	opts, err := natsserver.ProcessConfigFile("../nats.conf")
+	require.NoError(t, err)
+	require.Equal(t, "nats-2", opts.ServerName)
+	require.True(t, opts.JetStream)
+	require.Equal(t, "natter", opts.Cluster.Name)
+	require.Len(t, opts.Routes, 3)
+	require.Equal(t, "SYS", opts.SystemAccount)
+	require.NotNil(t, opts.AuthCallout)
+	require.Equal(t, pub, opts.AuthCallout.Issuer)
+	require.Equal(t, "NATTER", opts.AuthCallout.Account)
+	require.ElementsMatch(t, []string{"natter", "natter_system"}, opts.AuthCallout.AuthUsers)
+	users := map[string]string{}
+	for _, u := range opts.Users {
+		users[u.Username] = u.Account.Name
+	}
+	require.Equal(t, map[string]string{"natter": "NATTER", "natter_system": "SYS"}, users)
 }
