@@ -227,8 +227,7 @@ func (tx *Tx) WorkspaceUpdate(ctx context.Context, actor Actor, id string, p Wor
 	if err != nil {
 		return Workspace{}, Event{}, err
 	}
-	ev, err := tx.EventAppend(ctx, EventInput{WorkspaceID: id, Type: "workspace.updated",
-		ActorID: actor.UserID, Payload: map[string]any{"workspace": w}})
+	ev, err := tx.EventAppend(ctx, workspaceEvent("workspace.updated", w, actor.UserID, nil))
 	w.Role = m.Role
 	return w, ev, err
 }
@@ -289,9 +288,8 @@ func (tx *Tx) WorkspaceTransferOwnership(ctx context.Context, actor Actor, id, t
 	if err != nil {
 		return Workspace{}, Event{}, err
 	}
-	ev, err := tx.EventAppend(ctx, EventInput{WorkspaceID: id, Type: "workspace.ownership_transferred",
-		ActorID: actor.UserID, Payload: map[string]any{"workspace": w, "previous_owner_id": actor.UserID,
-			"owner_id": targetUserID}})
+	ev, err := tx.EventAppend(ctx, workspaceEvent("workspace.ownership_transferred", w, actor.UserID,
+		map[string]any{"previous_owner_id": actor.UserID, "owner_id": targetUserID}))
 	w.Role = RoleModerator
 	return w, ev, err
 }
