@@ -71,7 +71,7 @@ func runCluster(c *cli.Context) error {
 		return err
 	}
 	nats, err := streams.StartLocalCluster(streams.LocalClusterConfig{Dir: filepath.Join(dir, "nats"), Nodes: nodes,
-		Logger: logger})
+		Logger: logger, EncryptCallout: true})
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,8 @@ func runCluster(c *cli.Context) error {
 		args := []string{"natter", "serve", "--database-url", pg.URL(databaseName), "--addr", addr,
 			"--data-dir", filepath.Join(dir, fmt.Sprintf("natter-%d", i+1)), "--upload-dir", filepath.Join(dir, "uploads"),
 			"--nats-url", nats.NatterURLs(), "--stream-replicas", strconv.Itoa(min(3, nodes)),
-			"--nats-callout-issuer-seed", nats.IssuerSeed, "--nats-system-url", nats.SystemURLs(),
+			"--nats-callout-issuer-seed", nats.IssuerSeed, "--nats-callout-xkey-seed", nats.XKeySeed,
+			"--nats-system-url", nats.SystemURLs(),
 			"--dev-bootstrap", "--dev-auth", "--callback-allow-loopback", "--access-log=false"}
 		listening := make(chan string, 1)
 		stdout := &lineWatcher{prefix: "natter listening on ", found: listening}

@@ -195,12 +195,13 @@ func TestClusterChaos(t *testing.T) {
 		t.Skip("the chaos test runs for about a minute")
 	}
 	t.Parallel()
-	lc := localCluster(t)
+	lc := localCluster(t, true)
 	dbURL := persisttest.URL(t)
 	uploads := t.TempDir()
 	replica := func() *replicaProcess {
 		return startReplicaProcess(t, "serve", "--database-url", dbURL, "--nats-url", lc.NatterURLs(), "--stream-replicas", "3",
-			"--nats-callout-issuer-seed", lc.IssuerSeed, "--nats-system-url", lc.SystemURLs(), "--callback-allow-loopback",
+			"--nats-callout-issuer-seed", lc.IssuerSeed, "--nats-callout-xkey-seed", lc.XKeySeed,
+			"--nats-system-url", lc.SystemURLs(), "--callback-allow-loopback",
 			"--dev-bootstrap", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--upload-dir", uploads, "--access-log=false")
 	}
 	procs := []*replicaProcess{replica(), replica(), replica()}

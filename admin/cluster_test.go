@@ -22,10 +22,11 @@ import (
 )
 
 // localCluster starts a 3-node NATS JetStream cluster (real nats-server nodes with an
-// auth_callout block) in this process, stopped when the test ends.
-func localCluster(t *testing.T) *streams.LocalCluster {
+// auth_callout block, its requests encrypted or not) in this process, stopped when the test ends.
+func localCluster(t *testing.T, encrypt bool) *streams.LocalCluster {
 	t.Helper()
-	lc, err := streams.StartLocalCluster(streams.LocalClusterConfig{Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	lc, err := streams.StartLocalCluster(streams.LocalClusterConfig{Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler),
+		EncryptCallout: encrypt})
 	require.NoError(t, err)
 	t.Cleanup(lc.Shutdown)
 	return lc
@@ -34,19 +35,33 @@ func localCluster(t *testing.T) *streams.LocalCluster {
 // clusterReplica runs `natter serve` against the cluster, answering its auth callout.
 func clusterReplica(t *testing.T, lc *streams.LocalCluster, dbURL string) string {
 	t.Helper()
-	return startServer(t, "serve", "--database-url", dbURL, "--nats-url", lc.NatterURLs(), "--stream-replicas", "3",
+	args := []string{"serve", "--database-url", dbURL, "--nats-url", lc.NatterURLs(), "--stream-replicas", "3",
 		"--nats-callout-issuer-seed", lc.IssuerSeed, "--nats-system-url", lc.SystemURLs(),
-		"--dev-bootstrap", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--access-log=false")
+		"--dev-bootstrap", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--access-log=false"}
+	if lc.XKeySeed != "" {
+		args = append(args, "--nats-callout-xkey-seed", lc.XKeySeed)
+	}
+	return startServer(t, args...)
 }
 
 // TestClusterBotsOverNATSCallout: with natter replicas on an external NATS cluster, a bot
 // runtime connects to the cluster with its ccb_ token, is admitted through the auth callout,
 // replays and follows its workspace live with the embedded mode's permissions (no other
 // workspace, no JetStream API, no publishing but its replay), and is cut off when its token is
-// revoked; anything that is not a live bot token is refused.
+// revoked; anything that is not a live bot token is refused. The cluster's requests are sent in
+// the clear, or encrypted to natter's xkey.
 func TestClusterBotsOverNATSCallout(t *testing.T) {
 	t.Parallel()
-	lc := localCluster(t)
+	for _, encrypt := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Plain", true: "Encrypted"}[encrypt], func(t *testing.T) {
+			t.Parallel()
+			testBotsOverNATSCallout(t, encrypt)
+		})
+	}
+}
+
+func testBotsOverNATSCallout(t *testing.T, encrypt bool) {
+	lc := localCluster(t, encrypt)
 	dbURL := persisttest.URL(t)
 	a, b := clusterReplica(t, lc, dbURL), clusterReplica(t, lc, dbURL)
 

@@ -32,6 +32,9 @@ type LocalClusterConfig struct {
 	// ReadyTimeout bounds a node's start and the cluster's JetStream meta leader election.
 	// Default 30s.
 	ReadyTimeout time.Duration
+	// EncryptCallout gives the auth_callout block an xkey, so that the nodes encrypt their
+	// requests (which carry bot tokens) to natter. Default false.
+	EncryptCallout bool
 }
 
 // LocalCluster is a running LocalClusterConfig cluster.
@@ -44,6 +47,9 @@ type LocalCluster struct {
 	IssuerSeed string
 	// Account is the account natter's user is in and bots are placed in.
 	Account string
+	// XKeySeed is the curve seed matching the block's xkey (--nats-callout-xkey-seed) when
+	// the cluster encrypts its requests; "" otherwise. A secret of this cluster.
+	XKeySeed string
 
 	mu    sync.Mutex
 	nodes []*localNode
@@ -80,6 +86,16 @@ func StartLocalCluster(cfg LocalClusterConfig) (*LocalCluster, error) {
 	seed, _ := issuer.Seed()
 	issuerPub, _ := issuer.PublicKey()
 	lc := &LocalCluster{cfg: cfg, natterPass: randomHex(), systemPass: randomHex(), IssuerSeed: string(seed), Account: "NATTER"}
+	xkeyLine := ""
+	if cfg.EncryptCallout {
+		xk, err := nkeys.CreateCurveKeys()
+		if err != nil {
+			return nil, err
+		}
+		xseed, _ := xk.Seed()
+		xpub, _ := xk.PublicKey()
+		lc.XKeySeed, xkeyLine = string(xseed), "xkey: "+xpub
+	}
 	ports, err := freePorts(2 * cfg.Nodes)
 	if err != nil {
 		return nil, err
@@ -95,7 +111,7 @@ func StartLocalCluster(cfg LocalClusterConfig) (*LocalCluster, error) {
 		n := &localNode{name: fmt.Sprintf("nats-%d", i+1), clientPort: ports[i]}
 		n.conf = filepath.Join(cfg.Dir, n.name+".conf")
 		text := fmt.Sprintf(localNodeConf, n.name, n.clientPort, filepath.Join(cfg.Dir, n.name), ports[cfg.Nodes+i],
-			strings.Join(routes, ", "), lc.Account, lc.natterPass, lc.systemPass, issuerPub)
+			strings.Join(routes, ", "), lc.Account, lc.natterPass, lc.systemPass, issuerPub, xkeyLine)
 		if err := os.WriteFile(n.conf, []byte(text), 0o600); err != nil {
 			return nil, err
 		}
@@ -134,6 +150,7 @@ authorization {
     issuer: %[9]s
     account: %[6]s
     auth_users: [ natter, natter_system ]
+    %[10]s
   }
 }
 `
