@@ -198,7 +198,8 @@ func (a *AuthCallout) answer(ctx context.Context, m *nats.Msg) {
 		}
 	}
 	req, err := jwt.DecodeAuthorizationRequestClaims(string(data))
-	if err != nil {
+	if err != nil || !nkeys.IsValidPublicServerKey(req.Issuer) {
+		// Only a server signs these (decoding checked the signature against the issuer).
 		a.cfg.Logger.Warn("undecodable authorization request", "error", err)
 		return
 	}
