@@ -51,6 +51,7 @@ func TestInvalidConfiguration(t *testing.T) {
 		{"CalloutWithoutNATSURL", []string{"dev", "--nats-callout-issuer-seed", "SAAKAIRNQ7CBDL2CPDY3T4YGNIWV7C56ILKKCALYXV3Y7BMMVYIBS26EWY"}, "--nats-callout-issuer-seed"},
 		{"CalloutSeedNotAccount", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-callout-issuer-seed", "SUACEC4RN5YGAVDXQGU6RDFZGYAX4NCL23NNPABTYCYTALICLGRHVB4JPE"}, "--nats-callout-issuer-seed"},
 		{"SystemURLWithoutCallout", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-system-url", "nats://127.0.0.1:4222"}, "--nats-system-url"},
+		{"SystemURLScheme", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-callout-issuer-seed", "SAAKAIRNQ7CBDL2CPDY3T4YGNIWV7C56ILKKCALYXV3Y7BMMVYIBS26EWY", "--nats-system-url", "http://sys:pw@127.0.0.1:4222"}, "--nats-system-url"},
 		{"BotTTL", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-callout-issuer-seed", "SAAKAIRNQ7CBDL2CPDY3T4YGNIWV7C56ILKKCALYXV3Y7BMMVYIBS26EWY", "--nats-bot-ttl", "100ms"}, "--nats-bot-ttl"},
 		{"NATSURLScheme", []string{"dev", "--nats-url", "http://nats:4222"}, "--nats-url"},
 		{"ListenWithExternalNATS", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-listen", "127.0.0.1:4222"}, "--nats-listen"},

@@ -54,6 +54,11 @@ func readCalloutConfig(c *cli.Context, natsURL string) (calloutConfig, error) {
 	if natsURL == "" {
 		return cc, configError("nats-callout-issuer-seed", "needs --nats-url: the embedded server admits bots itself (--nats-listen)")
 	}
+	if cc.systemURL != "" {
+		if err := checkNATSURLs("nats-system-url", cc.systemURL); err != nil {
+			return cc, err
+		}
+	}
 	var err error
 	if cc.issuer, err = streams.ParseSeed(seed, "the issuer seed"); err != nil {
 		return cc, configError("nats-callout-issuer-seed", "%v", err)

@@ -109,11 +109,8 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 		return cfg, configError("database-url", "serve needs a database URL (NATTER_DATABASE_URL); use `natter dev` for a private database")
 	}
 	if cfg.natsURL != "" {
-		for _, u := range strings.Split(cfg.natsURL, ",") {
-			p, err := url.Parse(strings.TrimSpace(u))
-			if err != nil || p.Host == "" || !map[string]bool{"nats": true, "tls": true, "ws": true, "wss": true}[p.Scheme] {
-				return cfg, configError("nats-url", "%q must be nats://host:port (or tls://, ws://, wss://)", u)
-			}
+		if err := checkNATSURLs("nats-url", cfg.natsURL); err != nil {
+			return cfg, err
 		}
 		if cfg.natsListen != "" {
 			return cfg, configError("nats-listen", "only the embedded server listens; with --nats-url, bots connect to that cluster")
@@ -161,6 +158,22 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 		LegacyDesktopScheme: cfg.signIn.legacyDesktopScheme,
 	}
 	return cfg, nil
+}
+
+// checkNATSURLs checks a comma-separated list of NATS URLs given to flag. The list may carry
+// passwords: the message quotes a URL with its credentials redacted (or, when it does not
+// parse, nothing of it).
+func checkNATSURLs(flag, list string) error {
+	for _, u := range strings.Split(list, ",") {
+		p, err := url.Parse(strings.TrimSpace(u))
+		if err != nil {
+			return configError(flag, "a URL does not parse; each must be nats://host:port (or tls://, ws://, wss://)")
+		}
+		if p.Host == "" || !map[string]bool{"nats": true, "tls": true, "ws": true, "wss": true}[p.Scheme] {
+			return configError(flag, "%q must be nats://host:port (or tls://, ws://, wss://)", streams.RedactURLs(u))
+		}
+	}
+	return nil
 }
 
 func checkHostPort(hp string) error {
