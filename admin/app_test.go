@@ -70,6 +70,7 @@ func TestInvalidConfiguration(t *testing.T) {
 			msg := err.Error()
 			require.True(t, strings.HasPrefix(msg, "invalid configuration: "+tc.flag), msg)
 			require.NotContains(t, msg, "\n", "one line")
+			require.NotContains(t, msg, ":pw@", "a password in a URL is never repeated")
 		})
 	}
 }
