@@ -15,6 +15,7 @@ import (
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // LocalClusterConfig configures a NATS JetStream cluster of real nats-server nodes (the module
@@ -100,6 +101,15 @@ func StartLocalCluster(cfg LocalClusterConfig) (*LocalCluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The nodes keep bcrypt hashes; natter presents the passwords.
+	natterHash, err := bcrypt.GenerateFromPassword([]byte(lc.natterPass), bcrypt.DefaultCost)
+	if err != nil {
+		return nil, err
+	}
+	systemHash, err := bcrypt.GenerateFromPassword([]byte(lc.systemPass), bcrypt.DefaultCost)
+	if err != nil {
+		return nil, err
+	}
 	var routes []string
 	for i := range cfg.Nodes {
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[cfg.Nodes+i]))
@@ -111,17 +121,24 @@ func StartLocalCluster(cfg LocalClusterConfig) (*LocalCluster, error) {
 		n := &localNode{name: fmt.Sprintf("nats-%d", i+1), clientPort: ports[i]}
 		n.conf = filepath.Join(cfg.Dir, n.name+".conf")
 		text := fmt.Sprintf(localNodeConf, n.name, n.clientPort, filepath.Join(cfg.Dir, n.name), ports[cfg.Nodes+i],
-			strings.Join(routes, ", "), lc.Account, lc.natterPass, lc.systemPass, issuerPub, xkeyLine)
+			strings.Join(routes, ", "), lc.Account, string(natterHash), string(systemHash), issuerPub, xkeyLine)
 		if err := os.WriteFile(n.conf, []byte(text), 0o600); err != nil {
 			return nil, err
 		}
 		lc.nodes = append(lc.nodes, n)
 	}
+	// Together, so that each finds its routes listening instead of logging refused dials.
+	errs := make(chan error, len(lc.nodes))
 	for i := range lc.nodes {
-		if err := lc.Start(i); err != nil {
-			lc.Shutdown()
-			return nil, err
-		}
+		go func() { errs <- lc.Start(i) }()
+	}
+	var startErr error
+	for range lc.nodes {
+		startErr = errors.Join(startErr, <-errs)
+	}
+	if startErr != nil {
+		lc.Shutdown()
+		return nil, startErr
 	}
 	if err := lc.WaitJetStream(); err != nil {
 		lc.Shutdown()
@@ -155,12 +172,14 @@ authorization {
 }
 `
 
-// Start starts node i (again, after Stop) from its config file and store.
+// Start starts node i (again, after Stop) from its config file and store. Nodes may start
+// concurrently; one node must not be started twice at once.
 func (lc *LocalCluster) Start(i int) error {
 	lc.mu.Lock()
-	defer lc.mu.Unlock()
 	n := lc.nodes[i]
-	if n.srv != nil {
+	running := n.srv != nil
+	lc.mu.Unlock()
+	if running {
 		return nil
 	}
 	opts, err := natsserver.ProcessConfigFile(n.conf)
@@ -178,7 +197,9 @@ func (lc *LocalCluster) Start(i int) error {
 		srv.Shutdown()
 		return fmt.Errorf("%s did not become ready within %s", n.name, lc.cfg.ReadyTimeout)
 	}
+	lc.mu.Lock()
 	n.srv = srv
+	lc.mu.Unlock()
 	return nil
 }
 
