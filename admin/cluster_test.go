@@ -82,11 +82,14 @@ func testBotsOverNATSCallout(t *testing.T, encrypt bool) {
 	getJSON(t, a+"/api/workspaces/"+ws0+"/channels", &channels)
 	general := channels.Channels[0].ID
 	postMessage(t, a, general, "before the bot connects")
-	_, tok := persisttest.Bot(t, store, owner, ws0, &persisttest.BotOpts{Scopes: []string{"bot:read"}})
+	botUser, tok := persisttest.Bot(t, store, owner, ws0, &persisttest.BotOpts{Scopes: []string{"bot:read"}})
 	other := persisttest.Workspace(t, store, owner.ID)
+	noRealtime := persisttest.BotToken(t, store, owner, ws0, botUser.ID, "messages:read")
+	require.True(t, strings.HasPrefix(noRealtime.Token, "ccb_"))
 
-	// Refused: no token, a token of another kind, an unknown bot token.
-	for _, token := range []string{"", "natter_guess", "ccb_" + "unknownunknownunknown"} {
+	// Refused: no token, a token of another kind, an unknown bot token, a bot token without
+	// realtime:read.
+	for _, token := range []string{"", "natter_guess", "ccb_" + "unknownunknownunknown", noRealtime.Token} {
 		opts := []nats.Option{nats.NoReconnect(), nats.Timeout(5 * time.Second)}
 		if token != "" {
 			opts = append(opts, nats.Token(token))
