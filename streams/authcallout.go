@@ -132,12 +132,23 @@ func ParseSeed(seed, kind string) (nkeys.KeyPair, error) {
 
 // Run answers authorization requests until ctx ends, then waits for the answers under way.
 func (a *AuthCallout) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
+	var (
+		wg      sync.WaitGroup
+		stopMu  sync.Mutex
+		stopped bool
+	)
 	sub, err := a.cfg.NATS.QueueSubscribe(AuthCalloutSubject, "natter", func(m *nats.Msg) {
 		// Lookups run in parallel, a bounded number at a time; a full house waits here, on
 		// the subscription's goroutine, so the server's own timeout refuses the excess.
 		a.pending <- struct{}{}
+		stopMu.Lock()
+		if stopped {
+			stopMu.Unlock()
+			<-a.pending
+			return
+		}
 		wg.Add(1)
+		stopMu.Unlock()
 		go func() {
 			defer func() { <-a.pending; wg.Done() }()
 			a.answer(ctx, m)
@@ -148,6 +159,9 @@ func (a *AuthCallout) Run(ctx context.Context) error {
 	}
 	defer func() {
 		_ = sub.Unsubscribe()
+		stopMu.Lock()
+		stopped = true
+		stopMu.Unlock()
 		wg.Wait()
 	}()
 	if a.cfg.System == nil {
