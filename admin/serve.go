@@ -79,6 +79,8 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "let slash-command and event-subscription callbacks reach 127.0.0.1 and ::1, for receivers on this machine (development, natter cluster); off in production"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
+		&cli.IntFlag{Name: "max-sockets-per-user", EnvVars: []string{"NATTER_MAX_SOCKETS_PER_USER"}, Value: 64,
+			Usage: "open realtime sockets one person, or one bot token, may hold on this server; more are refused with 429 before the upgrade"},
 	}, append(append(signInFlags(), uploadFlags()...), calloutFlags()...)...)
 }
 
@@ -88,6 +90,7 @@ type serverConfig struct {
 	addr           string
 	natsURL        string
 	natsListen     string
+	socketsPerUser int
 	server         server.Config
 	signIn         signInConfig
 	callout        calloutConfig
@@ -95,7 +98,10 @@ type serverConfig struct {
 
 func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	cfg = serverConfig{addr: c.String("addr"), natsURL: c.String("nats-url"), natsListen: c.String("nats-listen"),
-		streamReplicas: c.Int("stream-replicas")}
+		streamReplicas: c.Int("stream-replicas"), socketsPerUser: c.Int("max-sockets-per-user")}
+	if cfg.socketsPerUser < 1 || cfg.socketsPerUser > 100000 {
+		return cfg, configError("max-sockets-per-user", "must be 1 to 100000, not %d", cfg.socketsPerUser)
+	}
 	if cfg.streamReplicas < 1 || cfg.streamReplicas > 5 {
 		return cfg, configError("stream-replicas", "must be 1 to 5 (1 for the embedded server, 3 in a cluster), not %d", cfg.streamReplicas)
 	}
@@ -228,7 +234,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if err != nil {
 		return err
 	}
-	hub, err := realtime.New(realtime.Config{Store: db.Store, NATS: nc, Logger: logger})
+	hub, err := realtime.New(realtime.Config{Store: db.Store, NATS: nc, Logger: logger, MaxSocketsPerUser: cfg.socketsPerUser})
 	if err != nil {
 		return err
 	}

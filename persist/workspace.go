@@ -251,6 +251,7 @@ func (tx *Tx) WorkspaceDelete(ctx context.Context, actor Actor, id string) error
 	if _, err := tx.exec(ctx, `DELETE FROM workspaces WHERE id = $1`, id); err != nil {
 		return err
 	}
+	tx.noteWorkspaceDeleted(id)
 	_, err = tx.exec(ctx, `DELETE FROM instance_settings WHERE key = $1 AND value = $2`, SettingDefaultWorkspace, id)
 	return err
 }
