@@ -36,6 +36,8 @@ func clusterCommand() *cli.Command {
 				Usage: "NATS nodes to run (1 to 9); workspace streams get min(3, nodes) replicas"},
 			&cli.IntFlag{Name: "base-port", EnvVars: []string{"NATTER_CLUSTER_BASE_PORT"}, Value: 8081,
 				Usage: "replica i listens on 127.0.0.1:base-port+i; 0 picks free ports"},
+			&cli.IntFlag{Name: "max-sockets-per-user", EnvVars: []string{"NATTER_MAX_SOCKETS_PER_USER"}, Value: 64,
+				Usage: "each replica's --max-sockets-per-user (raise it to natter bench --sockets)"},
 		},
 		Action: runCluster,
 	}
@@ -90,6 +92,7 @@ func runCluster(c *cli.Context) error {
 			"--nats-url", nats.NatterURLs(), "--stream-replicas", strconv.Itoa(min(3, nodes)),
 			"--nats-callout-issuer-seed", nats.IssuerSeed, "--nats-callout-xkey-seed", nats.XKeySeed,
 			"--nats-system-url", nats.SystemURLs(),
+			"--max-sockets-per-user", strconv.Itoa(c.Int("max-sockets-per-user")),
 			"--dev-bootstrap", "--dev-auth", "--callback-allow-loopback", "--access-log=false"}
 		listening := make(chan string, 1)
 		stdout := &lineWatcher{prefix: "natter listening on ", found: listening}
