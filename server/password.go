@@ -24,33 +24,16 @@ const (
 
 // passwordLoginLimits are the two login budgets.
 type passwordLoginLimits struct {
-	byAddress    *windowLimiter
-	byIdentifier *windowLimiter
-}
-
-// take spends one attempt of both budgets; rate_limited when either is spent.
-func (l passwordLoginLimits) take(ctx context.Context, address, identifier string) error {
-	for _, b := range []struct {
-		l   *windowLimiter
-		key string
-	}{{l.byAddress, address}, {l.byIdentifier, identifier}} {
-		ok, err := b.l.allow(ctx, b.key)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return persist.Errorf(persist.CodeRateLimited, "too many sign-in attempts; wait a while and try again")
-		}
-	}
-	return nil
+	byAddress    *keyedLimiter
+	byIdentifier *keyedLimiter
 }
 
 // configureSignIn sets up the optional sign-in methods of cfg: passwords and the identity proxy.
 func (s *Server) configureSignIn(cfg Config) error {
 	now := cfg.Store.Now
 	s.loginLimits = passwordLoginLimits{
-		byAddress:    newWindowLimiter(cfg.Store, "password_login_address", passwordLoginAddressLimit, passwordLoginAddressWindow),
-		byIdentifier: newWindowLimiter(cfg.Store, "password_login_identifier", passwordLoginIdentifierLimit, passwordLoginIdentifierWindow),
+		byAddress:    newKeyedLimiter(cfg.Store, "password_login_address", passwordLoginAddressLimit, passwordLoginAddressWindow),
+		byIdentifier: newKeyedLimiter(cfg.Store, "password_login_identifier", passwordLoginIdentifierLimit, passwordLoginIdentifierWindow),
 	}
 	if cfg.PasswordAuth {
 		s.passwords = cfg.Passwords
@@ -106,8 +89,17 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	address, identifier := clientAddress(r), persist.PasswordIdentifierKey(req.Identifier)
-	if err := s.loginLimits.take(ctx, address, identifier); err != nil {
+	byAddress, ok, err := s.loginLimits.byAddress.allow(ctx, address)
+	var byIdentifier attempt
+	if ok && err == nil {
+		byIdentifier, ok, err = s.loginLimits.byIdentifier.allow(ctx, identifier)
+	}
+	if err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	if !ok {
+		s.writeError(w, r, persist.Errorf(persist.CodeRateLimited, "too many sign-in attempts; wait a while and try again"))
 		return
 	}
 	cred, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.PasswordCredential, error) {
@@ -117,7 +109,7 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	ok, err := s.passwords.Verify(ctx, cred.Hash, req.Password)
+	ok, err = s.passwords.Verify(ctx, cred.Hash, req.Password)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -136,8 +128,8 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 		return result{u, sess, token}, err
 	})
 	if e, lost := persist.ErrorOf(err); lost && e.Code == persist.CodeInvalidCredentials {
-		s.loginLimits.byAddress.release(ctx, address)
-		s.loginLimits.byIdentifier.release(ctx, identifier)
+		byAddress.release(ctx)
+		byIdentifier.release(ctx)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

@@ -17,10 +17,11 @@ const (
 	setupCodeClaimWindow = time.Minute
 )
 
-// windowLimiter allows limit attempts per key in each fixed window. The counts are kept in
-// Postgres, so every replica spends from the same budget; finished windows are deleted now and
-// then by whichever replica notices first.
-type windowLimiter struct {
+// keyedLimiter gives each key a token bucket of limit attempts that refills at limit per window:
+// a burst of limit, then one attempt each window/limit. The buckets are kept in Postgres
+// (persist.Tx.AttemptTake), so every replica spends from the same one; buckets that are full
+// again are deleted now and then by whichever replica notices first.
+type keyedLimiter struct {
 	store  *persist.Store
 	budget string // names the budget in the shared table
 	limit  int
@@ -29,36 +30,51 @@ type windowLimiter struct {
 	prunedAt atomic.Int64 // unix nanoseconds of this process's last prune
 }
 
-func newWindowLimiter(store *persist.Store, budget string, limit int, window time.Duration) *windowLimiter {
-	return &windowLimiter{store: store, budget: budget, limit: limit, window: window}
+func newKeyedLimiter(store *persist.Store, budget string, limit int, window time.Duration) *keyedLimiter {
+	return &keyedLimiter{store: store, budget: budget, limit: limit, window: window}
 }
 
-// allow records one attempt for key and reports whether it is within the budget.
-func (l *windowLimiter) allow(ctx context.Context, key string) (bool, error) {
+// attempt is one attempt taken from a key's bucket, which release can give back.
+type attempt struct {
+	limiter *keyedLimiter
+	key     string
+}
+
+// allow takes one attempt for key and reports whether it is within the budget. A refused attempt
+// takes nothing.
+func (l *keyedLimiter) allow(ctx context.Context, key string) (attempt, bool, error) {
 	l.prune(ctx)
-	return persist.WithTxV(ctx, l.store, func(tx *persist.Tx) (bool, error) {
+	ok, err := persist.WithTxV(ctx, l.store, func(tx *persist.Tx) (bool, error) {
 		return tx.AttemptTake(ctx, l.budget, key, l.limit, l.window)
 	})
+	if err != nil || !ok {
+		return attempt{}, false, err
+	}
+	return attempt{limiter: l, key: key}, true, nil
 }
 
-// release takes back one attempt recorded for key in its current window, for an attempt that
-// turned out not to count. A failure only leaves the attempt counted.
-func (l *windowLimiter) release(ctx context.Context, key string) {
+// release gives an attempt back, for one that turned out not to count. A failure only leaves the
+// attempt spent.
+func (a attempt) release(ctx context.Context) {
+	if a.limiter == nil {
+		return
+	}
+	l := a.limiter
 	_ = l.store.WithTx(ctx, func(tx *persist.Tx) error {
-		return tx.AttemptGiveBack(ctx, l.budget, key, l.window)
+		return tx.AttemptGiveBack(ctx, l.budget, a.key, l.limit, l.window)
 	})
 }
 
-// prune deletes the budget's finished windows at most once a window per process, so the table
-// holds roughly the keys of the running windows.
-func (l *windowLimiter) prune(ctx context.Context) {
+// prune deletes the budget's full buckets at most once a window per process, so the table holds
+// roughly the keys active in the last window.
+func (l *keyedLimiter) prune(ctx context.Context) {
 	now := l.store.Now().UnixNano()
 	last := l.prunedAt.Load()
 	if now-last < int64(l.window) || !l.prunedAt.CompareAndSwap(last, now) {
 		return
 	}
 	_ = l.store.WithTx(ctx, func(tx *persist.Tx) error {
-		_, err := tx.AttemptBudgetsPrune(ctx, l.budget, l.window)
+		_, err := tx.AttemptBudgetsPrune(ctx, l.budget)
 		return err
 	})
 }

@@ -21,45 +21,50 @@ func pgxQueryRow(t *testing.T, url, sql string, args ...any) pgx.Row {
 	return conn.QueryRow(t.Context(), sql, args...)
 }
 
-// TestWindowLimiter: budgets live in the database, so limiters of two replicas (two stores on
-// one database) spend from one budget per key and window.
-func TestWindowLimiter(t *testing.T) {
+// TestKeyedLimiter: token buckets kept in the database, so limiters of two replicas (two
+// stores on one database) spend from one bucket per key.
+func TestKeyedLimiter(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	url := persisttest.URL(t)
-	replica := func() *windowLimiter {
+	replica := func() *keyedLimiter {
 		store, err := persist.Open(t.Context(), persist.Config{URL: url, MaxConns: 2, Clock: clock})
 		require.NoError(t, err)
 		t.Cleanup(store.Close)
-		return newWindowLimiter(store, "test", 3, time.Minute)
+		return newKeyedLimiter(store, "test", 2, time.Minute)
 	}
 	a, b := replica(), replica()
-	allow := func(l *windowLimiter, key string) bool {
-		ok, err := l.allow(t.Context(), key)
+	allow := func(l *keyedLimiter, key string) bool {
+		_, ok, err := l.allow(t.Context(), key)
 		require.NoError(t, err)
 		return ok
 	}
-	require.True(t, allow(a, "k"))
-	require.True(t, allow(b, "k"))
-	require.True(t, allow(a, "k"))
-	require.False(t, allow(b, "k"), "the fourth attempt in a window is refused, whichever replica gets it")
-	require.False(t, allow(a, "k"))
-	require.True(t, allow(b, "other"), "budgets are per key")
-	b.release(t.Context(), "other")
-	require.True(t, allow(a, "other"))
-	require.True(t, allow(a, "other"))
-	require.True(t, allow(a, "other"), "a released attempt is given back")
-	require.False(t, allow(a, "other"))
+	require.True(t, allow(a, "a"))
+	first, ok, err := b.allow(t.Context(), "a")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.False(t, allow(a, "a"), "the third attempt at once is refused, whichever replica gets it")
+	require.True(t, allow(b, "b"), "budgets are per key")
+	first.release(t.Context())
+	require.True(t, allow(a, "a"), "a released attempt is given back")
+	require.False(t, allow(b, "a"))
+	advance(29 * time.Second)
+	require.False(t, allow(a, "a"), "the bucket refills one attempt each window/limit")
+	advance(time.Second)
+	require.True(t, allow(b, "a"))
+	require.False(t, allow(a, "a"))
+	advance(time.Minute)
+	require.True(t, allow(a, "a"), "a whole window refills the whole budget")
+	require.True(t, allow(b, "a"))
 
-	mu.Lock()
-	now = now.Add(time.Minute)
-	mu.Unlock()
-	require.True(t, allow(b, "k"), "a new window starts afresh")
+	advance(2 * time.Minute)
+	require.True(t, allow(a, "c"))
 	var rows int
-	require.NoError(t, pgxQueryRow(t, url, `SELECT count(*) FROM attempt_budgets WHERE window_start < $1`, clock()).Scan(&rows))
-	require.Zero(t, rows, "finished windows are pruned")
+	require.NoError(t, pgxQueryRow(t, url, `SELECT count(*) FROM attempt_budgets WHERE full_at <= $1`, clock()).Scan(&rows))
+	require.Zero(t, rows, "buckets full again are pruned")
 }
 
 func TestClientAddress(t *testing.T) {

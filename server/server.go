@@ -104,8 +104,8 @@ type Server struct {
 	store        *persist.Store
 	logger       *slog.Logger
 	metrics      *metrics
-	apiBaseURL   string         // the validated Config.APIBaseURL
-	claimLimiter *windowLimiter // setup-code claims per client address
+	apiBaseURL   string        // the validated Config.APIBaseURL
+	claimLimiter *keyedLimiter // setup-code claims per client address
 	router       chi.Router
 	cookieName   string
 	publicOrigin string
@@ -182,7 +182,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.OAuthLimits = cfg.OAuthLimits.WithDefaults()
 	s.cfg = cfg
-	s.claimLimiter = newWindowLimiter(cfg.Store, "setup_code_claim_address", setupCodeClaimLimit, setupCodeClaimWindow)
+	s.claimLimiter = newKeyedLimiter(cfg.Store, "setup_code_claim_address", setupCodeClaimLimit, setupCodeClaimWindow)
 	if err := s.configureSignIn(cfg); err != nil {
 		return nil, err
 	}
