@@ -3,5 +3,7 @@
 // workspace, the one way to follow a workspace stream (Follow: from a cursor, the end, a time or
 // a durable position, waiting for a stream that does not exist yet, recovering a deleted
 // consumer, each message decoded once into an Event) and to discover workspaces (Discover), and
-// NATS authentication for bots. It imports persist.
+// NATS authentication for bots: on the embedded server (BotAccess) or, on an external cluster,
+// through its auth callout (AuthCallout). LocalCluster runs a real multi-node cluster in-process
+// for `natter cluster` and tests. It imports persist.
 package streams

@@ -170,8 +170,11 @@ func (d *Deliverer) start(ctx context.Context, s persist.SubscriptionConsumer) e
 	cfg := streams.FollowConfig{
 		NATS: d.cfg.NATS, WorkspaceID: s.WorkspaceID, Durable: ConsumerName(id), Description: "event subscription " + id,
 		// After the last handled cursor; a redelivered cursor is refused by the plan anyway.
-		Start:   func(context.Context) (streams.Start, error) { return streams.Start{After: s.Resume}, nil },
-		AckWait: time.Minute, MaxAckPending: 1, PullMaxMessages: 1, // one event at a time, in cursor order
+		Start: func(context.Context) (streams.Start, error) { return streams.Start{After: s.Resume}, nil },
+		// How long a replica's crash in the middle of a delivery holds the subscription before
+		// another replica takes the event: longer than a callback may take (10s).
+		AckWait:       30 * time.Second,
+		MaxAckPending: 1, PullMaxMessages: 1, // one event at a time, in cursor order
 		Handle: func(_ context.Context, m streams.Msg) { d.handle(ctx, id, m) },
 		Logger: d.logger.With("subscription_id", id),
 	}
