@@ -68,13 +68,21 @@ export function icon(name) {
 // avatar shows a person's picture, or their initial on a colour derived from their id.
 export function avatar(user, size = 'md') {
   const name = (user && (user.display_name || user.handle)) || '?';
-  if (user && user.avatar_url && /^https?:\/\//i.test(user.avatar_url)) {
-    return h('img', { class: `avatar ${size}`, src: user.avatar_url, alt: '', loading: 'lazy', referrerPolicy: 'no-referrer' });
+  const initial = () => {
+    let hash = 0;
+    for (const ch of (user && user.id) || name) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
+    return h('span', { class: `avatar ${size} hue${hash % 8}`, 'aria-hidden': 'true' }, [...name][0].toUpperCase());
+  };
+  const url = user && user.avatar_url;
+  if (url && /^https?:\/\//i.test(url) && !failedAvatars.has(url)) {
+    const img = h('img', { class: `avatar ${size}`, src: url, alt: '', loading: 'lazy', referrerPolicy: 'no-referrer' });
+    // An unreachable avatar (offline, blocked) falls back to the initial, and is not tried again.
+    img.addEventListener('error', () => { failedAvatars.add(url); img.replaceWith(initial()); }, { once: true });
+    return img;
   }
-  let hash = 0;
-  for (const ch of (user && user.id) || name) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
-  return h('span', { class: `avatar ${size} hue${hash % 8}`, 'aria-hidden': 'true' }, [...name][0].toUpperCase());
+  return initial();
 }
+const failedAvatars = new Set();
 
 // displayName is what a person is called in the interface.
 export function displayName(user) {
