@@ -156,10 +156,13 @@ const reducers = {
     if (!m) return [];
     const known = state.messages.has(m.id);
     upsertMessage(m);
+    // A message ends its author's typing there.
+    const typers = state.typing.get(placeOf(m));
+    if (typers) typers.delete(m.author_id);
     if (m.parent_message_id) { insertReply(m); return ['messages', 'thread']; }
     const inserted = insertRoot(m);
     if (!known) bumpPlace(m);
-    if (inserted || !known) return ['messages', 'sidebar'];
+    if (inserted || !known) return ['messages', 'sidebar', 'typing'];
     return ['messages'];
   },
   'thread.reply_created'(ev) {
