@@ -1,6 +1,6 @@
 // actions.js turns what a person does into API calls and their answers into store changes.
 import * as api from './api.js';
-import { state, touch, conv, thread, upsertMessage, rememberUser, apply, placeOf } from './store.js';
+import { state, touch, conv, thread, upsertMessage, rememberUser, apply } from './store.js';
 import { Socket } from './socket.js';
 
 const PAGE = 50;
@@ -68,7 +68,7 @@ export async function checkVersion() {
   } catch { /* the next reconnect checks again */ }
 }
 
-function pickDefaultPlace() {
+export function pickDefaultPlace() {
   const chans = [...state.channels.values()].filter((c) => !c.archived).sort((a, b) => a.name.localeCompare(b.name));
   const saved = localStorage.getItem(`natter.place.${state.wsId}`);
   if (saved && (state.channels.has(saved) || state.dms.has(saved))) return saved;
@@ -196,6 +196,7 @@ export function markRead(view) {
 }
 
 export { send, retry, sendReply } from './send.js';
+export * from './panels.js';
 
 export async function editMessage(id, body) {
   const res = await api.patch(`/api/messages/${id}`, { body });
@@ -239,67 +240,6 @@ export async function loadThread(rootId, older = false) {
   t.hasOlder = res.has_older;
   t.loaded = true;
   touch('thread');
-}
-
-export async function togglePin(m) {
-  try {
-    await api.post(`/api/channels/${m.channel_id}/pins`, { message_id: m.id });
-    toast('Pinned to the channel');
-  } catch (e) {
-    if (e.status !== 409) throw e;
-    await api.del(`/api/channels/${m.channel_id}/pins/${m.id}`);
-    toast('Unpinned');
-  }
-  touch('pins');
-}
-
-export async function loadPins(channelId) {
-  const res = await api.get(`/api/channels/${channelId}/pins`);
-  const list = res.messages || (res.pins || []).map((p) => p.message).filter(Boolean);
-  return list.map((m) => upsertMessage(m, true));
-}
-
-export async function search(qtext, cursor) {
-  return api.get(`/api/search${api.q({ workspace_id: state.wsId, q: qtext, limit: 30, cursor })}`);
-}
-
-// jumpTo opens the message's place around it; a reply opens its thread as well.
-export async function jumpTo(messageId) {
-  const m = upsertMessage((await api.get(`/api/messages/${messageId}`)).message, true);
-  const root = m.parent_message_id ? upsertMessage((await api.get(`/api/messages/${m.thread_root_id}`)).message, true) : m;
-  await openPlace(viewOf(placeOf(root)), root.channel_seq);
-  if (m.parent_message_id) openPanel({ kind: 'thread', rootId: root.id });
-}
-
-export async function members(qtext, cursor) {
-  const res = await api.get(`/api/workspaces/${state.wsId}/members${api.q({ q: qtext, cursor, limit: 100 })}`);
-  for (const m of res.members || []) rememberUser(m.user);
-  return res;
-}
-
-export async function openDM(userIds) {
-  const res = await api.post('/api/dms', { workspace_id: state.wsId, member_ids: userIds });
-  const d = res.conversation;
-  await api.post(`/api/dms/${d.id}/open`).catch(() => {});
-  state.dms.set(d.id, { ...(state.dms.get(d.id) || {}), ...d });
-  (d.members || []).forEach(rememberUser);
-  await openPlace({ kind: 'dm', id: d.id });
-}
-
-export async function hideDM(id) {
-  await api.del(`/api/dms/${id}`);
-  state.dms.delete(id);
-  if (state.view && state.view.id === id) {
-    const next = pickDefaultPlace();
-    if (next) await openPlace(viewOf(next));
-  }
-  touch('sidebar');
-}
-
-export async function createChannel(name) {
-  const res = await api.post(`/api/workspaces/${state.wsId}/channels`, { name });
-  state.channels.set(res.channel.id, { ...res.channel, unread_count: 0, last_read_seq: 0 });
-  await openPlace({ kind: 'channel', id: res.channel.id });
 }
 
 let lastTyping = 0;

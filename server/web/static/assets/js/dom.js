@@ -1,5 +1,5 @@
 // dom.js builds elements. Strings become text nodes, never markup: nothing a person wrote can
-// reach innerHTML through here.
+// reach the HTML parser through here.
 
 // h makes an element: attrs holds properties (class, dataset, aria-*, on* listeners).
 export function h(tag, attrs, ...children) {
