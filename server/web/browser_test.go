@@ -145,6 +145,17 @@ func TestBrowser(t *testing.T) {
 		waitFor(t, aTab, "the message highlighted", `document.querySelector('.list .msg.highlight .body')?.textContent === 'Hello Ben, the launch is on Friday'`)
 	})
 
+	t.Run("EditAndDeleteOwn", func(t *testing.T) { editAndDelete(t, aTab, bTab) })
+	t.Run("PinsPanel", func(t *testing.T) { pins(t, aTab, bTab) })
+	t.Run("UnreadCounts", func(t *testing.T) { unread(t, e, ana, wsID, bTab) })
+	t.Run("DirectMessages", func(t *testing.T) { directMessages(t, aTab, bTab) })
+	t.Run("ResyncWhenTheLogMovedOn", func(t *testing.T) { resync(t, e, ana, wsID, chID, bTab) })
+	t.Run("MagicLinkSignInAndOut", func(t *testing.T) { magicLink(t, e, b, wsID) })
+	t.Run("RevokedSessionBackToSignIn", func(t *testing.T) {
+		e.api(t, ben, "POST", "/api/auth/logout", nil, nil)
+		waitFor(t, bTab, "the sign-in view", `document.querySelector('.signin-card')`)
+	})
+
 	t.Run("DarkTheme", func(t *testing.T) {
 		do(t, aTab, "prefer dark", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -13,6 +14,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -203,9 +206,30 @@ func (b *browser) tab(t *testing.T, p person) context.Context {
 			Domain: host, Path: "/", HTTPOnly: new(true)})
 		return err
 	})
+	// The page's console goes to the test log when the test fails.
+	var mu sync.Mutex
+	var lines []string
+	console := chromedp.Console(ctx)
 	if err := chromedp.Do(ctx, set); err != nil {
 		t.Fatalf("set the session cookie: %v", err)
 	}
+	go func() {
+		for m, err := range console {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			lines = append(lines, fmt.Sprintf("%s:%d %s", m.URL, m.Line+1, m))
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		if t.Failed() {
+			mu.Lock()
+			defer mu.Unlock()
+			t.Logf("console of tab %d:\n%s", b.tabs, strings.Join(lines, "\n"))
+		}
+	})
 	b.tabs++
 	return ctx
 }
@@ -238,7 +262,8 @@ func waitFor(t *testing.T, ctx context.Context, what, expr string) {
 	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if _, err := chromedp.Run(tctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
+		seen, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('.list .msg')].map(m => m.className + ': ' + m.textContent).join('\n')`))
+		t.Fatalf("waiting for %s: %v\nthe list shows:\n%s", what, err, seen)
 	}
 }
 

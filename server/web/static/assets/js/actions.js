@@ -1,6 +1,6 @@
 // actions.js turns what a person does into API calls and their answers into store changes.
 import * as api from './api.js';
-import { state, touch, conv, thread, upsertMessage, rememberUser, apply } from './store.js';
+import { state, touch, conv, thread, upsertMessage, rememberUser, apply, hooks } from './store.js';
 import { Socket } from './socket.js';
 
 const PAGE = 50;
@@ -90,6 +90,15 @@ export async function loadDMs() {
   }
   touch('sidebar');
 }
+
+// A message in a conversation the sidebar does not list: list the conversations again, and
+// count what is unread there as a mention, since it was written to this person.
+hooks.unknownPlace = async (placeId, m) => {
+  if (!m.direct_conversation_id || m.author_id === (state.me && state.me.id)) return;
+  await loadDMs().catch(() => {});
+  const d = state.dms.get(placeId);
+  if (d && d.unread_count) { state.mentions.set(placeId, d.unread_count); touch('sidebar'); }
+};
 
 // openPlace shows a channel or conversation: at the first unread message, or at the bottom.
 export async function openPlace(view, aroundSeq) {

@@ -38,6 +38,7 @@ export class Socket {
       this.h.onEvent(ev);
     };
     ws.onclose = (e) => {
+      console.info('natter socket closed', e.code, e.reason);
       if (this.ws !== ws || this.closed) return;
       this.ws = null;
       if (e.code === REVOKED) { this.closed = true; this.h.onRevoked(); return; }

@@ -136,10 +136,14 @@ function isViewing(placeId) {
   return state.view && state.view.id === placeId && document.visibilityState === 'visible';
 }
 
+// hooks.unknownPlace is called with a place the sidebar does not list yet (a conversation
+// someone just started, or one this person had hidden); actions loads it.
+export const hooks = { unknownPlace: () => {} };
+
 function bumpPlace(m) {
   const placeId = placeOf(m);
   const ch = state.channels.get(placeId) || state.dms.get(placeId);
-  if (!ch) return;
+  if (!ch) { hooks.unknownPlace(placeId, m); return; }
   if (m.channel_seq && m.channel_seq > (ch.last_seq || 0)) ch.last_seq = m.channel_seq;
   if (ch.members) ch.last_activity_at = m.created_at;
   if (m.author_id === (state.me && state.me.id) || isViewing(placeId)) {

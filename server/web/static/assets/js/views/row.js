@@ -31,6 +31,7 @@ export function renderRow(m, opts) {
   if (deleted) content.appendChild(h('p', { class: 'tombstone' }, 'This message was deleted.'));
   else if (state.editing === m.id) content.appendChild(editor(m));
   else content.appendChild(h('div', { class: 'body' }, markdown(m.body)));
+  if (opts.grouped && m.edited_at && !deleted) content.appendChild(h('span', { class: 'edited', title: fmt.full(new Date(m.edited_at)) }, '(edited)'));
   if (!deleted && m.attachments && m.attachments.length) content.appendChild(h('div', { class: 'attachments' }, ...m.attachments.map(attachment)));
   if (m.pending && m.progress !== null && m.progress < 1 && !m.upload) {
     const bar = h('div', { class: 'progress-bar' });
@@ -88,13 +89,15 @@ function reactions(m) {
 }
 
 function editor(m) {
-  const box = h('textarea', { class: 'edit-box', 'aria-label': 'Edit message', rows: 2 });
-  box.value = m.body;
+  const box = h('textarea', { class: 'edit-box', 'aria-label': 'Edit message', rows: 2,
+    oninput: () => { state.editDraft = { id: m.id, body: box.value }; } });
+  // The row may be drawn again while it is being edited (an event, a scroll): keep the draft.
+  box.value = state.editDraft && state.editDraft.id === m.id ? state.editDraft.body : m.body;
   box.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); actions.editMessage(m.id, box.value).catch((err) => actions.toast(err.message)); }
     if (e.key === 'Escape') { e.stopPropagation(); state.editing = null; refresh(); }
   });
-  setTimeout(() => { box.focus(); box.setSelectionRange(box.value.length, box.value.length); });
+  setTimeout(() => { if (document.activeElement !== box && box.isConnected) { box.focus(); box.setSelectionRange(box.value.length, box.value.length); } });
   return h('div', { class: 'editing' }, box, h('p', { class: 'hint' }, 'Enter to save · Esc to cancel'));
 }
 
@@ -103,18 +106,27 @@ function refresh() { touch('messages', 'thread'); }
 function toolbar(m, mine, inThread) {
   const act = (name, label, fn) => h('button', { class: 'icon-btn', title: label, 'aria-label': label, onclick: (e) => { e.stopPropagation(); fn(e); } }, icon(name));
   const bar = h('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Message actions' });
-  bar.append(
+  bar.append(...[
     act('smile', 'Add reaction', (e) => picker(e.currentTarget, m)),
     !inThread && !m.parent_message_id ? act('thread', 'Reply in thread', () => actions.openPanel({ kind: 'thread', rootId: m.id })) : null,
     act('quote', 'Quote', () => { state.quote = m; refreshQuote(); }),
     m.channel_id && !m.parent_message_id ? act('pin', 'Pin or unpin', () => actions.togglePin(m).catch((e) => actions.toast(e.message))) : null,
     mine ? act('edit', 'Edit', () => { state.editing = m.id; refresh(); }) : null,
-    mine ? act('trash', 'Delete', () => { if (confirmDelete()) actions.deleteMessage(m.id).catch((e) => actions.toast(e.message)); }) : null,
-  );
+    mine ? act('trash', 'Delete', (e) => confirmDelete(e.currentTarget, m)) : null,
+  ].filter(Boolean));
   return bar;
 }
 
-function confirmDelete() { return window.confirm('Delete this message? This cannot be undone.'); }
+// confirmDelete asks on the toolbar itself, not in a dialog: a second press deletes.
+function confirmDelete(button, m) {
+  const sure = h('button', { class: 'btn small danger', onclick: (e) => {
+    e.stopPropagation();
+    actions.deleteMessage(m.id).catch((err) => actions.toast(err.message));
+  } }, 'Delete?');
+  button.replaceWith(sure);
+  sure.focus();
+  sure.addEventListener('blur', () => setTimeout(() => sure.replaceWith(button), 200), { once: true });
+}
 
 function refreshQuote() { touch('quote'); }
 

@@ -118,9 +118,16 @@ export class Sidebar {
     trailing));
   }
 
-  async newChannel() {
-    const name = prompt('Name of the new channel');
-    if (!name) return;
-    try { await actions.createChannel(name); } catch (e) { actions.toast(e.message); }
+  // newChannel asks for the name in place, at the top of the channel list.
+  newChannel() {
+    const input = h('input', { type: 'text', class: 'new-channel', placeholder: 'new-channel-name', 'aria-label': 'Name of the new channel',
+      onkeydown: async (e) => {
+        if (e.key === 'Escape') { e.stopPropagation(); this.render(); return; }
+        if (e.key !== 'Enter' || !input.value.trim()) return;
+        try { await actions.createChannel(input.value.trim()); } catch (err) { actions.toast(err.message); }
+        this.render();
+      } });
+    this.nav.prepend(input);
+    input.focus();
   }
 }

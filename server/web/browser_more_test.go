@@ -1,0 +1,151 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
+)
+
+// msgSel finds the row of the message whose body is text.
+func msgSel(text string) string {
+	return fmt.Sprintf(`[...document.querySelectorAll('.list .msg')].find(m => m.querySelector('.body')?.textContent === %q)`, text)
+}
+
+func editAndDelete(t *testing.T, aTab, bTab context.Context) {
+	send(t, aTab, "form.composer .compose-box", "this has a tpyo")
+	waitFor(t, bTab, "the message to edit", hasBody("this has a tpyo"))
+	// ↑ in the empty composer edits the last own message.
+	do(t, aTab, "press up", chromedp.Click("form.composer .compose-box"), chromedp.KeyEvent(kb.ArrowUp))
+	waitFor(t, aTab, "the edit box", `document.querySelector('.list .edit-box')`)
+	eval[bool](t, aTab, `(() => { const b = document.querySelector('.list .edit-box'); b.value = 'this had a typo'; b.dispatchEvent(new Event('input')); return true; })()`)
+	do(t, aTab, "save", chromedp.Focus(".list .edit-box"), enter())
+	waitFor(t, bTab, "the edit on Ben's page", msgSel("this had a typo")+`?.querySelector('.edited')`)
+	clickAction(t, aTab, "this had a typo", "Delete")
+	waitFor(t, aTab, "the confirmation", `document.querySelector('.list .actions .danger')`)
+	eval[bool](t, aTab, `document.querySelector('.list .actions .danger').click() ?? true`)
+	waitFor(t, bTab, "the tombstone on Ben's page", `[...document.querySelectorAll('.list .tombstone')].length === 1`)
+	if eval[bool](t, bTab, msgSel("this had a typo")+` !== undefined`) {
+		t.Fatal("the deleted body is still shown")
+	}
+}
+
+func pins(t *testing.T, aTab, bTab context.Context) {
+	clickAction(t, aTab, "Great, I will prepare the notes", "Pin or unpin")
+	do(t, bTab, "open the pins", chromedp.Click(`.conv-header button[aria-label="Pinned messages"]`))
+	waitFor(t, bTab, "the pinned message", `[...document.querySelectorAll('.panel .card .body')].some(b => b.textContent === 'Great, I will prepare the notes')`)
+	shot(t, bTab, "pins")
+	do(t, bTab, "close the pins", chromedp.Click(`.panel-head button[aria-label="Close panel"]`))
+}
+
+func unread(t *testing.T, e *env, ana person, wsID string, bTab context.Context) {
+	var list struct{ Channels []persist.Channel }
+	e.api(t, ana, "GET", "/api/workspaces/"+wsID+"/channels", nil, &list)
+	var design string
+	for _, c := range list.Channels {
+		if c.Name == "design" {
+			design = c.ID
+		}
+	}
+	e.api(t, ana, "POST", "/api/channels/"+design+"/messages", map[string]string{"body": "New mockups are up"}, nil)
+	e.api(t, ana, "POST", "/api/channels/"+design+"/messages", map[string]string{"body": "@here please review"}, nil)
+	link := fmt.Sprintf(`document.querySelector('.place[data-place=%q]')`, design)
+	waitFor(t, bTab, "design unread in Ben's sidebar", link+`?.classList.contains('unread')`)
+	waitFor(t, bTab, "a mention badge", link+`?.querySelector('.badge')?.textContent === '1'`)
+	eval[bool](t, bTab, link+`.click() ?? true`)
+	waitFor(t, bTab, "the design channel", hasBody("New mockups are up"))
+	waitFor(t, bTab, "the badge cleared", `!`+link+`.classList.contains('unread') && !`+link+`.querySelector('.badge, .count')`)
+	// Read state reached the server: a reload shows no unread count.
+	do(t, bTab, "reload", chromedp.Reload())
+	waitFor(t, bTab, "the sidebar after reload", link)
+	if eval[bool](t, bTab, link+`.classList.contains('unread')`) {
+		t.Fatal("design is unread again after a reload")
+	}
+	eval[bool](t, bTab, `document.querySelector('.place:not([data-place=`+fmt.Sprintf("%q", design)+`])').click() ?? true`)
+	waitFor(t, bTab, "general again", `document.querySelector('.conv-header h1')?.textContent === 'general'`)
+}
+
+func directMessages(t *testing.T, aTab, bTab context.Context) {
+	do(t, aTab, "open the people panel", chromedp.Click(".conv-header .members-count"))
+	waitFor(t, aTab, "the directory", `document.querySelectorAll('.people li').length === 2`)
+	eval[bool](t, aTab, `[...document.querySelectorAll('.people li')].find(li => li.textContent.includes('Ben Okafor')).querySelector('button').click() ?? true`)
+	waitFor(t, aTab, "the conversation", `document.querySelector('.conv-header h1')?.textContent === 'Ben Okafor'`)
+	send(t, aTab, "form.composer .compose-box", "psst, a private word")
+	dm := `[...document.querySelectorAll('.place')].find(a => a.textContent.includes('Ana Lima'))`
+	waitFor(t, bTab, "the conversation in Ben's sidebar with a badge", dm+`?.querySelector('.badge')`)
+	eval[bool](t, bTab, dm+`.click() ?? true`)
+	waitFor(t, bTab, "the private message", hasBody("psst, a private word"))
+	shot(t, bTab, "direct-message")
+	// Hide, then reopen from the directory: the history is still there.
+	eval[bool](t, aTab, `document.querySelector('.place.active .hide-dm').click() ?? true`)
+	waitFor(t, aTab, "the conversation hidden", `![...document.querySelectorAll('.place')].some(a => a.textContent.includes('Ben Okafor'))`)
+	do(t, aTab, "open the people panel", chromedp.Click(".conv-header .members-count"))
+	waitFor(t, aTab, "the directory", `document.querySelectorAll('.people li').length === 2`)
+	eval[bool](t, aTab, `[...document.querySelectorAll('.people li')].find(li => li.textContent.includes('Ben Okafor')).querySelector('button').click() ?? true`)
+	waitFor(t, aTab, "the reopened conversation", hasBody("psst, a private word"))
+	waitFor(t, aTab, "it is back in the sidebar", `[...document.querySelectorAll('.place')].some(a => a.textContent.includes('Ben Okafor'))`)
+	eval[bool](t, aTab, `[...document.querySelectorAll('.place')].find(a => a.textContent.includes('general')).click() ?? true`)
+	do(t, aTab, "close the panel", chromedp.Click(`.panel-head button[aria-label="Close panel"]`))
+}
+
+// resync: while the page is away, the log is pruned past its cursor; the socket closes with
+// 4001 and the page rebuilds the view from the message endpoints, without a reload.
+func resync(t *testing.T, e *env, ana person, wsID, chID string, bTab context.Context) {
+	eval[bool](t, bTab, `[...document.querySelectorAll('.place')].find(a => a.textContent.includes('general')).click() ?? true`)
+	waitFor(t, bTab, "general", `document.querySelector('.conv-header h1')?.textContent === 'general'`)
+	eval[bool](t, bTab, `(window.samePage = true)`)
+	e.restart(t, func() {
+		waitFor(t, bTab, "the reconnecting banner", `document.querySelector('.banner:not([hidden])')`)
+		for i := 1; i <= 3; i++ {
+			e.post(t, ana, chID, fmt.Sprintf("after the prune %d", i))
+		}
+		ctx := context.Background()
+		if _, err := persist.WithTxV(ctx, e.store, func(tx *persist.Tx) (persist.EventPruneResult, error) {
+			return tx.EventPrune(ctx, wsID, persist.EventPruneParams{KeepLatest: new(int64(1))})
+		}); err != nil {
+			t.Fatalf("prune: %v", err)
+		}
+	})
+	for i := 1; i <= 3; i++ {
+		waitFor(t, bTab, "the messages read again", hasBody(fmt.Sprintf("after the prune %d", i)))
+		requireCount(t, bTab, fmt.Sprintf("after the prune %d", i), 1)
+	}
+	if !eval[bool](t, bTab, `window.samePage === true`) {
+		t.Fatal("the page reloaded instead of resyncing")
+	}
+	waitFor(t, bTab, "live again", `document.querySelector('.me .dot.online')`)
+}
+
+func magicLink(t *testing.T, e *env, b *browser, wsID string) {
+	email := "cara@example.com"
+	cara := persisttest.User(t, e.store, &persisttest.UserOpts{DisplayName: new("Cara Diaz"), Email: &email})
+	e.addMember(t, wsID, cara.ID)
+	tab := b.tab(t, person{})
+	do(t, tab, "open the client", chromedp.Navigate(e.URL+"/"))
+	waitFor(t, tab, "the sign-in view", `document.querySelector('.signin-card')`)
+	do(t, tab, "ask for a link", chromedp.SendKeys(`input[type=email]`, email), chromedp.SendKeys(`input[name=name]`, "Cara"))
+	shot(t, tab, "sign-in")
+	do(t, tab, "submit", chromedp.Click(`form.signin-block button[type=submit]`))
+	waitFor(t, tab, "the development token", `document.querySelector('.token')?.textContent.startsWith('mgt_')`)
+	do(t, tab, "sign in", chromedp.Click(`.token-box button`))
+	waitFor(t, tab, "the workspace", `document.querySelector('.me-name')?.textContent === 'Cara Diaz'`)
+	waitFor(t, tab, "the channel", `document.querySelector('.conv-header h1')?.textContent === 'general'`)
+	// Signing out loads the page again, so wait for that load before looking.
+	loaded := chromedp.Events(tab, page.LoadEventFired)
+	do(t, tab, "sign out", chromedp.Click(`.me button[aria-label="Sign out"]`))
+	for _, err := range loaded {
+		if err != nil {
+			t.Fatalf("waiting for the page after signing out: %v", err)
+		}
+		break
+	}
+	waitFor(t, tab, "the sign-in view again", `document.querySelector('.signin-card')`)
+	do(t, tab, "reload", chromedp.Reload())
+	waitFor(t, tab, "still signed out", `document.querySelector('.signin-card')`)
+}
