@@ -172,7 +172,7 @@ func TestBrowser(t *testing.T) {
 	})
 }
 
-func (e *env) addMember(t *testing.T, wsID, userID string) {
+func (e *env) addMember(t testing.TB, wsID, userID string) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := persist.WithTxV(ctx, e.store, func(tx *persist.Tx) (persist.Member, error) {
@@ -183,7 +183,7 @@ func (e *env) addMember(t *testing.T, wsID, userID string) {
 }
 
 // post writes a message straight to the database, for when the API is down.
-func (e *env) post(t *testing.T, p person, channelID, body string) {
+func (e *env) post(t testing.TB, p person, channelID, body string) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := persist.WithTxV(ctx, e.store, func(tx *persist.Tx) (persist.MessageCreated, error) {

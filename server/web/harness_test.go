@@ -46,14 +46,16 @@ type env struct {
 	uploads blob.Store
 	addr    string
 	URL     string
+	dbURL   string // for seeding long histories in benchmarks
 	stop    func()
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	_, nc := streamstest.Embedded(t)
+	var dbURL string
 	store := persisttest.NewStore(t, persisttest.WithCommitHook(streams.WakeRelay(nc)),
-		persisttest.WithRevocationHook(streams.AnnounceRevocations(nc)))
+		persisttest.WithRevocationHook(streams.AnnounceRevocations(nc)), func(c *persist.Config) { dbURL = c.URL })
 	uploads, err := blob.NewDisk(t.TempDir())
 	if err != nil {
 		t.Fatalf("uploads: %v", err)
@@ -62,14 +64,14 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
-	e := &env{store: store, nc: nc, uploads: uploads, addr: ln.Addr().String()}
+	e := &env{store: store, nc: nc, uploads: uploads, addr: ln.Addr().String(), dbURL: dbURL}
 	e.URL = "http://" + e.addr
 	e.start(t, ln)
 	t.Cleanup(func() { e.stop() })
 	return e
 }
 
-func (e *env) start(t *testing.T, ln net.Listener) {
+func (e *env) start(t testing.TB, ln net.Listener) {
 	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	relay, err := streams.NewRelay(streams.RelayConfig{Store: e.store, NATS: e.nc, Logger: logger, PollInterval: 100 * time.Millisecond})
@@ -100,7 +102,7 @@ func (e *env) start(t *testing.T, ln net.Listener) {
 
 // restart stops everything but the database and NATS, runs during while it is down, and
 // starts again on the same address.
-func (e *env) restart(t *testing.T, during func()) {
+func (e *env) restart(t testing.TB, during func()) {
 	t.Helper()
 	e.stop()
 	during()
@@ -117,14 +119,14 @@ type person struct {
 	token string
 }
 
-func (e *env) person(t *testing.T, name string) person {
+func (e *env) person(t testing.TB, name string) person {
 	t.Helper()
 	u := persisttest.User(t, e.store, &persisttest.UserOpts{DisplayName: &name})
 	return person{user: u, token: persisttest.Session(t, e.store, u.ID)}
 }
 
 // api calls the API as p and decodes the answer into out (when not nil).
-func (e *env) api(t *testing.T, p person, method, path string, body, out any) {
+func (e *env) api(t testing.TB, p person, method, path string, body, out any) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -151,7 +153,7 @@ func (e *env) api(t *testing.T, p person, method, path string, body, out any) {
 }
 
 // findChromium returns the browser's path, or skips the test saying what to install.
-func findChromium(t *testing.T) string {
+func findChromium(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("NATTER_CHROMIUM"); p != "" {
 		return p
@@ -173,7 +175,7 @@ type browser struct {
 	tabs int
 }
 
-func newBrowser(t *testing.T, e *env) *browser {
+func newBrowser(t testing.TB, e *env) *browser {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(findChromium(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
@@ -196,7 +198,7 @@ func newBrowser(t *testing.T, e *env) *browser {
 
 // tab opens a page in a fresh browser context signed in as p (by the session cookie a
 // magic-link sign-in would set) and loads the client.
-func (b *browser) tab(t *testing.T, p person) context.Context {
+func (b *browser) tab(t testing.TB, p person) context.Context {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
@@ -235,7 +237,7 @@ func (b *browser) tab(t *testing.T, p person) context.Context {
 }
 
 // do runs actions with a deadline, failing the test with what was being attempted.
-func do(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+func do(t testing.TB, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -245,7 +247,7 @@ func do(t *testing.T, ctx context.Context, what string, actions ...chromedp.Acti
 }
 
 // eval evaluates a JavaScript expression on the page.
-func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+func eval[T any](t testing.TB, ctx context.Context, expr string) T {
 	t.Helper()
 	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -257,7 +259,7 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 }
 
 // waitFor blocks until the page's expression is truthy.
-func waitFor(t *testing.T, ctx context.Context, what, expr string) {
+func waitFor(t testing.TB, ctx context.Context, what, expr string) {
 	t.Helper()
 	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -268,7 +270,7 @@ func waitFor(t *testing.T, ctx context.Context, what, expr string) {
 }
 
 // shot saves a screenshot of the page when -screenshots is set.
-func shot(t *testing.T, ctx context.Context, name string) {
+func shot(t testing.TB, ctx context.Context, name string) {
 	t.Helper()
 	if *screenshots == "" {
 		return

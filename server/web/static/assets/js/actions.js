@@ -3,7 +3,7 @@ import * as api from './api.js';
 import { state, touch, conv, thread, upsertMessage, rememberUser, apply, hooks } from './store.js';
 import { Socket } from './socket.js';
 
-const PAGE = 50;
+const PAGE = 100; // the API's default page of root messages
 let socket = null;
 
 const placePath = (view) => (view.kind === 'dm' ? `/api/dms/${view.id}` : `/api/channels/${view.id}`);

@@ -81,6 +81,8 @@ export class MessageList {
     let last = first;
     while (last < list.length && offsets[last] < viewTop + el.clientHeight + OVERSCAN) last++;
     this.draw(list, first, last, c);
+    // The first rows drawn are the channel's first paint; docs/performance.md measures it.
+    if (!this.painted && last > first) { this.painted = true; performance.mark('natter-channel-painted'); }
     // Measure what was drawn, then fix the spacers and the scroll position.
     let changed = false;
     for (let i = first; i < last; i++) {
