@@ -48,6 +48,21 @@ func TestWebClient(t *testing.T) {
 		}
 	})
 
+	t.Run("EveryModulePreloaded", func(t *testing.T) {
+		t.Parallel()
+		page := string(h.Do(t, servertest.Request{Method: "GET", Path: "/"}).Body)
+		root := filepath.Join("web", "static")
+		err := filepath.WalkDir(filepath.Join(root, "assets", "js"), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			require.Contains(t, page, `<link rel="modulepreload" href="/`+filepath.ToSlash(rel)+`">`)
+			return nil
+		})
+		require.NoError(t, err)
+	})
+
 	t.Run("PageAdvertisesSignInMethods", func(t *testing.T) {
 		t.Parallel()
 		res := h.Do(t, servertest.Request{Method: "GET", Path: "/"})

@@ -79,6 +79,8 @@ func BenchmarkClient(b *testing.B) {
 		longest := eval[float64](b, tab, `Math.max(0, ...window.longTasks)`)
 		count := eval[float64](b, tab, `window.longTasks.length`)
 		b.ReportMetric(longest, "ms-longest-task-in-burst")
+		b.ReportMetric(eval[float64](b, tab, `natterStats.slowestFlush`), "ms-slowest-render-flush")
+		b.ReportMetric(eval[float64](b, tab, `natterStats.flushes`), "render-flushes")
 		b.ReportMetric(count, "long-tasks-in-burst")
 		b.ReportMetric(posted.Seconds(), "s-to-post-burst")
 

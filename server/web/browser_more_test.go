@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -62,6 +62,7 @@ func unread(t *testing.T, e *env, ana person, wsID string, bTab context.Context)
 	waitFor(t, bTab, "the design channel", hasBody("New mockups are up"))
 	waitFor(t, bTab, "the badge cleared", `!`+link+`.classList.contains('unread') && !`+link+`.querySelector('.badge, .count')`)
 	// Read state reached the server: a reload shows no unread count.
+	waitFor(t, bTab, "the read receipt sent", fmt.Sprintf(`performance.getEntriesByType('resource').some(r => r.name.endsWith('/api/channels/%s/read'))`, design))
 	do(t, bTab, "reload", chromedp.Reload())
 	waitFor(t, bTab, "the sidebar after reload", link)
 	if eval[bool](t, bTab, link+`.classList.contains('unread')`) {
@@ -136,16 +137,29 @@ func magicLink(t *testing.T, e *env, b *browser, wsID string) {
 	do(t, tab, "sign in", chromedp.Click(`.token-box button`))
 	waitFor(t, tab, "the workspace", `document.querySelector('.me-name')?.textContent === 'Cara Diaz'`)
 	waitFor(t, tab, "the channel", `document.querySelector('.conv-header h1')?.textContent === 'general'`)
-	// Signing out loads the page again, so wait for that load before looking.
-	loaded := chromedp.Events(tab, page.LoadEventFired)
+	// Signing out loads the page again: look only once the new page is there.
 	do(t, tab, "sign out", chromedp.Click(`.me button[aria-label="Sign out"]`))
-	for _, err := range loaded {
-		if err != nil {
-			t.Fatalf("waiting for the page after signing out: %v", err)
-		}
-		break
-	}
+	waitAcrossLoad(t, tab, "the sign-in view again", `document.querySelector('.signin-card') && !document.querySelector('.shell')`)
 	waitFor(t, tab, "the sign-in view again", `document.querySelector('.signin-card')`)
 	do(t, tab, "reload", chromedp.Reload())
 	waitFor(t, tab, "still signed out", `document.querySelector('.signin-card')`)
+}
+
+// waitAcrossLoad is waitFor for a page that is navigating: a poll cut off by the navigation is
+// tried again on the new page, within the same 20 seconds.
+func waitAcrossLoad(t *testing.T, ctx context.Context, what, expr string) {
+	t.Helper()
+	deadline, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	for {
+		try, stop := context.WithTimeout(deadline, 2*time.Second)
+		_, err := chromedp.Run(try, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond)))
+		stop()
+		if err == nil {
+			return
+		}
+		if deadline.Err() != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+	}
 }

@@ -32,8 +32,10 @@ export async function openWorkspace(wsId, target) {
   state.view = null;
   touch('sidebar', 'header', 'messages', 'panel');
   localStorage.setItem('natter.workspace', wsId);
-  const tail = await api.get(`/api/realtime/events${api.q({ workspace_id: wsId, include_tail: true, limit: 1 })}`);
-  await Promise.all([loadChannels(), loadDMs()]);
+  // The tail cursor is taken before any message is read, so the socket opened from it misses
+  // nothing; the listings do not depend on it and load at the same time.
+  const [tail] = await Promise.all([
+    api.get(`/api/realtime/events${api.q({ workspace_id: wsId, include_tail: true, limit: 1 })}`), loadChannels(), loadDMs()]);
   const first = target || pickDefaultPlace();
   if (first) await openPlace(viewOf(first));
   connect(tail.tail_cursor || '');
@@ -119,7 +121,7 @@ export async function openPlace(view, aroundSeq) {
     c.focus = aroundSeq ? { seq: aroundSeq, highlight: true } : unread ? { seq: unread } : null;
     touch('messages');
   }
-  markRead(view);
+  markRead(view, 0);
 }
 
 function routeOf(view) {
@@ -171,7 +173,8 @@ function trim(c, side) {
 export async function loadOlder(view) {
   const c = conv(view.id);
   if (!c.hasOlder || c.busy || !c.ids.length) return;
-  await loadPage(view, { before_seq: state.messages.get(c.ids[0]).channel_seq });
+  // Older pages are the API's largest: someone scrolling back is usually going far.
+  await loadPage(view, { before_seq: state.messages.get(c.ids[0]).channel_seq, limit: 200 });
 }
 
 export async function loadNewer(view) {
@@ -187,8 +190,9 @@ export async function jumpToLatest(view) {
 }
 
 let readTimer = null;
-// markRead records the newest message seen, at most every 500 ms.
-export function markRead(view) {
+// markRead records the newest message seen: at once when a place opens, then at most every
+// 500 ms while messages arrive.
+export function markRead(view, delay = 500) {
   clearTimeout(readTimer);
   readTimer = setTimeout(async () => {
     const c = conv(view.id);
@@ -201,7 +205,7 @@ export function markRead(view) {
     state.mentions.delete(view.id);
     touch('sidebar');
     await api.post(`${placePath(view)}/read`, { seq }).catch(() => {});
-  }, 500);
+  }, delay);
 }
 
 export { send, retry, sendReply } from './send.js';

@@ -13,12 +13,17 @@ function meta(name) {
   return el ? el.content : '';
 }
 
+let workspaces = null; // the list requested at boot, used once
+
 async function boot() {
   state.version = meta('natter-version');
   try { state.auth = { ...state.auth, ...JSON.parse(meta('natter-auth')) }; } catch { /* defaults */ }
   api.setUnauthenticatedHandler(() => { state.phase = 'signin'; touch('phase'); });
   subscribe((topics) => { if (topics.has('phase')) show(); });
   let me = null;
+  // Both at once: the workspace list is needed as soon as the person is known.
+  workspaces = api.get('/api/workspaces', { quiet401: true });
+  workspaces.catch(() => {});
   try { me = (await api.get('/api/me', { quiet401: true })).user; } catch { me = null; }
   state.me = me;
   // After signing out, the development fallback would sign the person straight back in; the
@@ -36,7 +41,8 @@ export async function enter() {
   localStorage.removeItem('natter.signedOut');
   if (!state.me) state.me = (await api.get('/api/me')).user;
   state.phase = 'app';
-  const res = await api.get('/api/workspaces');
+  const res = await (workspaces || api.get('/api/workspaces')).catch(() => api.get('/api/workspaces'));
+  workspaces = null;
   state.workspaces = res.workspaces || [];
   show();
   if (!state.workspaces.length) { touch('sidebar', 'messages'); return; }

@@ -44,11 +44,19 @@ export function touch(...topics) {
   else requestAnimationFrame(flush);
 }
 
+// stats counts flushes and the slowest one (ms), for docs/performance.md; the browser's own
+// long-task entries also include whatever else the machine was doing.
+export const stats = { flushes: 0, slowestFlush: 0 };
+globalThis.natterStats = stats;
+
 function flush() {
   scheduled = false;
   const topics = new Set(dirty);
   dirty.clear();
+  const t0 = performance.now();
   for (const fn of subscribers) fn(topics);
+  stats.flushes++;
+  stats.slowestFlush = Math.max(stats.slowestFlush, performance.now() - t0);
 }
 
 export const placeOf = (m) => m.channel_id || m.direct_conversation_id;
@@ -144,7 +152,10 @@ function bumpPlace(m) {
   const placeId = placeOf(m);
   const ch = state.channels.get(placeId) || state.dms.get(placeId);
   if (!ch) { hooks.unknownPlace(placeId, m); return; }
-  if (m.channel_seq && m.channel_seq > (ch.last_seq || 0)) ch.last_seq = m.channel_seq;
+  // The listing already counted what it reported (the socket replays from a cursor taken
+  // before it was read): only newer messages count.
+  if (m.channel_seq && m.channel_seq <= (ch.last_seq || 0)) return;
+  if (m.channel_seq) ch.last_seq = m.channel_seq;
   if (ch.members) ch.last_activity_at = m.created_at;
   if (m.author_id === (state.me && state.me.id) || isViewing(placeId)) {
     ch.last_read_seq = Math.max(ch.last_read_seq || 0, m.channel_seq || 0);

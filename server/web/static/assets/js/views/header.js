@@ -11,7 +11,8 @@ export class Header {
     this.search = h('input', { class: 'search', type: 'search', placeholder: 'Search', 'aria-label': 'Search messages',
       onkeydown: (e) => { if (e.key === 'Enter' && this.search.value.trim()) actions.openPanel({ kind: 'search', q: this.search.value.trim() }); } });
     this.buttons = h('div', { class: 'tools' });
-    this.el = h('header', { class: 'conv-header' }, this.title, this.buttons);
+    // The search box stays in place across renders, so typing in it is never interrupted.
+    this.el = h('header', { class: 'conv-header' }, this.title, this.buttons, this.search);
     this.memberCount = null;
     this.countFor = null;
   }
@@ -28,8 +29,14 @@ export class Header {
 
   render() {
     const v = state.view;
-    if (!v) { replace(this.title); replace(this.buttons); return; }
+    this.search.hidden = !v;
+    if (!v) { this.key = null; replace(this.title); replace(this.buttons); return; }
     if (state.wsId) this.count();
+    const place = state.channels.get(v.id) || state.dms.get(v.id) || {};
+    const key = JSON.stringify([v.id, place.name, place.display_title, place.archived, place.members && dmName(place),
+      this.memberCount, state.panel && state.panel.kind]);
+    if (key === this.key) return;
+    this.key = key;
     if (v.kind === 'channel') {
       const c = state.channels.get(v.id) || {};
       replace(this.title,
@@ -45,7 +52,6 @@ export class Header {
     replace(this.buttons,
       this.memberCount !== null ? h('button', { class: 'members-count', title: 'People in this workspace', onclick: () => actions.openPanel({ kind: 'members' }) },
         icon('people'), String(this.memberCount)) : null,
-      v.kind === 'channel' ? tool('pin', 'Pinned messages', { kind: 'pins' }) : null,
-      this.search);
+      v.kind === 'channel' ? tool('pin', 'Pinned messages', { kind: 'pins' }) : null);
   }
 }

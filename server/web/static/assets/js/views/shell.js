@@ -26,7 +26,7 @@ export function mountShell(root) {
   let offlineSince = 0;
   subscribe((t) => {
     if (t.has('sidebar') || t.has('view') || t.has('conn')) sidebar.render();
-    if (t.has('header') || t.has('view') || t.has('sidebar')) header.render();
+    if (t.has('header') || t.has('view') || t.has('sidebar') || t.has('panel')) header.render();
     if (t.has('messages') || t.has('view')) list.render();
     if (t.has('view') || t.has('quote') || t.has('uploads')) composer.render();
     if (t.has('panel') || t.has('thread') || t.has('pins') || (t.has('messages') && state.panel)) panel.render(t);

@@ -76,6 +76,22 @@ export class Sidebar {
     }
     this.switcher.value = state.wsId || '';
     const f = this.filter.value.trim().toLowerCase();
+    // Redraw only what changed: a list rebuilt under the pointer would swallow clicks.
+    const places = [...state.channels.values(), ...state.dms.values()];
+    const navKey = JSON.stringify([f, state.view && state.view.id, [...state.mentions], places.map((p) => [p.id, p.name, p.display_title,
+      p.archived, p.sidebar_section, p.unread_count, p.last_activity_at, p.members && dmName(p)])]);
+    if (navKey !== this.navKey) { this.navKey = navKey; this.renderNav(f); }
+    const me = state.me;
+    const dot = state.conn === 'open' ? 'online' : 'offline';
+    const meKey = JSON.stringify([displayName(me), dot, me && me.avatar_url]);
+    if (meKey === this.meKey) return;
+    this.meKey = meKey;
+    replace(this.me, h('span', { class: 'me-avatar' }, avatar(me, 'sm'), h('span', { class: `dot ${dot}`, title: dot })),
+      h('span', { class: 'me-name' }, displayName(me)),
+      h('button', { class: 'icon-btn', title: 'Sign out', 'aria-label': 'Sign out', onclick: () => actions.signOut() }, icon('out')));
+  }
+
+  renderNav(f) {
     const match = (id) => !f || this.label(id).toLowerCase().includes(f);
     const groups = [];
     for (const [section, list] of this.channels()) {
@@ -96,11 +112,6 @@ export class Sidebar {
         h('button', { class: 'icon-btn', title: 'New message', 'aria-label': 'New direct message', onclick: () => actions.openPanel({ kind: 'members' }) }, icon('plus'))),
       h('ul', { role: 'list' }, ...dmItems)));
     replace(this.nav, ...groups);
-    const me = state.me;
-    const dot = state.conn === 'open' ? 'online' : 'offline';
-    replace(this.me, h('span', { class: 'me-avatar' }, avatar(me, 'sm'), h('span', { class: `dot ${dot}`, title: dot })),
-      h('span', { class: 'me-name' }, displayName(me)),
-      h('button', { class: 'icon-btn', title: 'Sign out', 'aria-label': 'Sign out', onclick: () => actions.signOut() }, icon('out')));
   }
 
   item(id, lead, label, trailing) {
@@ -122,9 +133,10 @@ export class Sidebar {
   newChannel() {
     const input = h('input', { type: 'text', class: 'new-channel', placeholder: 'new-channel-name', 'aria-label': 'Name of the new channel',
       onkeydown: async (e) => {
-        if (e.key === 'Escape') { e.stopPropagation(); this.render(); return; }
+        if (e.key === 'Escape') { e.stopPropagation(); this.navKey = null; this.render(); return; }
         if (e.key !== 'Enter' || !input.value.trim()) return;
         try { await actions.createChannel(input.value.trim()); } catch (err) { actions.toast(err.message); }
+        this.navKey = null;
         this.render();
       } });
     this.nav.prepend(input);
