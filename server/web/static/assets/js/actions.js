@@ -34,8 +34,7 @@ export async function openWorkspace(wsId, target) {
   localStorage.setItem('natter.workspace', wsId);
   // The tail cursor is taken before any message is read, so the socket opened from it misses
   // nothing; the listings do not depend on it and load at the same time.
-  const [tail] = await Promise.all([
-    api.get(`/api/realtime/events${api.q({ workspace_id: wsId, include_tail: true, limit: 1 })}`), loadChannels(), loadDMs()]);
+  const [tail] = await Promise.all([api.get(paths.tail(wsId)), loadChannels(), loadDMs()]);
   const first = target || pickDefaultPlace();
   if (first) await openPlace(viewOf(first));
   connect(tail.tail_cursor || '');
@@ -78,14 +77,28 @@ export function pickDefaultPlace() {
   return (general || chans[0] || {}).id;
 }
 
+// paths of a workspace's first loads, shared with prefetchWorkspace.
+const paths = {
+  tail: (wsId) => `/api/realtime/events${api.q({ workspace_id: wsId, include_tail: true, limit: 1 })}`,
+  channels: (wsId) => `/api/workspaces/${wsId}/channels`,
+  dms: (wsId) => `/api/dms${api.q({ workspace_id: wsId })}`,
+};
+
+// prefetchWorkspace starts the first loads of the workspace used last, beside the sign-in
+// check, so opening it costs one round trip less. Messages are not prefetched: they must be
+// read after the tail cursor is taken.
+export function prefetchWorkspace(wsId) {
+  for (const p of Object.values(paths)) api.prefetch(p(wsId));
+}
+
 export async function loadChannels() {
-  const res = await api.get(`/api/workspaces/${state.wsId}/channels`);
+  const res = await api.get(paths.channels(state.wsId));
   for (const c of res.channels || []) state.channels.set(c.id, c);
   touch('sidebar');
 }
 
 export async function loadDMs() {
-  const res = await api.get(`/api/dms${api.q({ workspace_id: state.wsId })}`);
+  const res = await api.get(paths.dms(state.wsId));
   for (const d of res.conversations || []) {
     state.dms.set(d.id, d);
     (d.members || []).forEach(rememberUser);

@@ -49,7 +49,23 @@ export async function call(method, path, body, { quiet401 = false } = {}) {
   return data || {};
 }
 
-export const get = (path, opts) => call('GET', path, undefined, opts);
+const early = new Map(); // path → promise of a GET started before anyone asked for it
+
+// prefetch starts a GET now; the first get() of the same path takes its answer.
+export function prefetch(path) {
+  if (early.has(path)) return;
+  const p = call('GET', path, undefined, { quiet401: true });
+  p.catch(() => {});
+  early.set(path, { p, at: Date.now() });
+}
+
+export function get(path, opts) {
+  const e = early.get(path);
+  early.delete(path);
+  // An answer nobody took within 10 seconds is too old to use.
+  if (e && Date.now() - e.at < 10000) return e.p.catch(() => call('GET', path, undefined, opts));
+  return call('GET', path, undefined, opts);
+}
 export const post = (path, body, opts) => call('POST', path, body === undefined ? {} : body, opts);
 export const patch = (path, body) => call('PATCH', path, body);
 export const del = (path) => call('DELETE', path);

@@ -2,7 +2,7 @@
 // signed in, and shows either the sign-in view or the workspace.
 import * as api from './api.js';
 import { state, touch, subscribe } from './store.js';
-import { openWorkspace } from './actions.js';
+import { openWorkspace, prefetchWorkspace } from './actions.js';
 import { renderSignIn } from './views/signin.js';
 import { mountShell } from './views/shell.js';
 
@@ -24,6 +24,8 @@ async function boot() {
   // Both at once: the workspace list is needed as soon as the person is known.
   workspaces = api.get('/api/workspaces', { quiet401: true });
   workspaces.catch(() => {});
+  const lastWorkspace = localStorage.getItem('natter.workspace');
+  if (lastWorkspace && localStorage.getItem('natter.signedOut') !== '1') prefetchWorkspace(lastWorkspace);
   try { me = (await api.get('/api/me', { quiet401: true })).user; } catch { me = null; }
   state.me = me;
   // After signing out, the development fallback would sign the person straight back in; the
