@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -161,5 +164,66 @@ func waitAcrossLoad(t *testing.T, ctx context.Context, what, expr string) {
 		if deadline.Err() != nil {
 			t.Fatalf("waiting for %s: %v", what, err)
 		}
+	}
+}
+
+// lostAnswer: the server stores a message but its answer never reaches the browser. The client
+// sends it again with the same nonce, and the server keeps one copy.
+func lostAnswer(t *testing.T, e *env, ana person, chID string, aTab, bTab context.Context) {
+	body := "sent once, answered twice"
+	paused := chromedp.Events(aTab, fetch.RequestPaused)
+	do(t, aTab, "intercept message answers", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{
+			{URLPattern: "*/api/channels/*/messages", RequestStage: fetch.RequestStageResponse}}})
+		return err
+	}))
+	posts := make(chan int, 8)
+	go func() {
+		n := 0
+		for ev, err := range paused {
+			if err != nil {
+				return
+			}
+			if ev.Request.Method == "POST" {
+				n++
+				posts <- n
+			}
+			if ev.Request.Method == "POST" && n == 1 {
+				_, _ = chromedp.Call(aTab, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonConnectionReset})
+				continue
+			}
+			_, _ = chromedp.Call(aTab, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+		}
+	}()
+	send(t, aTab, "form.composer .compose-box", body)
+	for want := 1; want <= 2; want++ {
+		select {
+		case n := <-posts:
+			if n != want {
+				t.Fatalf("post %d, want %d", n, want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the client sent the message %d times, want a retry", want-1)
+		}
+	}
+	do(t, aTab, "stop intercepting", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, fetch.Disable, cdp.Empty{})
+		return err
+	}))
+	for _, tab := range []context.Context{aTab, bTab} {
+		waitFor(t, tab, "the message", hasBody(body))
+		requireCount(t, tab, body, 1)
+	}
+	waitFor(t, aTab, "nothing pending", `!document.querySelector('.list .msg.pending')`)
+	var page struct{ Messages []persist.Message }
+	e.api(t, ana, "GET", "/api/channels/"+chID+"/messages?mode=latest&limit=20", nil, &page)
+	n := 0
+	for _, m := range page.Messages {
+		if m.Body == body {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the server holds %d copies of the message, want 1", n)
 	}
 }

@@ -111,6 +111,8 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("SendRetriedAfterLostAnswer", func(t *testing.T) { lostAnswer(t, e, ana, chID, aTab, bTab) })
+
 	t.Run("ResumesAfterServerRestart", func(t *testing.T) {
 		e.api(t, ana, "POST", "/api/channels/"+chID+"/messages", map[string]string{"body": "before the restart"}, nil)
 		waitFor(t, bTab, "the message before the restart", hasBody("before the restart"))

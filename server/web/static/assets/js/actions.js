@@ -18,7 +18,7 @@ export function toast(text) {
 
 // openWorkspace loads a workspace and connects its socket from the tail cursor taken before the
 // loads, so every change after it arrives over the socket (reducers ignore what they already know).
-export async function openWorkspace(wsId, target) {
+export async function openWorkspace(wsId, target, route) {
   if (socket) socket.close();
   socket = null;
   state.wsId = wsId;
@@ -35,7 +35,8 @@ export async function openWorkspace(wsId, target) {
   // The tail cursor is taken before any message is read, so the socket opened from it misses
   // nothing; the listings do not depend on it and load at the same time.
   const [tail] = await Promise.all([api.get(paths.tail(wsId)), loadChannels(), loadDMs()]);
-  const first = target || pickDefaultPlace();
+  const routed = route && [...state.channels.values(), ...state.dms.values()].find((p) => p.route_id === route);
+  const first = target || (routed && routed.id) || pickDefaultPlace();
   if (first) await openPlace(viewOf(first));
   connect(tail.tail_cursor || '');
 }

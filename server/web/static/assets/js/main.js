@@ -52,14 +52,8 @@ export async function enter() {
   const byRoute = state.workspaces.find((w) => w.route_id === wsRoute);
   const saved = state.workspaces.find((w) => w.id === localStorage.getItem('natter.workspace'));
   const ws = byRoute || saved || state.workspaces[0];
-  let target = null;
-  if (byRoute && placeRoute) {
-    try {
-      const r = (await api.get(`/api/routes/${wsRoute}/${placeRoute}`)).route || {};
-      target = r.channel_id || r.direct_conversation_id || null;
-    } catch { target = null; }
-  }
-  await openWorkspace(ws.id, target);
+  // The place's route id is matched against the listings the workspace loads anyway.
+  await openWorkspace(ws.id, null, byRoute ? placeRoute : null);
 }
 
 let mounted = null;
