@@ -35,9 +35,9 @@ type Config struct {
 	// accepted Origin and the cookie's Secure flag. Default "" (derived from each request).
 	PublicURL string
 	// APIBaseURL is the trusted canonical base of this API as bot installers should store it,
-	// such as https://chat.example.com or https://example.com/natter (a path prefix is kept).
-	// When set, setup-code responses carry contract_version, api_base_url and claim_url; remote
-	// URLs never come from request headers. Default "" (those fields are omitted).
+	// such as https://chat.example.com or https://example.com/natter (a path prefix is kept):
+	// setup-code responses name it as api_base_url and build claim_url on it. Default ""
+	// (PublicURL, else the scheme and host each request was sent to).
 	APIBaseURL string
 	// DevBootstrap enables the development fallback identity for local requests. Default false.
 	DevBootstrap bool
@@ -105,8 +105,8 @@ type Server struct {
 	store        *persist.Store
 	logger       *slog.Logger
 	metrics      *metrics
-	apiBaseURL   string         // the validated Config.APIBaseURL
-	claimLimiter *windowLimiter // setup-code claims per client address
+	apiBaseURL   string        // the validated Config.APIBaseURL
+	claimLimiter *keyedLimiter // setup-code claims per client address
 	router       chi.Router
 	cookieName   string
 	publicOrigin string
@@ -184,7 +184,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.OAuthLimits = cfg.OAuthLimits.WithDefaults()
 	s.cfg = cfg
-	s.claimLimiter = newWindowLimiter(setupCodeClaimLimit, setupCodeClaimWindow, cfg.Store.Now)
+	s.claimLimiter = newKeyedLimiter(setupCodeClaimLimit, setupCodeClaimWindow, cfg.Store.Now)
 	if err := s.configureSignIn(cfg); err != nil {
 		return nil, err
 	}

@@ -311,9 +311,10 @@ func (b *BotAccess) replay(m *nats.Msg) ([]byte, error) {
 			return nil, persist.Errorf(persist.CodeInvalidJSON, "the request must be a JSON object {after_cursor, limit, include_tail}")
 		}
 	}
-	if req.Limit < 1 || req.Limit > 500 {
+	if req.Limit < 1 {
 		return nil, persist.Invalid("limit must be a whole number from 1 to 500")
 	}
+	req.Limit = min(req.Limit, 500) // above the maximum is the maximum, as on every list
 	after, err := persist.ParseCursor(req.AfterCursor)
 	if err != nil {
 		return nil, err
