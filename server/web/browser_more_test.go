@@ -152,7 +152,7 @@ func magicLink(t *testing.T, e *env, b *browser, wsID string) {
 // tried again on the new page, within the same 20 seconds.
 func waitAcrossLoad(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
-	deadline, cancel := context.WithTimeout(ctx, 20*time.Second)
+	deadline, cancel := context.WithTimeout(ctx, waitLimit)
 	defer cancel()
 	for {
 		try, stop := context.WithTimeout(deadline, 2*time.Second)
@@ -202,7 +202,7 @@ func lostAnswer(t *testing.T, e *env, ana person, chID string, aTab, bTab contex
 			if n != want {
 				t.Fatalf("post %d, want %d", n, want)
 			}
-		case <-time.After(20 * time.Second):
+		case <-time.After(waitLimit):
 			t.Fatalf("the client sent the message %d times, want a retry", want-1)
 		}
 	}

@@ -236,10 +236,14 @@ func (b *browser) tab(t testing.TB, p person) context.Context {
 	return ctx
 }
 
+// waitLimit bounds each browser step; generous, because CI runs every package at once on two
+// cores, and a step that succeeds returns as soon as it does.
+const waitLimit = 30 * time.Second
+
 // do runs actions with a deadline, failing the test with what was being attempted.
 func do(t testing.TB, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	tctx, cancel := context.WithTimeout(ctx, waitLimit)
 	defer cancel()
 	if err := chromedp.Do(tctx, actions...); err != nil {
 		t.Fatalf("%s: %v", what, err)
@@ -249,7 +253,7 @@ func do(t testing.TB, ctx context.Context, what string, actions ...chromedp.Acti
 // eval evaluates a JavaScript expression on the page.
 func eval[T any](t testing.TB, ctx context.Context, expr string) T {
 	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	tctx, cancel := context.WithTimeout(ctx, waitLimit)
 	defer cancel()
 	v, err := chromedp.Run(tctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
 	if err != nil {
@@ -261,7 +265,7 @@ func eval[T any](t testing.TB, ctx context.Context, expr string) T {
 // waitFor blocks until the page's expression is truthy.
 func waitFor(t testing.TB, ctx context.Context, what, expr string) {
 	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	tctx, cancel := context.WithTimeout(ctx, waitLimit)
 	defer cancel()
 	if _, err := chromedp.Run(tctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
 		seen, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('.list .msg')].map(m => m.className + ': ' + m.textContent).join('\n')`))

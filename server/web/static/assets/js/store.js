@@ -111,6 +111,12 @@ export function insertRoot(m) {
   if (seq > last) {
     if (c.hasNewer) return false;
     c.ids.push(m.id);
+    // A busy channel left open keeps its newest 600 messages; older ones are read again on
+    // the way back up.
+    if (c.ids.length > 700) {
+      for (const id of c.ids.splice(0, c.ids.length - 600)) if (!state.threads.has(id)) state.messages.delete(id);
+      c.hasOlder = true;
+    }
   } else {
     let lo = 0;
     let hi = c.ids.length;
