@@ -227,3 +227,22 @@ func lostAnswer(t *testing.T, e *env, ana person, chID string, aTab, bTab contex
 		t.Fatalf("the server holds %d copies of the message, want 1", n)
 	}
 }
+
+// dropAndPaste: an image dropped on the page and another pasted into the composer are each
+// uploaded and shown to the other person. The files are drawn on a canvas in the page and handed
+// over in a DataTransfer, as the browser does for a real drop or paste.
+func dropAndPaste(t *testing.T, aTab, bTab context.Context) {
+	file := func(name, colour string) string {
+		return fmt.Sprintf(`await new Promise(r => { const c = document.createElement('canvas'); c.width = 120; c.height = 90;
+			const g = c.getContext('2d'); g.fillStyle = %q; g.fillRect(0, 0, 120, 90);
+			c.toBlob(b => r(new File([b], %q, { type: 'image/png' })), 'image/png'); })`, colour, name)
+	}
+	eval[bool](t, bTab, `(async () => { const dt = new DataTransfer(); dt.items.add(`+file("dropped.png", "#22a06b")+`);
+		document.querySelector('.list').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true })); return true; })()`)
+	eval[bool](t, bTab, `(async () => { const dt = new DataTransfer(); dt.items.add(`+file("pasted.png", "#be185d")+`);
+		document.querySelector('form.composer .compose-box').dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true })); return true; })()`)
+	for _, name := range []string{"dropped.png", "pasted.png"} {
+		waitFor(t, aTab, name+" on Ana's page", fmt.Sprintf(`[...document.querySelectorAll('.list .msg')].some(m => m.querySelector('.body')?.textContent === %q
+			&& [...m.querySelectorAll('img.inline-image')].some(i => i.complete && i.naturalWidth === 120))`, name))
+	}
+}

@@ -55,7 +55,10 @@ func TestBrowser(t *testing.T) {
 	t.Run("TwoPeopleTalkLive", func(t *testing.T) {
 		send(t, aTab, "form.composer .compose-box", "Hello Ben, the **launch** is on Friday")
 		waitFor(t, bTab, "Ana's message on Ben's page", hasBody("Hello Ben, the launch is on Friday"))
-		send(t, bTab, "form.composer .compose-box", "Great, I will prepare the notes")
+		// Typing shows on the other page before the message is sent.
+		do(t, bTab, "start typing", chromedp.Click("form.composer .compose-box"), chromedp.SendKeys("form.composer .compose-box", "Great, "))
+		waitFor(t, aTab, "Ben typing on Ana's page", `document.querySelector('.typing').textContent === 'Ben Okafor is typing…'`)
+		do(t, bTab, "finish typing", chromedp.SendKeys("form.composer .compose-box", "I will prepare the notes"), enter())
 		waitFor(t, aTab, "Ben's answer on Ana's page", hasBody("Great, I will prepare the notes"))
 		requireCount(t, aTab, "Hello Ben, the launch is on Friday", 1)
 		requireCount(t, bTab, "Hello Ben, the launch is on Friday", 1)
@@ -95,6 +98,8 @@ func TestBrowser(t *testing.T) {
 		}
 		shot(t, bTab, "upload")
 	})
+
+	t.Run("DropAndPasteFiles", func(t *testing.T) { dropAndPaste(t, aTab, bTab) })
 
 	t.Run("MarkupShownAsText", func(t *testing.T) {
 		hostile := `<img src=x onerror=alert(1)>`
