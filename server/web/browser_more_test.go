@@ -140,6 +140,7 @@ func magicLink(t *testing.T, e *env, b *browser, wsID string) {
 	do(t, tab, "sign in", chromedp.Click(`.token-box button`))
 	waitFor(t, tab, "the workspace", `document.querySelector('.me-name')?.textContent === 'Cara Diaz'`)
 	waitFor(t, tab, "the channel", `document.querySelector('.conv-header h1')?.textContent === 'general'`)
+	waitFor(t, tab, "the socket to connect", `document.querySelector('.me .dot.online')`)
 	// Signing out loads the page again: look only once the new page is there.
 	do(t, tab, "sign out", chromedp.Click(`.me button[aria-label="Sign out"]`))
 	waitAcrossLoad(t, tab, "the sign-in view again", `document.querySelector('.signin-card') && !document.querySelector('.shell')`)

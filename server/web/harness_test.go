@@ -246,7 +246,8 @@ func do(t testing.TB, ctx context.Context, what string, actions ...chromedp.Acti
 	tctx, cancel := context.WithTimeout(ctx, waitLimit)
 	defer cancel()
 	if err := chromedp.Do(tctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
+		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('.conv-header') || document.body).outerHTML.slice(0, 3000)`))
+		t.Fatalf("%s: %v\nthe page's header:\n%s", what, err, page)
 	}
 }
 

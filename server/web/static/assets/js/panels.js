@@ -37,6 +37,8 @@ export async function jumpTo(messageId) {
 export async function members(qtext, cursor) {
   const res = await api.get(`/api/workspaces/${state.wsId}/members${api.q({ q: qtext, cursor, limit: 100 })}`);
   for (const m of res.members || []) rememberUser(m.user);
+  // A first page counts everyone: the header's count follows it.
+  if (!qtext && !cursor && typeof res.total_count === 'number') { state.memberCount = res.total_count; touch('header'); }
   return res;
 }
 

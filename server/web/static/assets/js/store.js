@@ -25,6 +25,7 @@ export const state = {
   quote: null, // message quoted by the composer
   uploads: [], // { id, name, progress, error }
   toast: null,
+  memberCount: null, // people in the workspace, from the directory's first page
 };
 
 const subscribers = [];

@@ -13,18 +13,14 @@ export class Header {
     this.buttons = h('div', { class: 'tools' });
     // The search box stays in place across renders, so typing in it is never interrupted.
     this.el = h('header', { class: 'conv-header' }, this.title, this.buttons, this.search);
-    this.memberCount = null;
-    this.countFor = null;
   }
 
-  async count() {
-    if (this.countFor === state.wsId) return;
-    this.countFor = state.wsId;
-    try {
-      const res = await actions.members('', undefined);
-      this.memberCount = res.total_count ?? (res.members || []).length;
-    } catch { this.memberCount = null; }
-    this.render();
+  // count asks the directory for the workspace's head count once per opening of a workspace
+  // (the store clears it then); a failure leaves the count out rather than retrying.
+  count() {
+    if (state.memberCount !== null || this.counting) return;
+    this.counting = true;
+    actions.members('', undefined).catch(() => { state.memberCount = undefined; }).finally(() => { this.counting = false; });
   }
 
   render() {
@@ -34,7 +30,7 @@ export class Header {
     if (state.wsId) this.count();
     const place = state.channels.get(v.id) || state.dms.get(v.id) || {};
     const key = JSON.stringify([v.id, place.name, place.display_title, place.archived, place.members && dmName(place),
-      this.memberCount, state.panel && state.panel.kind]);
+      state.memberCount, state.panel && state.panel.kind]);
     if (key === this.key) return;
     this.key = key;
     if (v.kind === 'channel') {
@@ -50,8 +46,8 @@ export class Header {
     const tool = (name, label, panel) => h('button', { class: `icon-btn${state.panel && state.panel.kind === panel.kind ? ' on' : ''}`,
       title: label, 'aria-label': label, onclick: () => actions.openPanel(state.panel && state.panel.kind === panel.kind ? null : panel) }, icon(name));
     replace(this.buttons,
-      this.memberCount !== null ? h('button', { class: 'members-count', title: 'People in this workspace', onclick: () => actions.openPanel({ kind: 'members' }) },
-        icon('people'), String(this.memberCount)) : null,
+      typeof state.memberCount === 'number' ? h('button', { class: 'members-count', title: 'People in this workspace', onclick: () => actions.openPanel({ kind: 'members' }) },
+        icon('people'), String(state.memberCount)) : null,
       v.kind === 'channel' ? tool('pin', 'Pinned messages', { kind: 'pins' }) : null);
   }
 }
