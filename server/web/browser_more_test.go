@@ -31,8 +31,7 @@ func editAndDelete(t *testing.T, aTab, bTab context.Context) {
 	do(t, aTab, "save", chromedp.Focus(".list .edit-box"), enter())
 	waitFor(t, bTab, "the edit on Ben's page", msgSel("this had a typo")+`?.querySelector('.edited')`)
 	clickAction(t, aTab, "this had a typo", "Delete")
-	waitFor(t, aTab, "the confirmation", `document.querySelector('.list .actions .danger')`)
-	eval[bool](t, aTab, `document.querySelector('.list .actions .danger').click() ?? true`)
+	waitFor(t, aTab, "the confirmation, pressed", `(b => b && (b.click(), true))(document.querySelector('.list .actions .danger'))`)
 	waitFor(t, bTab, "the tombstone on Ben's page", `[...document.querySelectorAll('.list .tombstone')].length === 1`)
 	if eval[bool](t, bTab, msgSel("this had a typo")+` !== undefined`) {
 		t.Fatal("the deleted body is still shown")
@@ -245,5 +244,35 @@ func dropAndPaste(t *testing.T, aTab, bTab context.Context) {
 	for _, name := range []string{"dropped.png", "pasted.png"} {
 		waitFor(t, aTab, name+" on Ana's page", fmt.Sprintf(`[...document.querySelectorAll('.list .msg')].some(m => m.querySelector('.body')?.textContent === %q
 			&& [...m.querySelectorAll('img.inline-image')].some(i => i.complete && i.naturalWidth === 120))`, name))
+	}
+}
+
+// markdownCases are the renderer's contract, input → the HTML it builds (serialised only to
+// compare): markup stays text, only http(s) and mailto links become anchors, and every anchor
+// opens in a new tab with rel=noopener.
+var markdownCases = []struct{ name, in, want string }{
+	{"Text", "plain", `<p>plain</p>`},
+	{"MarkupIsText", `<img src=x onerror=alert(1)>`, `<p>&lt;img src=x onerror=alert(1)&gt;</p>`},
+	{"Bold", "a **b** c", `<p>a <strong>b</strong> c</p>`},
+	{"ItalicAndStrike", "_i_ ~~s~~", `<p><em>i</em> <s>s</s></p>`},
+	{"CodeKeepsMarkup", "`<b>**x**</b>`", `<p><code>&lt;b&gt;**x**&lt;/b&gt;</code></p>`},
+	{"Link", "[site](https://example.com/a)", `<p><a href="https://example.com/a" target="_blank" rel="noopener noreferrer">site</a></p>`},
+	// The link ends at the first ")", so the last one stays outside: the same text either way.
+	{"JavascriptLinkRefused", "[x](javascript:alert(1))", `<p><span>[x](javascript:alert(1)</span>)</p>`},
+	{"DataLinkRefused", "[x](data:text/html,hi)", `<p><span>[x](data:text/html,hi)</span></p>`},
+	{"BareURL", "see https://example.com/x.", `<p>see <a href="https://example.com/x" target="_blank" rel="noopener noreferrer">https://example.com/x</a>.</p>`},
+	{"Mention", "hi @ana_l", `<p>hi <span class="mention">@ana_l</span></p>`},
+	{"Lines", "a\nb", `<p>a<br>b</p>`},
+	{"CodeBlock", "```\n<script>x</script>\n```", `<pre><code>&lt;script&gt;x&lt;/script&gt;</code></pre>`},
+	{"Quote", "> **q**", `<blockquote><p><strong>q</strong></p></blockquote>`},
+	{"List", "- one\n- two", `<ul><li>one</li><li>two</li></ul>`},
+}
+
+func markdownIsSafe(t *testing.T, tab context.Context) {
+	for _, tc := range markdownCases {
+		got := eval[string](t, tab, fmt.Sprintf(`import('/assets/js/markdown.js').then(m => { const d = document.createElement('div'); d.append(m.render(%q)); return d.innerHTML; })`, tc.in))
+		if got != tc.want {
+			t.Errorf("%s: render(%q) = %s, want %s", tc.name, tc.in, got, tc.want)
+		}
 	}
 }

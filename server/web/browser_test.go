@@ -101,6 +101,8 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("DropAndPasteFiles", func(t *testing.T) { dropAndPaste(t, aTab, bTab) })
 
+	t.Run("MarkdownIsSafe", func(t *testing.T) { markdownIsSafe(t, aTab) })
+
 	t.Run("MarkupShownAsText", func(t *testing.T) {
 		hostile := `<img src=x onerror=alert(1)>`
 		send(t, aTab, "form.composer .compose-box", hostile)
@@ -237,8 +239,8 @@ func send(t *testing.T, ctx context.Context, box, text string) {
 func clickAction(t *testing.T, ctx context.Context, text, label string) {
 	t.Helper()
 	sel := fmt.Sprintf(`[...document.querySelectorAll('.list .msg')].find(m => m.querySelector('.body')?.textContent === %q)?.querySelector('.actions [aria-label=%q]')`, text, label)
-	waitFor(t, ctx, "the "+label+" action", sel)
-	eval[bool](t, ctx, sel+`.click() ?? true`)
+	// Found and pressed in one step, so a redraw in between cannot lose the press.
+	waitFor(t, ctx, "the "+label+" action, pressed", `(b => b && (b.click(), true))(`+sel+`)`)
 }
 
 func watchDialogs(t *testing.T, ctx context.Context, n *atomic.Int32) {

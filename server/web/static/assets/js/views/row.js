@@ -125,7 +125,10 @@ function confirmDelete(button, m) {
   } }, 'Delete?');
   button.replaceWith(sure);
   sure.focus();
-  sure.addEventListener('blur', () => setTimeout(() => sure.replaceWith(button), 200), { once: true });
+  // Any other click, or five seconds, puts the ordinary button back.
+  const restore = () => { if (sure.isConnected) sure.replaceWith(button); };
+  setTimeout(() => document.addEventListener('click', restore, { once: true }));
+  setTimeout(restore, 5000);
 }
 
 function refreshQuote() { touch('quote'); }
