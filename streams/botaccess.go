@@ -73,7 +73,7 @@ type BotAccess struct {
 	mu       sync.Mutex
 	closed   bool
 	inflight sync.WaitGroup
-	dms      map[uint64]string // client id → the conversations its permissions name
+	grants   map[uint64]string // client id → the subjects its permissions allow, joined
 }
 
 // NewBotAccess validates cfg and applies defaults.
@@ -93,7 +93,7 @@ func NewBotAccess(cfg BotAccessConfig) (*BotAccess, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	return &BotAccess{cfg: cfg, dms: map[uint64]string{}, ready: make(chan struct{})}, nil
+	return &BotAccess{cfg: cfg, grants: map[uint64]string{}, ready: make(chan struct{})}, nil
 }
 
 // Run admits bots, answers replay requests and rechecks connected bots until ctx ends; then bots
@@ -160,12 +160,13 @@ func (b *BotAccess) authenticate(c natsserver.ClientAuthentication, token string
 		}
 		return false
 	}
+	subjects := BotSubjects(st)
 	c.RegisterUser(&natsserver.User{Username: botUserPrefix + st.TokenID, Permissions: &natsserver.Permissions{
 		Publish:   &natsserver.SubjectPermission{Allow: []string{BotReplaySubject(st.TokenID)}},
-		Subscribe: &natsserver.SubjectPermission{Allow: append(BotSubjects(st), BotInboxPrefix(st.TokenID)+".>")},
+		Subscribe: &natsserver.SubjectPermission{Allow: append(subjects, BotInboxPrefix(st.TokenID)+".>")},
 	}})
 	b.mu.Lock()
-	b.dms[c.GetID()] = strings.Join(st.DMs, ",")
+	b.grants[c.GetID()] = strings.Join(subjects, " ")
 	b.mu.Unlock()
 	return true
 }
@@ -189,7 +190,8 @@ func BotSubjects(st persist.BotStream) []string {
 }
 
 // sweep rechecks every connected bot and cuts off those whose token, bot, membership or scope
-// ended, or whose conversations changed since they connected. A database outage cuts nobody off.
+// ended, or whose readable subjects (conversations, guest standing) changed since they connected. A
+// database outage cuts nobody off.
 func (b *BotAccess) sweep(ctx context.Context) {
 	byToken, err := b.botClients()
 	if err != nil {
@@ -203,14 +205,14 @@ func (b *BotAccess) sweep(ctx context.Context) {
 			live[id] = true
 		}
 	}
-	for id := range b.dms {
+	for id := range b.grants {
 		if !live[id] {
-			delete(b.dms, id)
+			delete(b.grants, id)
 		}
 	}
-	known := make(map[uint64]string, len(b.dms))
-	for id, dms := range b.dms {
-		known[id] = dms
+	known := make(map[uint64]string, len(b.grants))
+	for id, g := range b.grants {
+		known[id] = g
 	}
 	b.mu.Unlock()
 	for tokenID, ids := range byToken {
@@ -223,9 +225,11 @@ func (b *BotAccess) sweep(ctx context.Context) {
 			b.cfg.Logger.Warn("bot recheck failed", "error", err)
 			continue
 		}
-		dms := strings.Join(st.DMs, ",")
+		// Any change of what it may read (a new conversation, the bot or its owner made a guest)
+		// cuts the connection: it reconnects with the permissions of now.
+		grants := strings.Join(BotSubjects(st), " ")
 		for _, id := range ids {
-			if err == nil && known[id] == dms {
+			if err == nil && known[id] == grants {
 				continue
 			}
 			if derr := b.cfg.Server.srv.DisconnectClientByID(id); derr != nil {
