@@ -1,9 +1,13 @@
 package persist
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -186,9 +190,38 @@ func translate(err error) error {
 			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: "a referenced resource does not exist", Err: err}
 		case "23514", "22001", "22P02":
 			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: "a value breaks a rule", Err: err}
+		case "22021":
+			// A NUL byte or invalid UTF-8 the edge (server's decoders) should have refused already.
+			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+				Message: "a text value holds a NUL byte or is not valid UTF-8", Err: err}
 		}
 	}
 	return fmt.Errorf("database: %w", err)
+}
+
+// Unreachable reports whether err says the database cannot be reached or is going away (a
+// failed connect, a dropped connection, a server shutting down or out of connection slots), as
+// opposed to a statement failing: a client should retry later, not report a bug. A cancelled or
+// expired context is not an outage. translate leaves these errors internal, so callers that
+// keep going through an outage (socket and bot rechecks) still tell them from refusals; the
+// HTTP edge answers them 503.
+func Unreachable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// Class 08 connection exception; 57P01-57P03 admin/crash shutdown and cannot connect now;
+		// 53300 too many connections.
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" ||
+			pe.Code == "53300"
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)
 }
 
 // notFoundAs names the missing thing when err is "no rows", and passes any other error through.

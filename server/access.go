@@ -193,6 +193,9 @@ func (s *Server) identify(r *http.Request) (*Caller, error) {
 	}
 	if id := devUserHeader(r); id != "" && s.cfg.LocalImpersonation && isLocalRequest(r) {
 		u, err := persist.ReadV(ctx, s.store, func(tx *persist.Tx) (persist.User, error) { return tx.UserGet(ctx, id) })
+		if _, refused := persist.ErrorOf(err); err != nil && !refused {
+			return nil, err // an outage, not an unknown user
+		}
 		if err != nil || u.Kind != persist.KindHuman || u.DeletedAt != nil {
 			return nil, persist.Errorf(persist.CodeUnauthenticated, "the impersonated user does not exist")
 		}
