@@ -91,12 +91,17 @@ func (s *Server) Routes() []RouteInfo {
 	return out
 }
 
-// enforce wraps a handler with its route's requirement: identify the caller, check the
-// requirement, apply the CSRF rule, then call the handler with the caller in the context.
+// enforce wraps a handler with its route's requirement: refuse path and query text Postgres
+// cannot store, identify the caller, check the requirement, apply the CSRF rule, then call the
+// handler with the caller in the context.
 func (s *Server) enforce(a access, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		for k, v := range a.headers {
 			w.Header().Set(k, v)
+		}
+		if err := checkRequestText(r); err != nil {
+			s.writeError(w, r, err)
+			return
 		}
 		if a.audience == audiencePublic {
 			h(w, r)

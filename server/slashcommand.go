@@ -115,6 +115,10 @@ func (s *Server) handleSlashHook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, persist.Invalid("the body must be form-encoded command and text"))
 		return
 	}
+	if err := checkFormText(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	command, text := r.PostForm.Get("command"), r.PostForm.Get("text")
 	ctx := r.Context()
 	st, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.SlashStarted, error) {
