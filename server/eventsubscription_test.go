@@ -12,6 +12,7 @@ import (
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/server/callback"
+	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/server/servertest"
 )
 
@@ -209,7 +210,7 @@ func TestEventSubscriptionFailuresAreNotRetried(t *testing.T) {
 // called, and the refusal is stored as the attempt's error.
 func TestEventSubscriptionStrictPolicy(t *testing.T) {
 	t.Parallel()
-	e := newIntEnv(t, servertest.WithCallbackPolicy(callback.PublicOnly))
+	e := newIntEnv(t, servertest.WithCallbackPolicy(netpolicy.PublicOnly))
 	general := persisttest.Channel(t, e.h.Store, persist.ActorFor(e.owner.User), e.ws.ID, "general")
 	inst, _ := e.install(t, nil)
 	recv := newHook(t, nil)

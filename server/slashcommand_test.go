@@ -11,7 +11,7 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
-	"github.com/natterchat/natter/server/callback"
+	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/server/servertest"
 )
 
@@ -218,7 +218,7 @@ func TestSlashCommandWriteAuthority(t *testing.T) {
 // refused, never called, and the refusal is stored as the invocation's error.
 func TestSlashCommandStrictPolicy(t *testing.T) {
 	t.Parallel()
-	e := newIntEnv(t, servertest.WithCallbackPolicy(callback.PublicOnly))
+	e := newIntEnv(t, servertest.WithCallbackPolicy(netpolicy.PublicOnly))
 	general := persisttest.Channel(t, e.h.Store, persist.ActorFor(e.owner.User), e.ws.ID, "general")
 	inst, _ := e.install(t, nil)
 	recv := newHook(t, nil)

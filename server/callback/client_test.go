@@ -13,43 +13,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-)
 
-func TestPublicOnly(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		addr string
-		want bool
-	}{
-		{"93.184.216.34", true},
-		{"2606:2800:220:1:248:1893:25c8:1946", true},
-		{"::ffff:93.184.216.34", true},
-		{"127.0.0.1", false},
-		{"::1", false},
-		{"10.1.2.3", false},
-		{"172.16.0.1", false},
-		{"192.168.1.1", false},
-		{"169.254.169.254", false},
-		{"fe80::1", false},
-		{"fc00::1", false},
-		{"0.0.0.0", false},
-		{"::", false},
-		{"100.64.0.1", false},
-		{"192.0.2.1", false},
-		{"198.18.0.1", false},
-		{"203.0.113.9", false},
-		{"240.0.0.1", false},
-		{"255.255.255.255", false},
-		{"224.0.0.1", false},
-		{"::ffff:127.0.0.1", false},
-		{"::ffff:10.0.0.1", false},
-		{"64:ff9b::a00:1", false},
-		{"2001:db8::1", false},
-		{"2002:a00:1::1", false},
-	} {
-		require.Equal(t, tc.want, PublicOnly(netip.MustParseAddr(tc.addr)), tc.addr)
-	}
-}
+	"github.com/natterchat/natter/server/netpolicy"
+)
 
 // receiver is an httptest server on 127.0.0.1 that hands each request to the test.
 type received struct {
@@ -126,7 +92,7 @@ func TestMixedAnswersAreRefused(t *testing.T) {
 	require.NoError(t, err)
 	// One public answer beside the loopback receiver: the whole name is refused, even by a
 	// policy that would admit each public address.
-	c := newClient(t, Config{AllowAddr: PublicOnly,
+	c := newClient(t, Config{AllowAddr: netpolicy.PublicOnly,
 		Resolver: fixedResolver{netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("127.0.0.1")}})
 	res := c.Post(t.Context(), Request{URL: "http://hooks.example.com:" + u.Port(), Secret: "s", Body: []byte(`{}`)})
 	require.ErrorIs(t, res.Err, ErrRefused)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // discoveryServer answers the discovery path with handler; its issuer is its own URL.
@@ -173,7 +174,7 @@ func TestDiscoverOIDC(t *testing.T) {
 		t.Parallel()
 		srv := discoveryServer(t, status(http.StatusNotFound))
 		cfg := oidcConfig(srv.URL, true)
-		cfg.Policy = PublicOnly
+		cfg.Policy = netpolicy.PublicOnly
 		_, err := DiscoverOIDC(t.Context(), cfg)
 		require.ErrorIs(t, err, ErrAddressRefused)
 	})
