@@ -170,10 +170,15 @@ func (s *Server) slashCallback(ctx context.Context, inv persist.SlashInvocation)
 	if outcome.Error != "" {
 		s.logger.Info("slash command callback failed", "command_id", inv.CommandID, "workspace_id", inv.WorkspaceID,
 			"status", res.Status, "error", outcome.Error)
-		return slashReply{}, persist.Errorf(persist.CodeCallbackFailed, "the command's callback failed: %s", outcome.Error)
+		// The caller reads one fixed sentence per class of failure; the detail (which may name
+		// internal resolvers and addresses) stays in the stored invocation and the log.
+		return slashReply{}, persist.Errorf(persist.CodeCallbackFailed, "the command's callback failed: %s", res.Failure())
 	}
 	var reply slashReply
 	_ = json.Unmarshal(res.Body, &reply) // a body that is no reply posts nothing
+	if !validText(reply.Text) {
+		return slashReply{}, persist.Errorf(persist.CodeCallbackFailed, "the command's callback failed: its reply text holds a NUL byte")
+	}
 	if reply.ResponseType != "ephemeral" {
 		reply.ResponseType = "in_channel"
 	}

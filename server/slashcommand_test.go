@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -222,12 +224,50 @@ func TestSlashCommandStrictPolicy(t *testing.T) {
 	general := persisttest.Channel(t, e.h.Store, persist.ActorFor(e.owner.User), e.ws.ID, "general")
 	inst, _ := e.install(t, nil)
 	recv := newHook(t, nil)
+	u, err := url.Parse(recv.srv.URL)
+	require.NoError(t, err)
 	e.register(t, inst, "/ssrf", recv.srv.URL)
 	e.register(t, inst, "/metadata", "http://169.254.169.254/latest/meta-data")
-	for _, c := range []string{"/ssrf", "/metadata"} {
+	e.register(t, inst, "/named", "http://localhost:"+u.Port()+"/hook")
+	for _, c := range []string{"/ssrf", "/metadata", "/named"} {
 		r := e.slash(t, general.ID, e.owner.Token, c, "")
 		r.RequireError(t, http.StatusBadGateway, persist.CodeCallbackFailed)
-		require.Contains(t, r.JSON(t)["error"], "not a public address")
+		// One fixed sentence for the class; what the name resolved to stays on the server.
+		require.Equal(t, "the command's callback failed: its address is not allowed: callbacks go only to public addresses over http(s)",
+			r.JSON(t)["error"])
+		for _, leak := range []string{"127.0.0.1", "::1", "169.254", "localhost", "resolves"} {
+			require.NotContains(t, string(r.Body), leak)
+		}
 	}
 	require.Empty(t, recv.got)
+}
+
+// TestSlashCommandFailureClasses: each class of callback failure answers 502 with its fixed
+// sentence and no address; the stored invocation keeps the detail.
+func TestSlashCommandFailureClasses(t *testing.T) {
+	t.Parallel()
+	e := newIntEnv(t)
+	general := persisttest.Channel(t, e.h.Store, persist.ActorFor(e.owner.User), e.ws.ID, "general")
+	inst, _ := e.install(t, nil)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close() // nothing listens there any more
+	failing := newHook(t, func(w http.ResponseWriter, _ []byte) { w.WriteHeader(http.StatusInternalServerError) })
+	e.register(t, inst, "/gone", closedURL)
+	e.register(t, inst, "/broken", failing.srv.URL)
+	for _, tc := range []struct{ command, sentence string }{
+		{"/gone", "the command's callback failed: it could not be reached"},
+		{"/broken", "the command's callback failed: it answered HTTP 500"},
+	} {
+		r := e.slash(t, general.ID, e.owner.Token, tc.command, "")
+		r.RequireError(t, http.StatusBadGateway, persist.CodeCallbackFailed)
+		require.Equal(t, tc.sentence, r.JSON(t)["error"])
+		require.NotContains(t, string(r.Body), "127.0.0.1")
+	}
+	call := <-failing.got
+	var payload struct {
+		TriggerID string `json:"trigger_id"`
+	}
+	require.NoError(t, json.Unmarshal(call.body, &payload))
+	require.Equal(t, persist.SlashCallbackOutcome{Status: 500, Error: "the callback answered HTTP 500"}, e.invocation(t, payload.TriggerID))
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -125,6 +126,33 @@ func (r Result) Problem() string {
 		return fmt.Sprintf("the callback answered HTTP %d", r.Status)
 	}
 	return ""
+}
+
+// Failure is the sentence a person is shown for a failed call: one fixed sentence per class of
+// failure (refused, unresolvable, unreachable, too slow, an error status, an unreadable answer),
+// "" for a 2xx answer. Unlike Problem it never names a resolver, a resolved address or any
+// other detail of the network the server sits in: any user may create a workspace and a
+// command, and must not map internal names through it. The detail stays in Problem, for the
+// stored record and the log.
+func (r Result) Failure() string {
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	switch {
+	case r.OK():
+		return ""
+	case r.Err == nil:
+		return fmt.Sprintf("it answered HTTP %d", r.Status)
+	case errors.Is(r.Err, ErrRefused):
+		return "its address is not allowed: callbacks go only to public addresses over http(s)"
+	case errors.As(r.Err, &dnsErr):
+		return "its host name could not be resolved"
+	case errors.Is(r.Err, context.DeadlineExceeded) || (errors.As(r.Err, &netErr) && netErr.Timeout()):
+		return "it did not answer in time"
+	case r.Status != 0:
+		return "its answer could not be read"
+	default:
+		return "it could not be reached"
+	}
 }
 
 // Post sends a signed JSON callback. It never returns a response it did not bound: the body is

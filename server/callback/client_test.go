@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -162,4 +163,58 @@ func TestNoProxyAndBadURLs(t *testing.T) {
 	}
 	_, err := New(Config{Timeout: -1})
 	require.Error(t, err)
+}
+
+// failingResolver fails every lookup as a real resolver does, naming itself in the error.
+type failingResolver struct{}
+
+func (failingResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "no such host", Name: host, Server: "10.255.255.53:53", IsNotFound: true}
+}
+
+// TestFailureSentences: what a person is shown is one fixed sentence per class; the resolver,
+// the name's addresses and the dialled address appear only in Problem (stored and logged).
+func TestFailureSentences(t *testing.T) {
+	t.Parallel()
+	srv, _ := receiver(t, func(w http.ResponseWriter) { w.WriteHeader(http.StatusTeapot) })
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) })
+
+	strict := newClient(t, Config{Resolver: fixedResolver{netip.MustParseAddr("10.1.2.3")}})
+	unresolvable := newClient(t, Config{AllowAddr: loopback, Resolver: failingResolver{}})
+	loose := newClient(t, Config{AllowAddr: loopback, Timeout: 200 * time.Millisecond})
+	post := func(c *Client, target string) Result {
+		return c.Post(t.Context(), Request{URL: target, Secret: "s", Body: []byte(`{}`)})
+	}
+	for _, tc := range []struct {
+		name     string
+		res      Result
+		sentence string
+		detail   string // what Problem keeps and Failure must not show
+	}{
+		{"Refused", post(strict, "http://internal.example/x"), "its address is not allowed: callbacks go only to public addresses over http(s)", "10.1.2.3"},
+		{"Unresolvable", post(unresolvable, "http://db.internal/x"), "its host name could not be resolved", "10.255.255.53"},
+		{"Unreachable", post(loose, "http://127.0.0.1:1/x"), "it could not be reached", "127.0.0.1"},
+		{"TooSlow", post(loose, slow.URL), "it did not answer in time", "127.0.0.1"},
+		{"ErrorStatus", post(loose, "http://127.0.0.1:"+u.Port()+"/x"), "it answered HTTP 418", "418"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.sentence, tc.res.Failure())
+			require.Contains(t, tc.res.Problem(), tc.detail)
+			if tc.name != "ErrorStatus" {
+				require.NotContains(t, tc.res.Failure(), tc.detail)
+			}
+		})
+	}
+	require.Empty(t, Result{Status: 204}.Failure())
 }

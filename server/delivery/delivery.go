@@ -271,8 +271,14 @@ func (d *Deliverer) handle(ctx context.Context, subscriptionID string, m jetstre
 		_ = m.Nak()
 		return
 	}
+	// The stored attempt is shown to the workspace's managers (GET …/deliveries): it keeps the
+	// fixed sentence of the failure's class; the detail, which may name internal resolvers and
+	// addresses, goes to the log only.
 	outcome := persist.DeliveryOutcome{EventID: envelope.ID, Cursor: cursor, EventType: eventType, Status: res.Status,
-		Body: string(res.Body), Error: res.Problem(), StartedAt: started}
+		Body: string(res.Body), Error: res.Failure(), StartedAt: started}
+	if problem := res.Problem(); problem != "" {
+		d.logger.Info("event delivery failed", "subscription_id", subscriptionID, "cursor", cursor, "error", problem)
+	}
 	store := context.WithoutCancel(ctx)
 	a, err := persist.WithTxV(store, d.cfg.Store, func(tx *persist.Tx) (persist.EventDeliveryAttempt, error) {
 		return tx.EventDeliveryRecord(store, p.target, outcome)
