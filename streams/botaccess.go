@@ -309,16 +309,7 @@ func (b *BotAccess) onReplay(m *nats.Msg) {
 
 func (b *BotAccess) replay(m *nats.Msg) ([]byte, error) {
 	tokenID := strings.TrimSuffix(strings.TrimPrefix(m.Subject, botRoot), replaySuffix)
-	req := replayRequest{Limit: 200}
-	if len(m.Data) > 0 {
-		if err := json.Unmarshal(m.Data, &req); err != nil {
-			return nil, persist.Errorf(persist.CodeInvalidJSON, "the request must be a JSON object {after_cursor, limit, include_tail}")
-		}
-	}
-	if req.Limit < 1 || req.Limit > 500 {
-		return nil, persist.Invalid("limit must be a whole number from 1 to 500")
-	}
-	after, err := persist.ParseCursor(req.AfterCursor)
+	req, after, err := parseReplayRequest(m.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -354,6 +345,22 @@ func (b *BotAccess) replay(m *nats.Msg) ([]byte, error) {
 		out.Events = out.Events[:len(out.Events)/2]
 		out.NextCursor, out.HasMore = cursorText(out.Events[len(out.Events)-1].Cursor), true
 	}
+}
+
+// parseReplayRequest reads a bot's replay request: an optional JSON object {after_cursor, limit
+// (1-500, default 200), include_tail}. Codes: invalid_json, invalid_request, resync_required.
+func parseReplayRequest(data []byte) (replayRequest, int64, error) {
+	req := replayRequest{Limit: 200}
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, &req); err != nil {
+			return req, 0, persist.Errorf(persist.CodeInvalidJSON, "the request must be a JSON object {after_cursor, limit, include_tail}")
+		}
+	}
+	if req.Limit < 1 || req.Limit > 500 {
+		return req, 0, persist.Invalid("limit must be a whole number from 1 to 500")
+	}
+	after, err := persist.ParseCursor(req.AfterCursor)
+	return req, after, err
 }
 
 func cursorText(c int64) string {
