@@ -230,6 +230,7 @@ func (h *Hub) recheck(r persist.Revocation) {
 	h.mu.Unlock()
 	for _, s := range hit {
 		s.mu.Lock()
+		s.announced++ // live events wait for the check (see socket.announced)
 		s.addWorkLocked(workCheck)
 		s.mu.Unlock()
 	}

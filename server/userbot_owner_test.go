@@ -111,6 +111,25 @@ func TestUserBotNeverExceedsItsOwner(t *testing.T) {
 		upTo(again, last)
 		require.Greater(t, last, hidden)
 	})
+	t.Run("OwnerMadeGuestNarrowsTheBotSocketOnTheAnnouncement", func(t *testing.T) {
+		t.Parallel()
+		// No periodic recheck runs within the test: the announcement of the owner's change makes
+		// the socket hold live events until it has checked again.
+		b, _, tok := setup(t, servertest.WithRealtime(func(c *realtime.Config) { c.RevalidateInterval = time.Hour }))
+		s := b.dial(t, tok.Token, "2")
+		first := b.add(t, persist.EventInput{ChannelID: b.general})
+		require.Equal(t, persist.FormatCursor(first), s.Next(t).Cursor)
+		moderate(t, b, map[string]any{"role": "guest"})
+		b.add(t, persist.EventInput{ChannelID: b.general})
+		last := b.add(t, persist.EventInput{ChannelID: b.guestChannel})
+		for {
+			e := s.Next(t)
+			require.NotEqual(t, b.general, e.ChannelID, "the general channel is closed to a guest's bot")
+			if e.Cursor == persist.FormatCursor(last) {
+				break
+			}
+		}
+	})
 	t.Run("OwnerChangeCutsTheBotsNATSConnectionAtOnce", func(t *testing.T) {
 		t.Parallel()
 		// No periodic recheck runs within the test: the announcement of the owner's change does it.
