@@ -78,10 +78,10 @@ type socket struct {
 	// member, or a user bot's owner, made a guest) and none is lost to one that just began.
 	announced, checked uint64
 	held               []*liveEvent
-	heldBytes          int // the frames' bytes in held, bounded with out by QueueBytes
-	out       [][]byte     // frames to write
-	outOff    int          // bytes of out[0] already written
-	outBytes  int          // bytes of out not yet written: with pongDebt, bounded by QueueBytes
+	heldBytes          int      // the frames' bytes in held, bounded with out by QueueBytes
+	out                [][]byte // frames to write
+	outOff             int      // bytes of out[0] already written
+	outBytes           int      // bytes of out not yet written: with pongDebt, bounded by QueueBytes
 	// pong is the one answer to the client's pings waiting to be written: a ping that arrives
 	// before it is written replaces it (RFC 6455 §5.5.3), so a ping flood holds one pong.
 	pong []byte
