@@ -72,16 +72,18 @@ type socket struct {
 	pending   []*liveEvent // live events that arrived during catch-up
 	pendBytes int          // the frames' bytes in pending, bounded by QueueBytes/2
 	overflow  bool         // pending overflowed: read Postgres again before going live
+	out       [][]byte     // frames to write
+	outOff    int          // bytes of out[0] already written
+	outBytes  int          // bytes of out not yet written: with pongDebt, bounded by QueueBytes
+
 	// announced counts the announcements (a revocation, a membership change) that asked this
 	// socket to check again; checked is the count its last finished check had seen. While they
 	// differ, live events wait in held, so none is filtered by a standing that just ended (a
 	// member, or a user bot's owner, made a guest) and none is lost to one that just began.
 	announced, checked uint64
 	held               []*liveEvent
-	heldBytes          int      // the frames' bytes in held, bounded with out by QueueBytes
-	out                [][]byte // frames to write
-	outOff             int      // bytes of out[0] already written
-	outBytes           int      // bytes of out not yet written: with pongDebt, bounded by QueueBytes
+	heldBytes          int // the frames' bytes in held, bounded with out by QueueBytes
+
 	// pong is the one answer to the client's pings waiting to be written: a ping that arrives
 	// before it is written replaces it (RFC 6455 §5.5.3), so a ping flood holds one pong.
 	pong []byte
