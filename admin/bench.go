@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -34,8 +33,8 @@ func benchCommand() *cli.Command {
 			"connect time, the server's RSS per socket and the load generator's CPU per delivered frame",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "url", EnvVars: []string{"NATTER_URL"}, Value: "http://127.0.0.1:8080", Usage: "base URL of the server (loopback only)"},
-			&cli.StringFlag{Name: "token", EnvVars: []string{"NATTER_TOKEN"}, Usage: "bearer token (sst_ or ccb_); empty relies on the development fallback of `natter dev`"},
-			&cli.StringFlag{Name: "workspace", EnvVars: []string{"NATTER_WORKSPACE"}, Usage: "workspace id (default: the caller's first)"},
+			&cli.StringFlag{Name: "token", EnvVars: []string{"NATTER_TOKEN"}, Usage: "bearer token (sst_ or ccb_); empty relies on the development fallback of natter dev"},
+			&cli.StringFlag{Name: "workspace", EnvVars: []string{"NATTER_WORKSPACE"}, Usage: "workspace id to load (default: a new workspace bench-<time>, created for this run)"},
 			&cli.StringFlag{Name: "channel", EnvVars: []string{"NATTER_CHANNEL"}, Usage: "channel id to post into (default: #bench, created if missing)"},
 			&cli.IntFlag{Name: "sockets", EnvVars: []string{"NATTER_SOCKETS"}, Value: 1000, Usage: "WebSocket clients, at most 20000"},
 			&cli.IntFlag{Name: "posters", EnvVars: []string{"NATTER_POSTERS"}, Value: 4, Usage: "concurrent HTTP posters, at most 64"},
@@ -135,16 +134,17 @@ func raiseFileLimit() {
 // resolveTargets picks the workspace and the channel, creating #bench when needed.
 func (r *benchRun) resolveTargets(ctx context.Context) error {
 	if r.cfg.workspace == "" {
-		var list struct {
-			Workspaces []struct{ ID string } `json:"workspaces"`
+		// A run of its own: the bench's messages never land in a workspace people use.
+		name := "bench-" + time.Now().UTC().Format("20060102-150405")
+		var created struct {
+			Workspace struct{ ID, Slug string } `json:"workspace"`
 		}
-		if _, err := r.api.do(ctx, http.MethodGet, "/api/workspaces", nil, &list); err != nil {
-			return fmt.Errorf("bench: list workspaces: %w", err)
+		if _, err := r.api.do(ctx, http.MethodPost, "/api/workspaces", map[string]string{"name": name}, &created); err != nil {
+			return fmt.Errorf("bench: create the workspace %s (pass --workspace to load an existing one): %w", name, err)
 		}
-		if len(list.Workspaces) == 0 {
-			return errors.New("bench: the caller belongs to no workspace; pass --workspace")
-		}
-		r.cfg.workspace = list.Workspaces[0].ID
+		r.cfg.workspace = created.Workspace.ID
+		fmt.Fprintf(r.out, "bench: created workspace %s (%s) for this run; pass --workspace to load another\n",
+			created.Workspace.Slug, created.Workspace.ID)
 	}
 	if r.cfg.channel != "" {
 		return nil

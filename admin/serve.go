@@ -74,8 +74,14 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "the trusted canonical API base bot installers store, such as https://chat.example.com (a path prefix is kept); setup codes give it as api_base_url and build claim_url on it (default: --public-url, else the request's scheme and host)"},
 		&cli.BoolFlag{Name: "web-push", EnvVars: []string{"NATTER_WEB_PUSH"}, Value: true,
 			Usage: "send Web Push notifications to registered devices (a server key pair is generated on first start); false turns push off: no key, no sends, and the push write endpoints answer 404"},
+		&cli.StringFlag{Name: "pushover-token", EnvVars: []string{"NATTER_PUSHOVER_TOKEN"},
+			Usage: "Pushover application token: people who enabled Pushover with a user key are notified through it on the same messages as web push (needs --web-push)"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
+		&cli.StringFlag{Name: "log-format", EnvVars: []string{"NATTER_LOG_FORMAT"}, Value: "text",
+			Usage: "text (key=value lines) or json (one JSON object per line, for log pipelines)"},
+		&cli.StringFlag{Name: "log-level", EnvVars: []string{"NATTER_LOG_LEVEL"}, Value: "info",
+			Usage: "debug, info, warn or error: the least severe level logged"},
 		&cli.IntFlag{Name: "max-sockets-per-user", EnvVars: []string{"NATTER_MAX_SOCKETS_PER_USER"}, Value: 64,
 			Usage: "open realtime sockets one person, or one bot token, may hold on this server; more are refused with 429 before the upgrade"},
 	}, append(signInFlags(), uploadFlags()...)...)
@@ -87,6 +93,7 @@ type serverConfig struct {
 	addr           string
 	natsURL        string
 	natsListen     string
+	pushoverToken  string
 	socketsPerUser int
 	server         server.Config
 	signIn         signInConfig
@@ -100,6 +107,19 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	}
 	if cfg.streamReplicas < 1 || cfg.streamReplicas > 5 {
 		return cfg, configError("stream-replicas", "must be 1 to 5 (1 for the embedded server, 3 in a cluster), not %d", cfg.streamReplicas)
+	}
+	cfg.pushoverToken = strings.TrimSpace(c.String("pushover-token"))
+	if cfg.pushoverToken != "" && !webpush.ValidPushoverToken(cfg.pushoverToken) {
+		return cfg, configError("pushover-token", "must be a Pushover application token (30 letters and digits)")
+	}
+	if cfg.pushoverToken != "" && !c.Bool("web-push") {
+		return cfg, configError("pushover-token", "Pushover is sent by the push deliverer, which --web-push=false turns off")
+	}
+	if f := c.String("log-format"); f != "text" && f != "json" {
+		return cfg, configError("log-format", "%q must be text or json", f)
+	}
+	if _, err := parseLogLevel(c.String("log-level")); err != nil {
+		return cfg, configError("log-level", "%q must be debug, info, warn or error", c.String("log-level"))
 	}
 	if err := checkHostPort(cfg.addr); err != nil {
 		return cfg, configError("addr", "%v", err)
@@ -125,12 +145,12 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	}
 	if p := c.String("public-url"); p != "" {
 		if _, err := server.ParsePublicURL(p); err != nil {
-			return cfg, configError("public-url", "%v", err)
+			return cfg, fmt.Errorf("invalid configuration: %w", err) // the error names the flag
 		}
 	}
 	if b := c.String("api-base-url"); b != "" {
 		if _, err := server.ParseAPIBaseURL(b); err != nil {
-			return cfg, configError("api-base-url", "%v", err)
+			return cfg, fmt.Errorf("invalid configuration: %w", err) // the error names the flag
 		}
 	}
 	if ns := c.String("cookie-namespace"); ns != "" && !server.ValidCookieNamespace(ns) {
@@ -138,6 +158,12 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	}
 	if cfg.signIn, err = readSignInConfig(c); err != nil {
 		return cfg, err
+	}
+	if c.String("upload-s3-endpoint") != "" {
+		// Checked here, before anything touches the data dir; building the client has no side effect.
+		if _, err := openUploads(c); err != nil {
+			return cfg, err
+		}
 	}
 	cfg.server = server.Config{
 		PublicURL:    c.String("public-url"),
@@ -179,14 +205,29 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	}
 	ctx := c.Context
 	logger := newLogger(c)
+	// OIDC discovery is part of checking the configuration: a failure stops start-up before
+	// anything is set up.
+	if cfg.server.GitHub, cfg.server.OIDC, err = cfg.signIn.providers(ctx, cfg.server.PublicURL, logger); err != nil {
+		return err
+	}
 	// The data dir is made here, readable by others, before NATS would make it private: the
 	// private PostgreSQL cluster inside it runs as an unprivileged user who must enter it.
 	if err := os.MkdirAll(c.String("data-dir"), 0o755); err != nil {
 		return fmt.Errorf("create --data-dir: %w", err)
 	}
-	if cfg.server.GitHub, cfg.server.OIDC, err = cfg.signIn.providers(ctx, cfg.server.PublicURL, logger); err != nil {
-		return err
+	if cfg.natsURL == "" || c.String("database-url") == "" {
+		release, err := lockDataDir(c.String("data-dir"))
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
+	// The port is taken before anything is set up, so a busy one is found at once.
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen on --addr %s: %w", cfg.addr, err)
+	}
+	defer ln.Close()
 	blobs, err := openUploads(c)
 	if err != nil {
 		return err
@@ -246,7 +287,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 
-	push, sweeper, err := startWebPush(ctx, cfg.server, db.Store, nc, logger)
+	push, sweeper, err := startWebPush(ctx, cfg.server, cfg.pushoverToken, db.Store, nc, logger)
 	if err != nil {
 		return err
 	}
@@ -264,11 +305,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)
 	}
-	logger.Info("sign-in methods", "optional", srv.AuthMethods())
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return fmt.Errorf("listen on --addr %s: %w", cfg.addr, err)
-	}
+	logger.Info("sign-in methods", "enabled", signInMethods(cfg.server, srv.AuthMethods()))
 	fmt.Fprintf(c.App.Writer, "natter listening on http://%s\n", ln.Addr())
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Serve(gctx, ln) })
@@ -289,7 +326,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 
 // startWebPush gives the server its push key pair on first start and builds the deliverer and
 // the dead-device sweep; both are nil when web push is turned off.
-func startWebPush(ctx context.Context, cfg server.Config, store *persist.Store, nc *nats.Conn, logger *slog.Logger) (*webpush.Deliverer, *webpush.Sweeper, error) {
+func startWebPush(ctx context.Context, cfg server.Config, pushoverToken string, store *persist.Store, nc *nats.Conn, logger *slog.Logger) (*webpush.Deliverer, *webpush.Sweeper, error) {
 	if cfg.DisableWebPush {
 		return nil, nil, nil
 	}
@@ -305,7 +342,10 @@ func startWebPush(ctx context.Context, cfg server.Config, store *persist.Store, 
 			subscriber = ""
 		}
 	}
-	push, err := webpush.New(webpush.Config{Store: store, NATS: nc, Logger: logger, Subscriber: subscriber})
+	if pushoverToken != "" {
+		logger.Info("pushover enabled")
+	}
+	push, err := webpush.New(webpush.Config{Store: store, NATS: nc, Logger: logger, Subscriber: subscriber, PushoverToken: pushoverToken})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -337,4 +377,20 @@ func startNATS(ctx context.Context, cfg serverConfig, dataDir string, logger *sl
 		logger.Info("embedded nats listening for bots", "url", url)
 	}
 	return emb, nc, func() { nc.Close(); emb.Shutdown() }, nil
+}
+
+// signInMethods names every way in this server offers, for the start-up line: magic links
+// always, then what the flags turned on, then the providers that are ready (oauth).
+func signInMethods(cfg server.Config, oauth []string) []string {
+	methods := []string{"magic-link"}
+	if cfg.DevAuth {
+		methods = append(methods, "dev-auth")
+	}
+	if cfg.PasswordAuth {
+		methods = append(methods, "password")
+	}
+	if cfg.IdentityProxy.TeamDomain != "" {
+		methods = append(methods, "identity-proxy")
+	}
+	return append(methods, oauth...)
 }

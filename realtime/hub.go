@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -154,7 +155,7 @@ func New(cfg Config) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Hub{cfg: cfg, store: cfg.Store, js: js, logger: cfg.Logger.With("component", "realtime"), poller: p,
+	h := &Hub{cfg: cfg, store: cfg.Store, js: js, logger: cfg.Logger.With("component", "realtime"), poller: p,
 		maxSockets: maxSockets,
 		// Each socket sits in the queue at most once, so maxSockets slots never fill.
 		queue: make(chan *socket, maxSockets), done: make(chan struct{}),
@@ -168,7 +169,15 @@ func New(cfg Config) (*Hub, error) {
 				Help: "Sockets closed by the server, by close code."}, []string{"code"}),
 			backfilled: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_realtime_backfilled_total",
 				Help: "Events sent to sockets from Postgres while catching up."}),
-		}}, nil
+		}}
+	// The close codes the server sends are exposed from the start, at zero, so that a dashboard
+	// or an alert sees the series before the first close.
+	for _, code := range []ws.StatusCode{ws.StatusNormalClosure, CloseGoingAway, ws.StatusProtocolError,
+		CloseRevoked, ws.StatusInvalidFramePayloadData, ws.StatusMessageTooBig, ws.StatusInternalServerError,
+		CloseTooSlow, CloseResync} {
+		h.metrics.closes.WithLabelValues(strconv.Itoa(int(code)))
+	}
+	return h, nil
 }
 
 // Collectors are the hub's metrics, for the server's registry.

@@ -130,13 +130,15 @@ func FuzzThreadQuery(f *testing.F) {
 		if err != nil {
 			return
 		}
-		win, err := parseWindow(q)
-		if err != nil {
-			requireBadRequest(t, raw, err)
-			return
-		}
-		if win.Limit < 1 || win.Limit > persist.MaxPageLimit || win.Seq < 0 {
-			t.Fatalf("%q: window out of bounds: %+v", raw, win)
+		for _, over := range []overMax{clampLimit, defaultLimit} {
+			win, err := parseWindow(q, over)
+			if err != nil {
+				requireBadRequest(t, raw, err)
+				continue
+			}
+			if win.Limit < 1 || win.Limit > persist.MaxPageLimit || win.Seq < 0 {
+				t.Fatalf("%q: window out of bounds: %+v", raw, win)
+			}
 		}
 	})
 }

@@ -24,16 +24,16 @@ const (
 
 // passwordLoginLimits are the two login budgets.
 type passwordLoginLimits struct {
-	byAddress    *windowLimiter
-	byIdentifier *windowLimiter
+	byAddress    *keyedLimiter
+	byIdentifier *keyedLimiter
 }
 
 // configureSignIn sets up the optional sign-in methods of cfg: passwords and the identity proxy.
 func (s *Server) configureSignIn(cfg Config) error {
 	now := cfg.Store.Now
 	s.loginLimits = passwordLoginLimits{
-		byAddress:    newWindowLimiter(passwordLoginAddressLimit, passwordLoginAddressWindow, now),
-		byIdentifier: newWindowLimiter(passwordLoginIdentifierLimit, passwordLoginIdentifierWindow, now),
+		byAddress:    newKeyedLimiter(passwordLoginAddressLimit, passwordLoginAddressWindow, now),
+		byIdentifier: newKeyedLimiter(passwordLoginIdentifierLimit, passwordLoginIdentifierWindow, now),
 	}
 	if cfg.PasswordAuth {
 		s.passwords = cfg.Passwords
@@ -88,7 +88,12 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	address, identifier := clientAddress(r), persist.PasswordIdentifierKey(req.Identifier)
-	if !s.loginLimits.byAddress.allow(address) || !s.loginLimits.byIdentifier.allow(identifier) {
+	byAddress, ok := s.loginLimits.byAddress.allow(address)
+	var byIdentifier attempt
+	if ok {
+		byIdentifier, ok = s.loginLimits.byIdentifier.allow(identifier)
+	}
+	if !ok {
 		s.writeError(w, r, persist.Errorf(persist.CodeRateLimited, "too many sign-in attempts; wait a while and try again"))
 		return
 	}
@@ -100,7 +105,7 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	ok, err := s.passwords.Verify(ctx, cred.Hash, req.Password)
+	ok, err = s.passwords.Verify(ctx, cred.Hash, req.Password)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -119,8 +124,8 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 		return result{u, sess, token}, err
 	})
 	if e, lost := persist.ErrorOf(err); lost && e.Code == persist.CodeInvalidCredentials {
-		s.loginLimits.byAddress.release(address)
-		s.loginLimits.byIdentifier.release(identifier)
+		byAddress.release()
+		byIdentifier.release()
 	}
 	if err != nil {
 		s.writeError(w, r, err)

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // The setup-code claim budget per client address: a code has 60 random bits, so ten guesses a
@@ -14,70 +16,73 @@ const (
 	setupCodeClaimWindow = time.Minute
 )
 
-// maxLimiterKeys bounds a limiter's memory. When it is full even after dropping the finished
-// windows, it starts over empty: an attacker with that many addresses gains little from a reset.
+// maxLimiterKeys bounds a limiter's memory. When it is full even after dropping the keys whose
+// buckets are full again, it starts over empty: an attacker with that many addresses gains little
+// from a reset.
 const maxLimiterKeys = 10_000
 
-// windowLimiter allows limit attempts per key in each fixed window. It runs no goroutine: expired
-// windows are dropped when the map fills up.
-type windowLimiter struct {
-	limit  int
-	window time.Duration
-	now    func() time.Time
+// keyedLimiter gives each key a token bucket (golang.org/x/time/rate) of limit attempts that
+// refills at limit per window: a burst of limit, then one attempt each window/limit. It runs no
+// goroutine: idle keys are dropped when the map fills up.
+type keyedLimiter struct {
+	every rate.Limit
+	burst int
+	now   func() time.Time
 
-	mu   sync.Mutex
-	hits map[string]*windowCount
+	mu      sync.Mutex
+	buckets map[string]*rate.Limiter
 }
 
-type windowCount struct {
-	start time.Time
-	n     int
+func newKeyedLimiter(limit int, window time.Duration, now func() time.Time) *keyedLimiter {
+	return &keyedLimiter{every: rate.Every(window / time.Duration(limit)), burst: limit, now: now,
+		buckets: map[string]*rate.Limiter{}}
 }
 
-func newWindowLimiter(limit int, window time.Duration, now func() time.Time) *windowLimiter {
-	return &windowLimiter{limit: limit, window: window, now: now, hits: map[string]*windowCount{}}
+// attempt is one attempt taken from a key's bucket, which release can give back.
+type attempt struct {
+	limiter     *keyedLimiter
+	reservation *rate.Reservation
 }
 
-// allow records one attempt for key and reports whether it is within the budget.
-func (l *windowLimiter) allow(key string) bool {
+// allow takes one attempt for key and reports whether it is within the budget. A refused attempt
+// takes nothing.
+func (l *keyedLimiter) allow(key string) (attempt, bool) {
 	now := l.now()
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	c, ok := l.hits[key]
-	if ok && now.Sub(c.start) >= l.window {
-		ok = false
-	}
+	b, ok := l.buckets[key]
 	if !ok {
-		if len(l.hits) >= maxLimiterKeys {
+		if len(l.buckets) >= maxLimiterKeys {
 			l.sweepLocked(now)
 		}
-		c = &windowCount{start: now}
-		l.hits[key] = c
+		b = rate.NewLimiter(l.every, l.burst)
+		l.buckets[key] = b
 	}
-	c.n++
-	return c.n <= l.limit
+	l.mu.Unlock()
+	r := b.ReserveN(now, 1)
+	if r.DelayFrom(now) > 0 {
+		r.CancelAt(now)
+		return attempt{}, false
+	}
+	return attempt{limiter: l, reservation: r}, true
 }
 
-// release takes back one attempt recorded for key in its current window, for an attempt that
-// turned out not to count.
-func (l *windowLimiter) release(key string) {
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if c, ok := l.hits[key]; ok && c.n > 0 && now.Sub(c.start) < l.window {
-		c.n--
+// release gives an attempt back, for one that turned out not to count.
+func (a attempt) release() {
+	if a.reservation != nil {
+		a.reservation.CancelAt(a.limiter.now())
 	}
 }
 
-// sweepLocked drops finished windows, or everything when none has finished. l.mu must be held.
-func (l *windowLimiter) sweepLocked(now time.Time) {
-	for k, c := range l.hits {
-		if now.Sub(c.start) >= l.window {
-			delete(l.hits, k)
+// sweepLocked drops the keys whose buckets have refilled (forgetting them changes nothing), or
+// everything when none has. l.mu must be held.
+func (l *keyedLimiter) sweepLocked(now time.Time) {
+	for k, b := range l.buckets {
+		if b.TokensAt(now) >= float64(l.burst) {
+			delete(l.buckets, k)
 		}
 	}
-	if len(l.hits) >= maxLimiterKeys {
-		clear(l.hits)
+	if len(l.buckets) >= maxLimiterKeys {
+		clear(l.buckets)
 	}
 }
 

@@ -9,21 +9,35 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestWindowLimiter(t *testing.T) {
+func TestKeyedLimiter(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := newWindowLimiter(2, time.Minute, func() time.Time { return now })
-	require.True(t, l.allow("a"))
-	require.True(t, l.allow("a"))
-	require.False(t, l.allow("a"), "the third attempt in a window is refused")
-	require.True(t, l.allow("b"), "budgets are per key")
+	l := newKeyedLimiter(2, time.Minute, func() time.Time { return now })
+	allow := func(key string) bool {
+		_, ok := l.allow(key)
+		return ok
+	}
+	require.True(t, allow("a"))
+	first, ok := l.allow("a")
+	require.True(t, ok)
+	require.False(t, allow("a"), "the third attempt at once is refused")
+	require.True(t, allow("b"), "budgets are per key")
+	first.release()
+	require.True(t, allow("a"), "a released attempt is given back")
+	require.False(t, allow("a"))
+	now = now.Add(29 * time.Second)
+	require.False(t, allow("a"), "the bucket refills one attempt each window/limit")
+	now = now.Add(time.Second)
+	require.True(t, allow("a"))
+	require.False(t, allow("a"))
 	now = now.Add(time.Minute)
-	require.True(t, l.allow("a"), "a new window starts afresh")
+	require.True(t, allow("a"), "a whole window refills the whole budget")
+	require.True(t, allow("a"))
 
 	for i := range maxLimiterKeys + 50 {
-		require.True(t, l.allow(fmt.Sprint("k", i)))
+		require.True(t, allow(fmt.Sprint("k", i)))
 	}
-	require.LessOrEqual(t, len(l.hits), maxLimiterKeys, "memory stays bounded")
+	require.LessOrEqual(t, len(l.buckets), maxLimiterKeys, "memory stays bounded")
 }
 
 func TestClientAddress(t *testing.T) {

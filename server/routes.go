@@ -33,6 +33,7 @@ func (s *Server) routeTable() []route {
 		{"DELETE", "/api/workspaces/{workspace_id}", human, s.handleWorkspaceDelete},
 		{"POST", "/api/workspaces/{workspace_id}/transfer-ownership", human, s.handleWorkspaceTransferOwnership},
 		{"GET", "/api/workspaces/{workspace_id}/members", member("workspaces:read"), s.handleMemberList},
+		{"DELETE", "/api/workspaces/{workspace_id}/members/{user_id}", human, s.handleMemberRemove},
 		{"GET", "/api/workspaces/{workspace_id}/moderation/members", human, s.handleModerationList},
 		{"PATCH", "/api/workspaces/{workspace_id}/moderation/members/{user_id}", human, s.handleModerationUpdate},
 		{"POST", "/api/workspaces/{workspace_id}/invites", human, s.handleInviteCreate},

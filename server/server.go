@@ -105,8 +105,8 @@ type Server struct {
 	store        *persist.Store
 	logger       *slog.Logger
 	metrics      *metrics
-	apiBaseURL   string         // the validated Config.APIBaseURL
-	claimLimiter *windowLimiter // setup-code claims per client address
+	apiBaseURL   string        // the validated Config.APIBaseURL
+	claimLimiter *keyedLimiter // setup-code claims per client address
 	router       chi.Router
 	cookieName   string
 	publicOrigin string
@@ -183,7 +183,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.OAuthLimits = cfg.OAuthLimits.WithDefaults()
 	s.cfg = cfg
-	s.claimLimiter = newWindowLimiter(setupCodeClaimLimit, setupCodeClaimWindow, cfg.Store.Now)
+	s.claimLimiter = newKeyedLimiter(setupCodeClaimLimit, setupCodeClaimWindow, cfg.Store.Now)
 	if err := s.configureSignIn(cfg); err != nil {
 		return nil, err
 	}

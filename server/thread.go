@@ -11,7 +11,7 @@ import (
 // handleThreadGet serves GET /api/messages/{message_id}/thread:
 // {root, replies, thread_state, oldest_seq, newest_seq, has_older, has_newer}.
 func (s *Server) handleThreadGet(w http.ResponseWriter, r *http.Request) {
-	win, err := parseWindow(r.URL.Query())
+	win, err := parseWindow(r.URL.Query(), defaultLimit)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

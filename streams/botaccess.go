@@ -348,7 +348,8 @@ func (b *BotAccess) replay(m *nats.Msg) ([]byte, error) {
 }
 
 // parseReplayRequest reads a bot's replay request: an optional JSON object {after_cursor, limit
-// (1-500, default 200), include_tail}. Codes: invalid_json, invalid_request, resync_required.
+// (at least 1, default 200; above 500 means 500), include_tail}. Codes: invalid_json,
+// invalid_request, resync_required.
 func parseReplayRequest(data []byte) (replayRequest, int64, error) {
 	req := replayRequest{Limit: 200}
 	if len(data) > 0 {
@@ -356,9 +357,10 @@ func parseReplayRequest(data []byte) (replayRequest, int64, error) {
 			return req, 0, persist.Errorf(persist.CodeInvalidJSON, "the request must be a JSON object {after_cursor, limit, include_tail}")
 		}
 	}
-	if req.Limit < 1 || req.Limit > 500 {
+	if req.Limit < 1 {
 		return req, 0, persist.Invalid("limit must be a whole number from 1 to 500")
 	}
+	req.Limit = min(req.Limit, 500) // above the maximum is the maximum, as on every list
 	after, err := persist.ParseCursor(req.AfterCursor)
 	return req, after, err
 }

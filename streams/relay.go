@@ -203,6 +203,9 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 		return locks
 	}
 	if locks != nil && locks.Check(ctx) != nil {
+		if ctx.Err() != nil {
+			return locks // the check was cut short by the stop, not by the database
+		}
 		_ = locks.Close(context.WithoutCancel(ctx))
 		locks = nil
 	}
@@ -220,6 +223,9 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 	for shard, owned := range r.owned {
 		if !owned {
 			ok, err := locks.TryLock(ctx, relayLockBase+int64(shard))
+			if err != nil && ctx.Err() != nil {
+				return locks // stopping: keep what is held until Run releases it
+			}
 			if err != nil {
 				r.dropAll()
 				_ = locks.Close(context.WithoutCancel(ctx))

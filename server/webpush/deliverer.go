@@ -58,6 +58,12 @@ type Config struct {
 	StartWindow time.Duration
 	// TTL is how long a push service keeps an undelivered push, in seconds. Default 86400.
 	TTL int
+	// PushoverToken is the operator's Pushover application token. When set, people who enabled
+	// Pushover with a user key are notified through it too, on the same messages and rules as
+	// their devices. Default "" (Pushover off).
+	PushoverToken string
+	// PushoverAPI is the message API's URL; tests point it at a fake. Default DefaultPushoverAPI.
+	PushoverAPI string
 	// BeforeSend, when set, is called by a worker with each push just before its re-check: a
 	// seam for tests that change the world between queueing and sending. Default nil.
 	BeforeSend func(Push)
@@ -162,6 +168,12 @@ func New(cfg Config) (*Deliverer, error) {
 	if cfg.TTL == 0 {
 		cfg.TTL = 86400
 	}
+	if cfg.PushoverAPI == "" {
+		cfg.PushoverAPI = DefaultPushoverAPI
+	}
+	if cfg.PushoverToken != "" && !ValidPushoverToken(cfg.PushoverToken) {
+		return nil, errors.New("webpush: Config.PushoverToken must be a Pushover application token (30 letters and digits)")
+	}
 	if cfg.QueueSize < 1 || cfg.Workers < 1 || cfg.TTL < 0 {
 		return nil, fmt.Errorf("webpush: Config.QueueSize (%d) and Config.Workers (%d) must be at least 1, Config.TTL (%d) not negative",
 			cfg.QueueSize, cfg.Workers, cfg.TTL)
@@ -180,6 +192,14 @@ func New(cfg Config) (*Deliverer, error) {
 			queued: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_push_queued_total",
 				Help: "Pushes queued for sending."}),
 		}}
+	// Every outcome is exposed from the start, at zero, so that the series exist before the
+	// first push.
+	for _, label := range []string{"delivered", "gone", "failed", DropQueueFull, DropShutdown, "check_failed", "payload",
+		persist.PushDropDisabled, persist.PushDropDeviceGone, persist.PushDropSessionEnded, persist.PushDropKeyRetired,
+		persist.PushDropBackoff, persist.PushDropMessageDeleted, persist.PushDropNotReadable, persist.PushDropNotSelected,
+		persist.PushDropPushoverOff} {
+		d.metrics.outcomes.WithLabelValues(label)
+	}
 	d.sender = &sender{client: newClient(cfg.Policy, cfg.RootCAs, cfg.SendTimeout),
 		subscriber: cfg.Subscriber, ttl: cfg.TTL}
 	return d, nil
@@ -328,7 +348,7 @@ func (d *Deliverer) handle(ctx context.Context, m jetstream.Msg) {
 		return
 	}
 	sel, err := persist.WithTxV(ctx, d.cfg.Store, func(tx *persist.Tx) (selection, error) {
-		pm, t, err := tx.PushRecipients(ctx, env.WorkspaceID, env.MessageID)
+		pm, t, err := tx.PushRecipients(ctx, env.WorkspaceID, env.MessageID, d.cfg.PushoverToken != "")
 		return selection{pm, t}, err
 	})
 	if e, ok := persist.ErrorOf(err); ok && e.Code == persist.CodeNotFound {
@@ -411,6 +431,9 @@ func (d *Deliverer) done(p Push, o Outcome) {
 
 // deliver re-checks a push, sends it, and records the push service's answer.
 func (d *Deliverer) deliver(ctx context.Context, p Push) Outcome {
+	if p.Pushover {
+		return d.deliverPushover(ctx, p)
+	}
 	store := d.cfg.Store
 	check, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (sendCheck, error) {
 		s, reason, err := tx.PushSendCheck(ctx, p.PushTarget, p.MessageID)
