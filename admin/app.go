@@ -36,6 +36,7 @@ func RunWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			migrateCommand(),
 			adminCommand(),
 			benchCommand(),
+			benchBaselineCommand(),
 			watchCommand(),
 			versionCommand(),
 		},

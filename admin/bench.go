@@ -8,13 +8,11 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sync/errgroup"
 )
 
 // Bench limits: the load stays on this machine and ends by itself.
@@ -44,7 +42,12 @@ func benchCommand() *cli.Command {
 			&cli.IntFlag{Name: "connect-concurrency", EnvVars: []string{"NATTER_CONNECT_CONCURRENCY"}, Value: 200, Usage: "handshakes in flight at once"},
 			&cli.DurationFlag{Name: "drain", EnvVars: []string{"NATTER_DRAIN"}, Value: 10 * time.Second, Usage: "how long to wait for the last deliveries"},
 			&cli.BoolFlag{Name: "reconnect", EnvVars: []string{"NATTER_RECONNECT"}, Usage: "at the end, drop every socket, post a burst, and reconnect all at once from their cursors"},
-			&cli.IntFlag{Name: "server-pid", EnvVars: []string{"NATTER_SERVER_PID"}, Usage: "the server's pid for RSS (default: found by its listening port)"},
+			&cli.IntFlag{Name: "server-pid", EnvVars: []string{"NATTER_SERVER_PID"}, Usage: "the server's pid for RSS and CPU (default: found by its listening port)"},
+			&cli.StringFlag{Name: "mode", EnvVars: []string{"NATTER_BENCH_MODE"}, Value: "fanout", Usage: "fanout (sockets and posters) or posts (posters only: posts/s, answer latency, CPU per post)"},
+			&cli.BoolFlag{Name: "closed-loop", EnvVars: []string{"NATTER_CLOSED_LOOP"}, Usage: "posts mode: each poster posts again as soon as it is answered, ignoring --rate"},
+			&cli.BoolFlag{Name: "baseline", EnvVars: []string{"NATTER_BASELINE"}, Usage: "fanout mode: after Natter, run a bare gobwas/ws server on loopback (no checks, no database) with the same sockets, posters and frames, and print Natter's figures as ratios of it"},
+			&cli.IntFlag{Name: "postgres-pid", EnvVars: []string{"NATTER_POSTGRES_PID"}, Usage: "posts mode: the postmaster's pid, to report Postgres CPU per post"},
+			&cli.StringFlag{Name: "postgres-data-dir", EnvVars: []string{"NATTER_POSTGRES_DATA_DIR"}, Usage: "posts mode: the cluster's data directory (its postmaster.pid names the postmaster; `natter dev` keeps it in <data-dir>/pg/data)"},
 		},
 		Action: runBench,
 	}
@@ -57,13 +60,26 @@ type benchConfig struct {
 	duration, drain                    time.Duration
 	reconnect                          bool
 	pid                                int
+	mode                               string
+	closedLoop, baseline               bool
+	pgPID                              int
 }
 
 func readBenchConfig(c *cli.Context) (benchConfig, error) {
 	b := benchConfig{base: c.String("url"), token: c.String("token"), workspace: c.String("workspace"), channel: c.String("channel"),
 		sockets: c.Int("sockets"), posters: c.Int("posters"), sources: c.Int("source-addrs"), dialers: c.Int("connect-concurrency"),
 		rate: c.Float64("rate"), duration: c.Duration("duration"), drain: c.Duration("drain"), reconnect: c.Bool("reconnect"),
-		pid: c.Int("server-pid")}
+		pid: c.Int("server-pid"), mode: c.String("mode"), closedLoop: c.Bool("closed-loop"), baseline: c.Bool("baseline"), pgPID: c.Int("postgres-pid")}
+	if dir := c.String("postgres-data-dir"); dir != "" && b.pgPID == 0 {
+		pid, err := postmasterPID(dir)
+		if err != nil {
+			return b, configError("postgres-data-dir", "no running postmaster there: %v", err)
+		}
+		b.pgPID = pid
+	}
+	if b.mode != "fanout" && b.mode != "posts" {
+		return b, configError("mode", "must be fanout or posts")
+	}
 	u, err := url.Parse(b.base)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return b, configError("url", "%q must be http://host:port", b.base)
@@ -103,6 +119,8 @@ type benchRun struct {
 	api     *benchHTTP
 	sockets []*benchSocket
 	out     io.Writer
+	started time.Time
+	posts   atomic.Int64 // bench posts numbered so far in this run
 }
 
 func runBench(c *cli.Context) error {
@@ -113,12 +131,15 @@ func runBench(c *cli.Context) error {
 	ctx, cancel := context.WithTimeout(c.Context, cfg.duration+cfg.drain+5*time.Minute)
 	defer cancel()
 	raiseFileLimit()
-	r := &benchRun{cfg: cfg, out: c.App.Writer, api: &benchHTTP{base: cfg.base, token: cfg.token,
+	r := &benchRun{cfg: cfg, out: c.App.Writer, started: time.Now(), api: &benchHTTP{base: cfg.base, token: cfg.token,
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: benchMaxPosters}}}}
 	if err := r.resolveTargets(ctx); err != nil {
 		return err
 	}
 	defer r.closeAll()
+	if cfg.mode == "posts" {
+		return r.runPosts(ctx)
+	}
 	return r.run(ctx)
 }
 
@@ -168,237 +189,5 @@ func (r *benchRun) resolveTargets(ctx context.Context) error {
 		return fmt.Errorf("bench: create #bench: %w", err)
 	}
 	r.cfg.channel = created.Channel.ID
-	return nil
-}
-
-// tail is the newest cursor the caller may see now.
-func (r *benchRun) tail(ctx context.Context) (int64, error) {
-	var page struct {
-		TailCursor string `json:"tail_cursor"`
-	}
-	if _, err := r.api.do(ctx, http.MethodGet, "/api/realtime/events?limit=1&include_tail=true&workspace_id="+r.cfg.workspace, nil, &page); err != nil {
-		return 0, fmt.Errorf("bench: read the tail cursor: %w", err)
-	}
-	if page.TailCursor == "" {
-		return 0, nil
-	}
-	return strconv.ParseInt(page.TailCursor, 10, 64)
-}
-
-// connect opens every socket (at most connect-concurrency handshakes at once) and returns the
-// handshake durations.
-func (r *benchRun) connect(ctx context.Context, sockets []*benchSocket) ([]time.Duration, error) {
-	took := make([]time.Duration, len(sockets))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(r.cfg.dialers)
-	for i, s := range sockets {
-		g.Go(func() error {
-			start := time.Now()
-			if err := s.dial(gctx, r.cfg.base, r.cfg.workspace, r.cfg.token); err != nil {
-				return fmt.Errorf("bench: socket %d from %s: %w", i, s.source, err)
-			}
-			took[i] = time.Since(start)
-			return nil
-		})
-	}
-	return took, g.Wait()
-}
-
-func (r *benchRun) closeAll() {
-	for _, s := range r.sockets {
-		if s.conn != nil {
-			_ = s.conn.Close()
-			<-s.closed
-		}
-	}
-}
-
-// post runs the posters at the target rate until the duration ends and returns the cursors the
-// server acknowledged with 2xx.
-func (r *benchRun) post(ctx context.Context, duration time.Duration, rate float64) ([]int64, int) {
-	var mu sync.Mutex
-	var acked []int64
-	var failed atomic.Int64
-	interval := time.Duration(float64(time.Second) * float64(r.cfg.posters) / rate)
-	deadline := time.Now().Add(duration)
-	var wg sync.WaitGroup
-	for p := 0; p < r.cfg.posters; p++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			next := time.Now().Add(time.Duration(p) * interval / time.Duration(r.cfg.posters))
-			for i := 0; ; i++ {
-				if next.After(deadline) || ctx.Err() != nil {
-					return
-				}
-				time.Sleep(time.Until(next))
-				next = next.Add(interval)
-				var resp struct {
-					Event struct {
-						Cursor string `json:"cursor"`
-					} `json:"event"`
-				}
-				body := map[string]string{"body": benchMarker + strconv.FormatInt(time.Now().UnixNano(), 10),
-					"nonce": fmt.Sprintf("bench-%d-%d-%d", deadline.UnixNano(), p, i)}
-				if _, err := r.api.do(ctx, http.MethodPost, "/api/channels/"+r.cfg.channel+"/messages", body, &resp); err != nil {
-					if failed.Add(1) == 1 {
-						fmt.Fprintf(r.out, "post failed (further failures are only counted): %v\n", err)
-					}
-					continue
-				}
-				if c, err := strconv.ParseInt(resp.Event.Cursor, 10, 64); err == nil {
-					mu.Lock()
-					acked = append(acked, c)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return acked, int(failed.Load())
-}
-
-// waitCaughtUp blocks until every socket has received cursor or the drain time passes, and
-// returns how long that took.
-func (r *benchRun) waitCaughtUp(ctx context.Context, cursor int64, within time.Duration) (time.Duration, bool) {
-	start := time.Now()
-	chans := make([]chan struct{}, 0, len(r.sockets))
-	for _, s := range r.sockets {
-		s.mu.Lock()
-		if s.cursor < cursor {
-			ch := make(chan struct{})
-			s.caught = ch
-			s.target.Store(cursor)
-			chans = append(chans, ch)
-		}
-		s.mu.Unlock()
-	}
-	timeout := time.NewTimer(within)
-	defer timeout.Stop()
-	for _, ch := range chans {
-		select {
-		case <-ch:
-		case <-timeout.C:
-			return time.Since(start), false
-		case <-ctx.Done():
-			return time.Since(start), false
-		}
-	}
-	return time.Since(start), true
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func (r *benchRun) run(ctx context.Context) error {
-	cfg := r.cfg
-	rssBefore, _ := rssBytes(cfg.pid)
-	startCursor, err := r.tail(ctx)
-	if err != nil {
-		return err
-	}
-	r.sockets = make([]*benchSocket, cfg.sockets)
-	for i := range r.sockets {
-		r.sockets[i] = &benchSocket{source: net.IPv4(127, 0, 0, byte(1+i%cfg.sources)), cursor: startCursor, base: startCursor}
-	}
-	fmt.Fprintf(r.out, "bench: %d sockets from %d source addresses, %d posters at %.1f posts/s for %s into %s\n",
-		cfg.sockets, cfg.sources, cfg.posters, cfg.rate, cfg.duration, cfg.channel)
-	connectStart := time.Now()
-	took, err := r.connect(ctx, r.sockets)
-	if err != nil {
-		return err
-	}
-	connectAll := time.Since(connectStart)
-	fmt.Fprintf(r.out, "connect: %d sockets in %s (handshake p50 %s, p99 %s)\n", cfg.sockets, connectAll.Round(time.Millisecond),
-		percentile(took, 0.5).Round(time.Microsecond), percentile(took, 0.99).Round(time.Microsecond))
-	if cfg.pid > 0 && cfg.sockets > 0 {
-		time.Sleep(2 * time.Second) // let the server settle before reading its memory
-		rssAfter, _ := rssBytes(cfg.pid)
-		fmt.Fprintf(r.out, "memory: server RSS %.1f MiB -> %.1f MiB, %.0f bytes per socket\n", float64(rssBefore)/(1<<20),
-			float64(rssAfter)/(1<<20), float64(rssAfter-rssBefore)/float64(cfg.sockets))
-	}
-
-	frames0, cpu0 := r.frames(), cpuTime()
-	postStart := time.Now()
-	acked, failed := r.post(ctx, cfg.duration, cfg.rate)
-	posted := time.Since(postStart)
-	last := startCursor
-	for _, c := range acked {
-		last = max(last, c)
-	}
-	caughtIn, ok := r.waitCaughtUp(ctx, last, cfg.drain)
-	elapsed := time.Since(postStart)
-	frames, cpu := r.frames()-frames0, cpuTime()-cpu0
-	fmt.Fprintf(r.out, "posts: %d acknowledged (%.1f/s), %d failed\n", len(acked), float64(len(acked))/posted.Seconds(), failed)
-	fmt.Fprintf(r.out, "deliveries: %d frames in %s (%.0f/s); last delivery %s after the last post%s\n", frames,
-		elapsed.Round(time.Millisecond), float64(frames)/elapsed.Seconds(), caughtIn.Round(time.Millisecond), map[bool]string{false: " (drain timed out)", true: ""}[ok])
-	r.reportDeliveries(acked)
-	if frames > 0 {
-		fmt.Fprintf(r.out, "load generator: %s CPU, %.2f µs per delivered frame\n", cpu.Round(time.Millisecond),
-			float64(cpu.Microseconds())/float64(frames))
-	}
-	if !cfg.reconnect {
-		return nil
-	}
-	return r.reconnectAll(ctx)
-}
-
-func (r *benchRun) frames() int {
-	n := 0
-	for _, s := range r.sockets {
-		s.mu.Lock()
-		n += s.frames
-		s.mu.Unlock()
-	}
-	return n
-}
-
-// reportDeliveries checks every acknowledged cursor against every socket and prints latency.
-func (r *benchRun) reportDeliveries(acked []int64) {
-	var lost, dups, order int
-	var hist histogram
-	closed := 0
-	for _, s := range r.sockets {
-		s.mu.Lock()
-		for _, c := range acked {
-			if !s.has(c) {
-				lost++
-			}
-		}
-		dups, order = dups+s.dups, order+s.order
-		hist.merge(&s.hist)
-		s.hist = histogram{}
-		if s.closeBy != 0 {
-			closed++
-		}
-		s.mu.Unlock()
-	}
-	fmt.Fprintf(r.out, "latency post-to-delivery: p50 %s, p99 %s, p999 %s over %d deliveries\n", hist.quantile(0.5).Round(time.Microsecond),
-		hist.quantile(0.99).Round(time.Microsecond), hist.quantile(0.999).Round(time.Microsecond), hist.n)
-	fmt.Fprintf(r.out, "integrity: %d lost (acknowledged, not delivered when the drain ended), %d duplicated, %d out of order, %d sockets closed by the server\n",
-		lost, dups, order, closed)
-}
-
-// reconnectAll drops every socket, posts a burst while they are away, reconnects them all at
-// once from their cursors and measures until every socket has caught up.
-func (r *benchRun) reconnectAll(ctx context.Context) error {
-	r.closeAll()
-	acked, _ := r.post(ctx, 2*time.Second, r.cfg.rate)
-	last := int64(0)
-	for _, c := range acked {
-		last = max(last, c)
-	}
-	start := time.Now()
-	if _, err := r.connect(ctx, r.sockets); err != nil {
-		return err
-	}
-	connected := time.Since(start)
-	caught, ok := r.waitCaughtUp(ctx, last, 60*time.Second)
-	fmt.Fprintf(r.out, "reconnect: %d sockets back in %s, all caught up to cursor %d in %s%s\n", len(r.sockets),
-		connected.Round(time.Millisecond), last, (connected + caught).Round(time.Millisecond), map[bool]string{false: " (timed out)", true: ""}[ok])
-	r.reportDeliveries(acked)
 	return nil
 }

@@ -176,6 +176,10 @@ func translate(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return NotFound("resource")
 	}
+	if Unreachable(err) {
+		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: "the database is unavailable; try again shortly", Err: err}
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		if known, ok := constraintErrors[pe.ConstraintName]; ok {
@@ -199,29 +203,36 @@ func translate(err error) error {
 	return fmt.Errorf("database: %w", err)
 }
 
-// Unreachable reports whether err says the database cannot be reached or is going away (a
-// failed connect, a dropped connection, a server shutting down or out of connection slots), as
-// opposed to a statement failing: a client should retry later, not report a bug. A cancelled or
-// expired context is not an outage. translate leaves these errors internal, so callers that
-// keep going through an outage (socket and bot rechecks) still tell them from refusals; the
-// HTTP edge answers them 503.
+// Unreachable reports a failure to reach the database rather than a refusal by it: no
+// connection (refused, reset, closed under the statement), a server shutting down or starting
+// up, or out of connection slots. translate answers it 503 unavailable at once, never left
+// waiting. A cancelled or expired context is not an outage.
 func Unreachable(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) {
-		return true
-	}
+	var ne net.Error
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
+	switch {
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, pgconn.ErrConnClosed),
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		return true
+	case errors.As(err, &pe):
 		// Class 08 connection exception; 57P01-57P03 admin/crash shutdown and cannot connect now;
 		// 53300 too many connections.
 		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" ||
 			pe.Code == "53300"
 	}
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)
+	return false
+}
+
+// IsRefusal reports whether err is the store's verdict on a request (an *Error other than an
+// outage's 503 unavailable). Callers that keep going through an outage (socket and bot
+// rechecks) close or cut off only on a refusal.
+func IsRefusal(err error) bool {
+	e, ok := ErrorOf(err)
+	return ok && !(e.Code == CodeUnavailable && Unreachable(e.Err))
 }
 
 // notFoundAs names the missing thing when err is "no rows", and passes any other error through.

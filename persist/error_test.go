@@ -81,3 +81,12 @@ func TestTranslateBadText(t *testing.T) {
 	require.Equal(t, 400, e.Status)
 	require.Equal(t, CodeInvalidRequest, e.Code)
 }
+
+// TestIsRefusal: an outage's 503 is no verdict; the store's other errors are.
+func TestIsRefusal(t *testing.T) {
+	t.Parallel()
+	require.False(t, IsRefusal(translate(fmt.Errorf("acquire: %w", &pgconn.ConnectError{}))))
+	require.False(t, IsRefusal(errors.New("plain")))
+	require.True(t, IsRefusal(Forbidden("no")))
+	require.True(t, IsRefusal(translate(&pgconn.PgError{Code: "23505"})))
+}

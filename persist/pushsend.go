@@ -86,6 +86,17 @@ func (tx *Tx) pushReaders(ctx context.Context, m Message, userID string) ([]push
 	})
 }
 
+// PushTargetsInWorkspace reports whether any member of the workspace could be pushed to: has a
+// registered device or, with pushover, Pushover set up. When none could, no message of the
+// workspace has a push recipient, and a batch of new messages is settled with this one query.
+func (tx *Tx) PushTargetsInWorkspace(ctx context.Context, workspaceID string, pushover bool) (bool, error) {
+	var found bool
+	err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM workspace_members wm JOIN users u ON u.id = wm.user_id
+		WHERE wm.workspace_id = $1 AND (EXISTS (SELECT 1 FROM push_devices d WHERE d.user_id = wm.user_id)
+			OR $2 AND u.pushover_enabled AND u.pushover_user_key IS NOT NULL))`, workspaceID, pushover).Scan(&found)
+	return found, err
+}
+
 // PushRecipients selects the devices to push about a new message (a root or a thread reply):
 // members who can read it (never its author), by their notification level for its channel
 // (direct conversations: all) and, at mentions, an @mention of their handle. With pushover, the

@@ -107,7 +107,7 @@ type hubMetrics struct {
 	feeds      prometheus.Gauge
 	frames     prometheus.Counter
 	closes     *prometheus.CounterVec
-	backfilled prometheus.Counter
+	backfilled *prometheus.CounterVec
 }
 
 // New validates cfg and applies its defaults.
@@ -167,15 +167,19 @@ func New(cfg Config) (*Hub, error) {
 			frames:  prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_realtime_frames_total", Help: "Event frames written to sockets."}),
 			closes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_closes_total",
 				Help: "Sockets closed by the server, by close code."}, []string{"code"}),
-			backfilled: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_realtime_backfilled_total",
-				Help: "Events sent to sockets from Postgres while catching up."}),
+			backfilled: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_backfilled_total",
+				Help: "Events sent to sockets while catching up, by source: the feed's tail in memory or Postgres."},
+				[]string{"source"}),
 		}}
 	// The close codes the server sends are exposed from the start, at zero, so that a dashboard
-	// or an alert sees the series before the first close.
+	// or an alert sees the series before the first close; so are the catch-up sources.
 	for _, code := range []ws.StatusCode{ws.StatusNormalClosure, CloseGoingAway, ws.StatusProtocolError,
 		CloseRevoked, ws.StatusInvalidFramePayloadData, ws.StatusMessageTooBig, ws.StatusInternalServerError,
 		CloseTooSlow, CloseResync} {
 		h.metrics.closes.WithLabelValues(strconv.Itoa(int(code)))
+	}
+	for _, source := range []string{"memory", "postgres"} {
+		h.metrics.backfilled.WithLabelValues(source)
 	}
 	return h, nil
 }
@@ -541,7 +545,7 @@ func (h *Hub) revalidate(ctx context.Context, s *socket) (persist.Viewer, error)
 		}
 		return tx.ViewerFor(ctx, s.actor, s.workspaceID)
 	})
-	if _, isApp := persist.ErrorOf(err); err == nil || isApp {
+	if err == nil || persist.IsRefusal(err) {
 		h.checks.put(key, checkEntry{at: now, viewer: v, err: err})
 	}
 	return v, err

@@ -199,7 +199,7 @@ func (s *Server) identify(r *http.Request) (*Caller, error) {
 	}
 	if id := devUserHeader(r); id != "" && s.cfg.LocalImpersonation && isLocalRequest(r) {
 		u, err := persist.ReadV(ctx, s.store, func(tx *persist.Tx) (persist.User, error) { return tx.UserGet(ctx, id) })
-		if _, refused := persist.ErrorOf(err); err != nil && !refused {
+		if err != nil && !persist.IsRefusal(err) {
 			return nil, err // an outage, not an unknown user
 		}
 		if err != nil || u.Kind != persist.KindHuman || u.DeletedAt != nil {

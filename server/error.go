@@ -17,18 +17,19 @@ const retryAfterOutage = "5"
 // anything else is a 500 with a fixed sentence, its cause logged once with the correlation id.
 // Database and internal text never reach the client.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	if e, ok := persist.ErrorOf(err); ok {
+	e, ok := persist.ErrorOf(err)
+	if !ok && persist.Unreachable(err) { // one that did not pass through the store's translation
+		e, ok = &persist.Error{Status: http.StatusServiceUnavailable, Code: persist.CodeUnavailable,
+			Message: "the database is unavailable; try again shortly", Err: err}, true
+	}
+	if ok {
+		if e.Code == persist.CodeUnavailable && persist.Unreachable(e.Err) {
+			w.Header().Set("Retry-After", retryAfterOutage)
+		}
 		if e.Status >= 500 && e.Status != http.StatusNotImplemented { // 501 is a setting, not a failure
 			s.logger.Error("request failed", "correlation_id", correlationID(r.Context()), "code", e.Code, "error", err)
 		}
 		writeJSON(w, e.Status, errorBody{Error: e.Message, Code: e.Code})
-		return
-	}
-	if persist.Unreachable(err) {
-		s.logger.Warn("database unavailable", "correlation_id", correlationID(r.Context()), "error", err)
-		w.Header().Set("Retry-After", retryAfterOutage)
-		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "the service is briefly unavailable; try again shortly",
-			Code: persist.CodeUnavailable})
 		return
 	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {

@@ -129,7 +129,7 @@ func (s *Server) messageCreate(w http.ResponseWriter, r *http.Request, p persist
 		return
 	}
 	ctx := r.Context()
-	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.MessageCreated, error) {
+	res, err := persist.BatchInPlace(ctx, s.store, p, func(tx *persist.Tx) (persist.MessageCreated, error) {
 		return tx.MessageCreate(ctx, callerOf(ctx).Actor(), p, persist.MessageCreateParams{Body: req.Body,
 			QuotedMessageID: req.QuotedMessageID, Nonce: req.Nonce, UploadID: req.UploadID, Kind: req.Kind})
 	})

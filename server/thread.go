@@ -42,7 +42,7 @@ func (s *Server) handleThreadReplyCreate(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	ctx := r.Context()
-	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.ReplyCreated, error) {
+	res, err := persist.BatchOnMessage(ctx, s.store, chi.URLParam(r, "message_id"), func(tx *persist.Tx) (persist.ReplyCreated, error) {
 		return tx.ThreadReplyCreate(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "message_id"),
 			persist.MessageCreateParams{Body: req.Body, QuotedMessageID: req.QuotedMessageID, Nonce: req.Nonce})
 	})

@@ -155,7 +155,7 @@ func (b *BotAccess) authenticate(c natsserver.ClientAuthentication, token string
 		return tx.BotStreamOpen(ctx, token)
 	})
 	if err != nil {
-		if _, ok := persist.ErrorOf(err); !ok {
+		if !persist.IsRefusal(err) {
 			b.cfg.Logger.Warn("bot nats authentication failed", "error", err)
 		}
 		return false
@@ -221,7 +221,7 @@ func (b *BotAccess) sweep(ctx context.Context) {
 			return tx.BotStreamCheck(cctx, tokenID)
 		})
 		cancel()
-		if _, isApp := persist.ErrorOf(err); err != nil && !isApp {
+		if err != nil && !persist.IsRefusal(err) { // an outage cuts nobody off
 			b.cfg.Logger.Warn("bot recheck failed", "error", err)
 			continue
 		}

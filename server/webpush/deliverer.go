@@ -318,7 +318,10 @@ func (d *Deliverer) consume(ctx, runCtx context.Context, ws string, lost chan<- 
 	if err != nil {
 		return nil, err
 	}
-	return cons.Consume(func(m jetstream.Msg) { d.handle(runCtx, m) },
+	// The consumer hands messages to a goroutine that takes them in batches, so a burst of posts
+	// is settled with one query when nobody in the workspace can be pushed to.
+	in := make(chan jetstream.Msg, consumeBatch)
+	cc, err := cons.Consume(func(m jetstream.Msg) { in <- m },
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 			if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
 				select { // the stream was rebuilt: start over at the next discovery
@@ -327,6 +330,54 @@ func (d *Deliverer) consume(ctx, runCtx context.Context, ws string, lost chan<- 
 				}
 			}
 		}))
+	if err != nil {
+		return nil, err
+	}
+	go d.handleBatches(runCtx, ws, cc, in)
+	return cc, nil
+}
+
+// consumeBatch bounds the messages the push consumer settles at once.
+const consumeBatch = 256
+
+// handleBatches takes the consumer's messages as they come, as many at a time as are waiting,
+// until the consumer has stopped.
+func (d *Deliverer) handleBatches(ctx context.Context, ws string, cc jetstream.ConsumeContext, in <-chan jetstream.Msg) {
+	for {
+		var batch []jetstream.Msg
+		select {
+		case m := <-in:
+			batch = append(batch, m)
+		case <-cc.Closed():
+			return
+		}
+		for more := true; more && len(batch) < consumeBatch; {
+			select {
+			case m := <-in:
+				batch = append(batch, m)
+			default:
+				more = false
+			}
+		}
+		d.handleBatch(ctx, ws, batch)
+	}
+}
+
+// handleBatch settles a batch of one workspace's new messages: all at once when no member has a
+// device (nor Pushover, when it is on), else one by one.
+func (d *Deliverer) handleBatch(ctx context.Context, ws string, batch []jetstream.Msg) {
+	targets, err := persist.ReadV(ctx, d.cfg.Store, func(tx *persist.Tx) (bool, error) {
+		return tx.PushTargetsInWorkspace(ctx, ws, d.cfg.PushoverToken != "")
+	})
+	if err == nil && !targets {
+		for _, m := range batch {
+			_ = m.Ack()
+		}
+		return
+	}
+	for _, m := range batch {
+		d.handle(ctx, m)
+	}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -347,7 +398,7 @@ func (d *Deliverer) handle(ctx context.Context, m jetstream.Msg) {
 		_ = m.Term()
 		return
 	}
-	sel, err := persist.WithTxV(ctx, d.cfg.Store, func(tx *persist.Tx) (selection, error) {
+	sel, err := persist.ReadV(ctx, d.cfg.Store, func(tx *persist.Tx) (selection, error) {
 		pm, t, err := tx.PushRecipients(ctx, env.WorkspaceID, env.MessageID, d.cfg.PushoverToken != "")
 		return selection{pm, t}, err
 	})
