@@ -183,7 +183,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.OAuthLimits = cfg.OAuthLimits.WithDefaults()
 	s.cfg = cfg
-	s.claimLimiter = newKeyedLimiter(setupCodeClaimLimit, setupCodeClaimWindow, cfg.Store.Now)
+	s.claimLimiter = newKeyedLimiter(cfg.Store, "setup_code_claim_address", setupCodeClaimLimit, setupCodeClaimWindow)
 	if err := s.configureSignIn(cfg); err != nil {
 		return nil, err
 	}
