@@ -337,6 +337,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	}
 	logger.Info("sign-in methods", "enabled", signInMethods(cfg.server, srv.AuthMethods()))
 	fmt.Fprintf(c.App.Writer, "natter listening on http://%s\n", ln.Addr())
+	fmt.Fprintf(c.App.Writer, "open %s/ in a browser to chat\n", clientURL(cfg.server.PublicURL, ln.Addr()))
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Serve(gctx, ln) })
 	g.Go(func() error { return relay.Run(gctx) })
@@ -418,6 +419,22 @@ func startNATS(ctx context.Context, cfg serverConfig, dataDir string, logger *sl
 		logger.Info("embedded nats listening for bots", "url", url)
 	}
 	return emb, nc, func() { nc.Close(); emb.Shutdown() }, nil
+}
+
+// clientURL is where a person opens the web client: the public URL when one is set, else the
+// listening address, with a wildcard host shown as loopback.
+func clientURL(publicURL string, addr net.Addr) string {
+	if publicURL != "" {
+		return strings.TrimRight(publicURL, "/")
+	}
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // signInMethods names every way in this server offers, for the start-up line: magic links
