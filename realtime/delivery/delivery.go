@@ -36,7 +36,15 @@ type Config struct {
 	// OnConsuming, when set, is called each time a subscription's consumer starts on this node
 	// (its stream exists): a signal for tests. It must not block. Default nil.
 	OnConsuming func(subscriptionID string)
+	// AckWait is how long an event handed to a replica stays its own without word from it.
+	// While a delivery is under way its replica says so every AckWait/3, so only a replica that
+	// died (crashed, killed, cut off) lets it lapse, and its event goes to the next consumer (a
+	// restarted process or another replica) that soon after. Default 5s.
+	AckWait time.Duration
 }
+
+// defaultAckWait is Config.AckWait's default: a crash delays the subscription this long at most.
+const defaultAckWait = 5 * time.Second
 
 // Deliverer runs the subscriptions' consumers. Every replica may run one: replicas share each
 // durable consumer, which hands every event to one of them, one at a time.
@@ -68,6 +76,12 @@ func New(cfg Config) (*Deliverer, error) {
 	}
 	if cfg.SyncInterval < 0 {
 		return nil, fmt.Errorf("delivery: Config.SyncInterval must be positive, not %s", cfg.SyncInterval)
+	}
+	if cfg.AckWait == 0 {
+		cfg.AckWait = defaultAckWait
+	}
+	if cfg.AckWait < 30*time.Millisecond {
+		return nil, fmt.Errorf("delivery: Config.AckWait must be at least 30ms, not %s", cfg.AckWait)
 	}
 	return &Deliverer{cfg: cfg, logger: cfg.Logger.With("component", "delivery"), running: map[string]*consumer{}}, nil
 }
@@ -170,11 +184,8 @@ func (d *Deliverer) start(ctx context.Context, s persist.SubscriptionConsumer) e
 	cfg := streams.FollowConfig{
 		NATS: d.cfg.NATS, WorkspaceID: s.WorkspaceID, Durable: ConsumerName(id), Description: "event subscription " + id,
 		// After the last handled cursor; a redelivered cursor is refused by the plan anyway.
-		Start: func(context.Context) (streams.Start, error) { return streams.Start{After: s.Resume}, nil },
-		// How long a replica's crash in the middle of a delivery holds the subscription before
-		// another replica takes the event: longer than a callback may take (10s).
-		AckWait:       30 * time.Second,
-		MaxAckPending: 1, PullMaxMessages: 1, // one event at a time, in cursor order
+		Start:   func(context.Context) (streams.Start, error) { return streams.Start{After: s.Resume}, nil },
+		AckWait: d.cfg.AckWait, MaxAckPending: 1, PullMaxMessages: 1, // one event at a time, in cursor order
 		Handle: func(_ context.Context, m streams.Msg) { d.handle(ctx, id, m) },
 		Logger: d.logger.With("subscription_id", id),
 	}
@@ -204,6 +215,32 @@ func (d *Deliverer) remove(ctx context.Context, id, workspaceID string) error {
 	return streams.DeleteDurable(ctx, d.cfg.NATS, workspaceID, ConsumerName(id))
 }
 
+// keepClaimed tells JetStream every AckWait/3 that m is still being worked on, until the
+// returned stop is called (it waits for the ticker's goroutine): the short ack wait then ends a
+// claim only when this replica is gone.
+func (d *Deliverer) keepClaimed(m streams.Msg) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(d.cfg.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				m.InProgress()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
 // delivery is the signed body of an outgoing delivery.
 type delivery struct {
 	SubscriptionID string          `json:"subscription_id"`
@@ -214,6 +251,8 @@ type delivery struct {
 // to the bot), post once, store the attempt, acknowledge. A database failure before the post
 // asks for the event again later; nothing is ever posted twice on purpose.
 func (d *Deliverer) handle(ctx context.Context, subscriptionID string, m streams.Msg) {
+	stop := d.keepClaimed(m)
+	defer stop()
 	cursor, eventType := m.Cursor, m.Type
 	ids, err := m.IDs()
 	if err != nil {
@@ -254,8 +293,14 @@ func (d *Deliverer) handle(ctx context.Context, subscriptionID string, m streams
 		m.Nak(0)
 		return
 	}
+	// The stored attempt is shown to the workspace's managers (GET …/deliveries): it keeps the
+	// fixed sentence of the failure's class; the detail, which may name internal resolvers and
+	// addresses, goes to the log only.
 	outcome := persist.DeliveryOutcome{EventID: ids.ID, Cursor: cursor, EventType: eventType, Status: res.Status,
-		Body: string(res.Body), Error: res.Problem(), StartedAt: started}
+		Body: string(res.Body), Error: res.Failure(), StartedAt: started}
+	if problem := res.Problem(); problem != "" {
+		d.logger.Info("event delivery failed", "subscription_id", subscriptionID, "cursor", cursor, "error", problem)
+	}
 	store := context.WithoutCancel(ctx)
 	a, err := persist.WithTxV(store, d.cfg.Store, func(tx *persist.Tx) (persist.EventDeliveryAttempt, error) {
 		return tx.EventDeliveryRecord(store, p.target, outcome)

@@ -14,6 +14,7 @@ import (
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime/push"
+	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/server/servertest"
 )
 
@@ -175,7 +176,7 @@ func TestPushover(t *testing.T) {
 	t.Run("ThroughTheAddressPolicy", func(t *testing.T) {
 		t.Parallel()
 		api := newFakePushover(t)
-		w, carol := pushoverWorld(t, api, func(c *push.Config) { c.Policy = push.PublicOnly })
+		w, carol := pushoverWorld(t, api, func(c *push.Config) { c.Policy = netpolicy.PublicOnly })
 		dm := w.dm(t, w.ada, carol)
 		w.post(t, w.ada, "/api/dms/"+dm+"/messages", "to a loopback API")
 		d := w.next(t)

@@ -14,6 +14,7 @@ import (
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/realtime/push/pushtest"
 	"github.com/natterchat/natter/server"
+	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/server/servertest"
 )
 
@@ -21,7 +22,7 @@ import (
 // the one in flight still goes out, the queued one is dropped, and Run returns.
 func TestPushShutdown(t *testing.T) {
 	t.Parallel()
-	h := servertest.New(t, servertest.WithConfig(func(c *server.Config) { c.PushPolicy = push.PublicOrLoopback }))
+	h := servertest.New(t, servertest.WithConfig(func(c *server.Config) { c.PushPolicy = netpolicy.PublicOrLoopback }))
 	_, err := push.EnsureKey(t.Context(), h.Store)
 	require.NoError(t, err)
 	svc := pushtest.New(t)
@@ -34,7 +35,7 @@ func TestPushShutdown(t *testing.T) {
 	held, release := make(chan push.Push, 1), make(chan struct{})
 	done, queued := make(chan pushDone, 16), make(chan push.Push, 16)
 	d, err := push.New(push.Config{Store: h.Store, NATS: h.NATS, Logger: slog.New(slog.DiscardHandler),
-		Policy: push.PublicOrLoopback, RootCAs: svc.RootCAs, Workers: 1, DiscoverInterval: 50 * time.Millisecond,
+		Policy: netpolicy.PublicOrLoopback, RootCAs: svc.RootCAs, Workers: 1, DiscoverInterval: 50 * time.Millisecond,
 		BeforeSend: func(p push.Push) {
 			select {
 			case held <- p:
