@@ -55,7 +55,7 @@ func openDatabase(ctx context.Context, c *cli.Context, logger *slog.Logger, cfg 
 		cluster, err := pglocal.Open(ctx, pglocal.Config{Dir: filepath.Join(c.String("data-dir"), "pg"),
 			Durable: true, MaxConnections: 200, Logger: logger})
 		if err != nil {
-			return nil, err
+			return nil, privateClusterError(err)
 		}
 		d.cluster = cluster
 		if err := ensureDatabase(ctx, cluster.URL("postgres"), databaseName); err != nil {
@@ -99,4 +99,10 @@ func ensureDatabase(ctx context.Context, adminURL, db string) error {
 		return nil
 	}
 	return err
+}
+
+// privateClusterError names the flags that answer a private cluster's failure: pglocal speaks of
+// a database URL and a data directory, the command line of --database-url and --data-dir.
+func privateClusterError(err error) error {
+	return fmt.Errorf("%w (flags: --database-url, or --data-dir for the private cluster)", err)
 }

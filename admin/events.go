@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -35,7 +36,13 @@ func eventsCommand() *cli.Command {
 				}
 				if c.IsSet("keep-latest") {
 					keep := c.Int64("keep-latest")
+					if keep < 0 {
+						return configError("keep-latest", "must not be negative")
+					}
 					p.KeepLatest = &keep
+				}
+				if p.OlderThan == nil && p.KeepLatest == nil {
+					return errors.New("invalid configuration: say what to prune: --older-than-days, --keep-latest, or both")
 				}
 				return withStore(c, func(ctx context.Context, store *persist.Store) error {
 					type result struct {

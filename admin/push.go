@@ -6,7 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/natterchat/natter/persist"
-	"github.com/natterchat/natter/server/webpush"
+	"github.com/natterchat/natter/realtime/push"
 )
 
 func pushCommand() *cli.Command {
@@ -21,7 +21,7 @@ func pushCommand() *cli.Command {
 			Flags: adminFlags(),
 			Action: func(c *cli.Context) error {
 				return withStore(c, func(ctx context.Context, store *persist.Store) error {
-					next, retired, err := webpush.RotateKey(ctx, store)
+					next, retired, err := push.RotateKey(ctx, store)
 					if err != nil {
 						return err
 					}

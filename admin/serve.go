@@ -19,11 +19,11 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
+	"github.com/natterchat/natter/realtime/delivery"
+	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/callback"
-	"github.com/natterchat/natter/server/delivery"
 	"github.com/natterchat/natter/server/netpolicy"
-	"github.com/natterchat/natter/server/webpush"
 	"github.com/natterchat/natter/streams"
 )
 
@@ -114,7 +114,7 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 		return cfg, configError("stream-replicas", "must be 1 to 5 (1 for the embedded server, 3 in a cluster), not %d", cfg.streamReplicas)
 	}
 	cfg.pushoverToken = strings.TrimSpace(c.String("pushover-token"))
-	if cfg.pushoverToken != "" && !webpush.ValidPushoverToken(cfg.pushoverToken) {
+	if cfg.pushoverToken != "" && !push.ValidPushoverToken(cfg.pushoverToken) {
 		return cfg, configError("pushover-token", "must be a Pushover application token (30 letters and digits)")
 	}
 	if cfg.pushoverToken != "" && !c.Bool("web-push") {
@@ -261,8 +261,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 	defer stopNATS()
-	db, err := openDatabase(ctx, c, logger, persist.Config{MaxConns: 32,
-		OnEventsCommitted: streams.WakeRelay(nc), OnRevoked: streams.AnnounceRevocations(nc)})
+	db, err := openDatabase(ctx, c, logger, streams.StoreConfig(nc, persist.Config{MaxConns: 32}))
 	if err != nil {
 		return err
 	}
@@ -368,11 +367,11 @@ func callbackPolicy(loopback bool) func(netip.Addr) bool {
 
 // startWebPush gives the server its push key pair on first start and builds the deliverer and
 // the dead-device sweep; both are nil when web push is turned off.
-func startWebPush(ctx context.Context, cfg server.Config, pushoverToken string, store *persist.Store, nc *nats.Conn, logger *slog.Logger) (*webpush.Deliverer, *webpush.Sweeper, error) {
+func startWebPush(ctx context.Context, cfg server.Config, pushoverToken string, store *persist.Store, nc *nats.Conn, logger *slog.Logger) (*push.Deliverer, *push.Sweeper, error) {
 	if cfg.DisableWebPush {
 		return nil, nil, nil
 	}
-	key, err := webpush.EnsureKey(ctx, store)
+	key, err := push.EnsureKey(ctx, store)
 	if err != nil {
 		return nil, nil, fmt.Errorf("web push key: %w", err)
 	}
@@ -387,12 +386,12 @@ func startWebPush(ctx context.Context, cfg server.Config, pushoverToken string, 
 	if pushoverToken != "" {
 		logger.Info("pushover enabled")
 	}
-	push, err := webpush.New(webpush.Config{Store: store, NATS: nc, Logger: logger, Subscriber: subscriber, PushoverToken: pushoverToken})
+	pusher, err := push.New(push.Config{Store: store, NATS: nc, Logger: logger, Subscriber: subscriber, PushoverToken: pushoverToken})
 	if err != nil {
 		return nil, nil, err
 	}
-	sweeper, err := webpush.NewSweeper(webpush.SweeperConfig{Store: store, Logger: logger})
-	return push, sweeper, err
+	sweeper, err := push.NewSweeper(push.SweeperConfig{Store: store, Logger: logger})
+	return pusher, sweeper, err
 }
 
 // startNATS connects to --nats-url, or starts the embedded server under the data dir (then
@@ -408,7 +407,7 @@ func startNATS(ctx context.Context, cfg serverConfig, dataDir string, logger *sl
 	emb, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: filepath.Join(dataDir, "nats"),
 		Listen: cfg.natsListen, Logger: logger})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, fmt.Errorf("--nats-listen: %w", err)
 	}
 	nc, err := emb.Connect("natter")
 	if err != nil {

@@ -55,7 +55,7 @@ func (tx *Tx) requireMember(ctx context.Context, workspaceID string, actor Actor
 // requireMemberToRead is requireMember for operations that only read. It takes no row lock: a
 // lock would turn every read into a write transaction (a tuple lock is WAL-logged and its commit
 // flushed), and a read has nothing to keep consistent with a concurrent removal.
-func (tx *Tx) requireMemberToRead(ctx context.Context, workspaceID string, actor Actor) (Member, error) {
+func (tx *Reader) requireMemberToRead(ctx context.Context, workspaceID string, actor Actor) (Member, error) {
 	return tx.requireMemberLocking(ctx, workspaceID, actor, "")
 }
 
@@ -66,7 +66,7 @@ func (tx *Tx) requireMemberForUpdate(ctx context.Context, workspaceID string, ac
 	return tx.requireMemberLocking(ctx, workspaceID, actor, "FOR UPDATE")
 }
 
-func (tx *Tx) requireMemberLocking(ctx context.Context, workspaceID string, actor Actor, lock string) (Member, error) {
+func (tx *Reader) requireMemberLocking(ctx context.Context, workspaceID string, actor Actor, lock string) (Member, error) {
 	if actor.TokenWorkspaceID != "" && actor.TokenWorkspaceID != workspaceID {
 		return Member{}, Forbidden("this token is bound to another workspace")
 	}

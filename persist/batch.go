@@ -167,7 +167,7 @@ func (s *Store) tryGroup(ctx context.Context, group []*batchRequest) (touched []
 		return nil, nil, fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = ptx.Rollback(context.WithoutCancel(ctx)) }()
-	tx := &Tx{tx: ptx, q: ptx, now: s.clock().UTC().Truncate(time.Microsecond), batch: ctx}
+	tx := newTx(ptx, s.clock(), ctx)
 	for _, r := range group {
 		r.val, r.err = nil, nil
 	}

@@ -168,7 +168,7 @@ func (tx *Tx) BotTokenAuthenticate(ctx context.Context, raw string) (BotToken, U
 
 // BotTokenLive reports whether a token still authenticates: not revoked, its bot not deleted. Open
 // sockets and NATS connections recheck with it; unlike BotTokenAuthenticate it records no use.
-func (tx *Tx) BotTokenLive(ctx context.Context, id string) (bool, error) {
+func (tx *Reader) BotTokenLive(ctx context.Context, id string) (bool, error) {
 	var live bool
 	err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM bot_tokens t JOIN users u ON u.id = t.bot_user_id
 		WHERE t.id = $1 AND t.revoked_at IS NULL AND u.deleted_at IS NULL)`, id).Scan(&live)

@@ -36,14 +36,14 @@ func dmDest(d *DM) []any {
 // Codes: not_found (no such conversation, or the actor is not in it), forbidden (not a workspace
 // member), missing_scope.
 func (tx *Tx) DMForRead(ctx context.Context, actor Actor, dmID string) (DM, Member, error) {
-	return tx.dmFor(ctx, actor, dmID, "dms:read", false)
+	return tx.dmFor(ctx, actor, dmID, ScopeDMsRead, false)
 }
 
 // DMForChange returns a direct conversation whose shared state the actor may change without
 // posting (react, edit): readable, the actor neither timed out nor blocked; a bot token also
 // needs dms:write. Codes: those of DMForRead, forbidden (timed out, blocked).
 func (tx *Tx) DMForChange(ctx context.Context, actor Actor, dmID string) (DM, Member, error) {
-	d, m, err := tx.dmFor(ctx, actor, dmID, "dms:write", true)
+	d, m, err := tx.dmFor(ctx, actor, dmID, ScopeDMsWrite, true)
 	if err != nil {
 		return DM{}, Member{}, err
 	}
@@ -57,7 +57,7 @@ func (tx *Tx) DMForChange(ctx context.Context, actor Actor, dmID string) (DM, Me
 // requireWriter passed (timeout, block, guest budget); a bot token also needs dms:write.
 // Codes: those of DMForRead, forbidden (timed out, blocked), rate_limited.
 func (tx *Tx) DMForWrite(ctx context.Context, actor Actor, dmID string) (DM, Member, error) {
-	d, m, err := tx.dmFor(ctx, actor, dmID, "dms:write", true)
+	d, m, err := tx.dmFor(ctx, actor, dmID, ScopeDMsWrite, true)
 	if err != nil {
 		return DM{}, Member{}, err
 	}
@@ -289,21 +289,4 @@ func (tx *Tx) dmHydrate(ctx context.Context, actor Actor, dms []DM) error {
 		dms[i].ReadState = states[dms[i].ID]
 	}
 	return nil
-}
-
-// DMInsertForTest writes a direct conversation's rows directly, without the rules of the DM API.
-// Only test factories call it.
-func (tx *Tx) DMInsertForTest(ctx context.Context, workspaceID string, memberIDs []string) (string, error) {
-	id := NewID(PrefixDM, tx.now)
-	if _, err := tx.exec(ctx, `INSERT INTO dms (id, route_id, workspace_id, member_key, created_at, last_activity_at)
-		VALUES ($1, $2, $3, $4, $5, $5)`, id, RouteID("D", id), workspaceID, strings.Join(memberIDs, ","), tx.now); err != nil {
-		return "", err
-	}
-	for _, m := range memberIDs {
-		if _, err := tx.exec(ctx, `INSERT INTO dm_members (workspace_id, dm_id, user_id) VALUES ($1, $2, $3)`,
-			workspaceID, id, m); err != nil {
-			return "", err
-		}
-	}
-	return id, nil
 }

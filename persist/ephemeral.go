@@ -51,10 +51,10 @@ func (tx *Tx) EphemeralAuthorize(ctx context.Context, actor Actor, in EphemeralI
 		return Event{}, Invalid("payload must be a JSON object")
 	}
 	if in.Type == EphemeralAgentProgress {
-		if !actor.IsBotToken() || !actor.HasScope("agent_activity:write") {
+		if !actor.IsBotToken() || !actor.HasScope(ScopeAgentActivityWrite) {
 			return Event{}, Forbidden("agent.progress needs a bot token holding agent_activity:write")
 		}
-		if in.DirectConversationID != "" && !actor.HasScope("dms:write") {
+		if in.DirectConversationID != "" && !actor.HasScope(ScopeDMsWrite) {
 			return Event{}, Forbidden("agent.progress in a direct conversation also needs dms:write")
 		}
 	}

@@ -6,18 +6,16 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Error is Natter's one application error: an HTTP status, a snake_case machine code, a sentence
-// for a person, and optionally the cause (never shown to clients). server writes it as
-// {"error": Message, "code": Code}; realtime maps it to close codes.
+// Error is Natter's one application error: a snake_case machine code, a sentence for a person,
+// and optionally the cause (never shown to clients). server chooses the HTTP status from the code
+// and writes {"error": Message, "code": Code}; realtime maps it to close codes.
 type Error struct {
-	Status  int
 	Code    Code
 	Message string
 	Err     error
@@ -32,8 +30,8 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Code is a machine-readable error code. Every code is a constant below; its status comes from
-// statusOf, so a code always answers with the same status.
+// Code is a machine-readable error code. Every code is a constant below; server maps each to one
+// HTTP status, so a code always answers with the same status.
 type Code string
 
 const (
@@ -94,43 +92,9 @@ const (
 	CodeInternal Code = "internal"
 )
 
-var statusOf = map[Code]int{
-	CodeInvalidRequest:       http.StatusBadRequest,
-	CodeInvalidJSON:          http.StatusBadRequest,
-	CodeBodyTooLarge:         http.StatusRequestEntityTooLarge,
-	CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
-	CodeUnauthenticated:      http.StatusUnauthorized,
-	CodeInvalidCredentials:   http.StatusUnauthorized,
-	CodeForbidden:            http.StatusForbidden,
-	CodeMissingScope:         http.StatusForbidden,
-	CodeHumanOnly:            http.StatusForbidden,
-	CodeCSRF:                 http.StatusForbidden,
-	CodeCrossSite:            http.StatusForbidden,
-	CodeNotFound:             http.StatusNotFound,
-	CodeRouteNotFound:        http.StatusNotFound,
-	CodeMethodNotAllowed:     http.StatusMethodNotAllowed,
-	CodeConflict:             http.StatusConflict,
-	CodeMessageDeleted:       http.StatusConflict,
-	CodeResyncRequired:       http.StatusGone,
-	CodeRateLimited:          http.StatusTooManyRequests,
-	CodeUpgradeRequired:      http.StatusUpgradeRequired,
-	CodeNotImplemented:       http.StatusNotImplemented,
-	CodeUnavailable:          http.StatusServiceUnavailable,
-	CodePushDisabled:         http.StatusNotFound,
-	CodePushAccountMismatch:  http.StatusConflict,
-	CodeOverCapacity:         http.StatusServiceUnavailable,
-	CodeProviderFailed:       http.StatusBadGateway,
-	CodeCallbackFailed:       http.StatusBadGateway,
-	CodeInternal:             http.StatusInternalServerError,
-}
-
 // Errorf builds an Error for code with a message for a person.
 func Errorf(code Code, format string, args ...any) *Error {
-	status, ok := statusOf[code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
-	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // Invalid is Errorf(CodeInvalidRequest, ...).
@@ -177,7 +141,7 @@ func translate(err error) error {
 		return NotFound("resource")
 	}
 	if Unreachable(err) {
-		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+		return &Error{Code: CodeUnavailable,
 			Message: "the database is unavailable; try again shortly", Err: err}
 	}
 	var pe *pgconn.PgError
@@ -189,14 +153,14 @@ func translate(err error) error {
 		}
 		switch pe.Code {
 		case "23505":
-			return &Error{Status: http.StatusConflict, Code: CodeConflict, Message: "that already exists", Err: err}
+			return &Error{Code: CodeConflict, Message: "that already exists", Err: err}
 		case "23503":
-			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: "a referenced resource does not exist", Err: err}
+			return &Error{Code: CodeInvalidRequest, Message: "a referenced resource does not exist", Err: err}
 		case "23514", "22001", "22P02":
-			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: "a value breaks a rule", Err: err}
+			return &Error{Code: CodeInvalidRequest, Message: "a value breaks a rule", Err: err}
 		case "22021":
 			// A NUL byte or invalid UTF-8 the edge (server's decoders) should have refused already.
-			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+			return &Error{Code: CodeInvalidRequest,
 				Message: "a text value holds a NUL byte or is not valid UTF-8", Err: err}
 		}
 	}

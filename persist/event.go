@@ -211,7 +211,7 @@ func eventDest(e *Event) []any {
 
 // EventListAfter returns up to limit events of a workspace with cursor > after, in cursor order.
 // This is the raw log, for the relay; readers go through EventPageFor, which applies visibility.
-func (tx *Tx) EventListAfter(ctx context.Context, workspaceID string, after int64, limit int) ([]Event, error) {
+func (tx *Reader) EventListAfter(ctx context.Context, workspaceID string, after int64, limit int) ([]Event, error) {
 	rows, err := tx.query(ctx, `SELECT `+eventColumns+` FROM events
 		WHERE workspace_id = $1 AND cursor > $2 ORDER BY cursor LIMIT $3`, workspaceID, after, limit)
 	if err != nil {
@@ -368,10 +368,10 @@ type EventPruneResult struct {
 // Codes: invalid_request (neither limit), not_found (workspace).
 func (tx *Tx) EventPrune(ctx context.Context, workspaceID string, p EventPruneParams) (EventPruneResult, error) {
 	if p.OlderThan == nil && p.KeepLatest == nil {
-		return EventPruneResult{}, Invalid("say what to prune: --older-than-days, --keep-latest, or both")
+		return EventPruneResult{}, Invalid("say what to prune: an age limit, a number of newest events to keep, or both")
 	}
 	if p.KeepLatest != nil && *p.KeepLatest < 0 {
-		return EventPruneResult{}, Invalid("keep-latest must not be negative")
+		return EventPruneResult{}, Invalid("the number of events to keep must not be negative")
 	}
 	var win EventWindow
 	if err := tx.queryRow(ctx, `SELECT last_cursor, pruned_through FROM event_heads WHERE workspace_id = $1 FOR UPDATE`,

@@ -122,7 +122,7 @@ func (tx *Tx) scanMessages(rows pgx.Rows, err error) ([]Message, error) {
 // messageLoad reads one message without any guard; lock is "" or a row lock clause on m such
 // as "FOR SHARE OF m". Callers pass the result through placeFor before showing or changing it.
 // Codes: not_found.
-func (tx *Tx) messageLoad(ctx context.Context, id, lock string) (Message, error) {
+func (tx *Reader) messageLoad(ctx context.Context, id, lock string) (Message, error) {
 	m, err := scanMessage(tx.queryRow(ctx, `SELECT `+messageColumns+` FROM `+messageFrom+` WHERE m.id = $1 `+lock, id))
 	return m, notFoundAs(err, "message")
 }
@@ -285,7 +285,7 @@ func messageKind(actor Actor, kind string) (string, error) {
 	case "", MessageKindMessage:
 		return MessageKindMessage, nil
 	case MessageKindAgentCommentary, MessageKindAgentTool:
-		if !actor.IsBotToken() || !actor.HasScope("agent_activity:write") {
+		if !actor.IsBotToken() || !actor.HasScope(ScopeAgentActivityWrite) {
 			return "", Forbidden("%s messages can be posted only with a bot token holding agent_activity:write", kind)
 		}
 		return kind, nil

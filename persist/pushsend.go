@@ -52,7 +52,7 @@ type pushReader struct {
 // pushReaders lists who can read m's place, the author aside: members of the workspace (a guest
 // only in the guest channel), and for a direct conversation its members. With userID, only that
 // user is looked at; without, only users with a registered device or Pushover set up.
-func (tx *Tx) pushReaders(ctx context.Context, m Message, userID string) ([]pushReader, error) {
+func (tx *Reader) pushReaders(ctx context.Context, m Message, userID string) ([]pushReader, error) {
 	const filter = `(CASE WHEN $4::text = '' THEN EXISTS (SELECT 1 FROM push_devices d WHERE d.user_id = wm.user_id)
 			OR (u.pushover_enabled AND u.pushover_user_key IS NOT NULL)
 		ELSE wm.user_id = $4 END)`
@@ -89,7 +89,7 @@ func (tx *Tx) pushReaders(ctx context.Context, m Message, userID string) ([]push
 // PushTargetsInWorkspace reports whether any member of the workspace could be pushed to: has a
 // registered device or, with pushover, Pushover set up. When none could, no message of the
 // workspace has a push recipient, and a batch of new messages is settled with this one query.
-func (tx *Tx) PushTargetsInWorkspace(ctx context.Context, workspaceID string, pushover bool) (bool, error) {
+func (tx *Reader) PushTargetsInWorkspace(ctx context.Context, workspaceID string, pushover bool) (bool, error) {
 	var found bool
 	err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM workspace_members wm JOIN users u ON u.id = wm.user_id
 		WHERE wm.workspace_id = $1 AND (EXISTS (SELECT 1 FROM push_devices d WHERE d.user_id = wm.user_id)
@@ -102,7 +102,7 @@ func (tx *Tx) PushTargetsInWorkspace(ctx context.Context, workspaceID string, pu
 // (direct conversations: all) and, at mentions, an @mention of their handle. With pushover, the
 // people selected who have Pushover set up are targets too, once each. A deleted message has
 // none. Codes: not_found (message).
-func (tx *Tx) PushRecipients(ctx context.Context, workspaceID, messageID string, pushover bool) (PushMessage, []PushTarget, error) {
+func (tx *Reader) PushRecipients(ctx context.Context, workspaceID, messageID string, pushover bool) (PushMessage, []PushTarget, error) {
 	m, err := tx.messageLoad(ctx, messageID, "")
 	if err != nil {
 		return PushMessage{}, nil, err

@@ -47,7 +47,7 @@ func (tx *Tx) RelayPending(ctx context.Context, limit int) ([]RelayState, error)
 }
 
 // RelayStateGet reads one workspace's relay state. Codes: not_found.
-func (tx *Tx) RelayStateGet(ctx context.Context, workspaceID string) (RelayState, error) {
+func (tx *Reader) RelayStateGet(ctx context.Context, workspaceID string) (RelayState, error) {
 	rows, err := tx.query(ctx, `SELECT `+relayStateColumns+`
 		FROM event_heads h LEFT JOIN relay_positions p ON p.workspace_id = h.workspace_id
 		WHERE h.workspace_id = $1`, workspaceID)

@@ -24,6 +24,14 @@ const (
 	ScopeCommandsWrite      = "commands:write"
 )
 
+// Scope bundles a token request may name; each expands into concrete scopes when the token is
+// issued (scopeBundles).
+const (
+	ScopeBundleBotRead  = "bot:read"
+	ScopeBundleBotWrite = "bot:write"
+	ScopeBundleBotAdmin = "bot:admin"
+)
+
 // AllScopes lists every concrete scope.
 var AllScopes = []string{
 	ScopeWorkspacesRead, ScopeChannelsRead, ScopeChannelsWrite, ScopeMessagesRead, ScopeMessagesWrite,
@@ -32,7 +40,7 @@ var AllScopes = []string{
 }
 
 // DefaultScopes is what a token gets when its request names none.
-var DefaultScopes = []string{"bot:write"}
+var DefaultScopes = []string{ScopeBundleBotWrite}
 
 // botRead is the spec's read bundle plus profile:read: runtimes call GET /api/me first to learn
 // their own id, so every bundle must allow it (CONTRACT.md §Compatibility).
@@ -43,10 +51,10 @@ var botRead = []string{ScopeWorkspacesRead, ScopeChannelsRead, ScopeMessagesRead
 // never widens an existing token. agent_activity:write is in none of them: it is granted only
 // when named.
 var scopeBundles = map[string][]string{
-	"bot:read": botRead,
-	"bot:write": append(slices.Clone(botRead), ScopeMessagesWrite, ScopeThreadsWrite, ScopeDMsWrite,
+	ScopeBundleBotRead: botRead,
+	ScopeBundleBotWrite: append(slices.Clone(botRead), ScopeMessagesWrite, ScopeThreadsWrite, ScopeDMsWrite,
 		ScopeUploadsWrite, ScopeCommandsWrite),
-	"bot:admin": slices.DeleteFunc(slices.Clone(AllScopes), func(s string) bool { return s == ScopeAgentActivityWrite }),
+	ScopeBundleBotAdmin: slices.DeleteFunc(slices.Clone(AllScopes), func(s string) bool { return s == ScopeAgentActivityWrite }),
 }
 
 // IsScope reports whether s is a concrete scope.
@@ -67,8 +75,8 @@ func ExpandScopes(requested []string) ([]string, error) {
 			case IsScope(s):
 				out = append(out, s)
 			default:
-				return nil, Invalid("unknown scope %q; scopes are %s, or the bundles bot:read, bot:write and bot:admin",
-					s, strings.Join(AllScopes, ", "))
+				return nil, Invalid("unknown scope %q; scopes are %s, or the bundles %s, %s and %s",
+					s, strings.Join(AllScopes, ", "), ScopeBundleBotRead, ScopeBundleBotWrite, ScopeBundleBotAdmin)
 			}
 		}
 	}

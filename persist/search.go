@@ -121,7 +121,7 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 	// Guests read only the guest channel (the rule of ChannelForRead); DMs are read by their
 	// members, and by bot tokens only with dms:read (the rule of DMForRead).
 	args := []any{p.WorkspaceID, p.Query, actor.UserID, p.ChannelID, p.DMID, p.Limit + 1,
-		member.Role == RoleGuest, !actor.IsBotToken() || actor.HasScope("dms:read"), GuestChannel,
+		member.Role == RoleGuest, !actor.IsBotToken() || actor.HasScope(ScopeDMsRead), GuestChannel,
 		markStart + markStop, `StartSel="` + markStart + `", StopSel="` + markStop + `", MaxWords=35, MinWords=15, ShortWord=2`}
 	order, keyset := `s.rank DESC, s.created_at DESC, s.id DESC`, "true"
 	if p.Sort == SearchSortNewest {

@@ -55,7 +55,7 @@ func (tx *Tx) SessionCreate(ctx context.Context, userID, method string) (Session
 
 // SessionResolve returns the live session behind a raw token and its user. Unknown, expired and
 // revoked tokens, and sessions of deleted users, all give unauthenticated.
-func (tx *Tx) SessionResolve(ctx context.Context, raw string) (Session, User, error) {
+func (tx *Reader) SessionResolve(ctx context.Context, raw string) (Session, User, error) {
 	var s Session
 	row := tx.queryRow(ctx, `
 		SELECT s.id, s.user_id, s.method, s.created_at, s.expires_at, `+userColumnsOf("u.")+`
@@ -74,7 +74,7 @@ func (tx *Tx) SessionResolve(ctx context.Context, raw string) (Session, User, er
 }
 
 // SessionLive reports whether a session is still live, for sockets that revalidate their actor.
-func (tx *Tx) SessionLive(ctx context.Context, id string) (bool, error) {
+func (tx *Reader) SessionLive(ctx context.Context, id string) (bool, error) {
 	var live bool
 	err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
 		WHERE s.id = $1 AND s.revoked_at IS NULL AND s.expires_at > $2 AND u.deleted_at IS NULL)`, id, tx.now).Scan(&live)

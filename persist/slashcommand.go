@@ -286,12 +286,3 @@ func (tx *Tx) SlashCommandReply(ctx context.Context, inv SlashInvocation, text, 
 	actor.CorrelationID = correlationID
 	return tx.MessageCreate(ctx, actor, Place{ChannelID: inv.ChannelID}, MessageCreateParams{Body: text})
 }
-
-// SlashInvocationOutcomeForTest reads the stored callback outcome of an invocation (its
-// trigger_id). Only tests call it: no route shows invocations.
-func (tx *Tx) SlashInvocationOutcomeForTest(ctx context.Context, id string) (SlashCallbackOutcome, error) {
-	var o SlashCallbackOutcome
-	err := tx.queryRow(ctx, `SELECT coalesce(callback_status, 0), coalesce(callback_body, ''), coalesce(callback_error, '')
-		FROM slash_command_invocations WHERE id = $1`, id).Scan(&o.Status, &o.Body, &o.Error)
-	return o, notFoundAs(err, "invocation")
-}

@@ -27,7 +27,8 @@ type Config struct {
 	// Logger receives pool-level problems. Default slog.Default().
 	Logger *slog.Logger
 	// OnEventsCommitted is called after a commit that appended events, with the workspaces they
-	// belong to (the relay's wake-up). It must not block. Default: nothing.
+	// belong to: the relay's wake-up, set with the other NATS hooks by streams.StoreConfig. It
+	// must not block. Default: nothing.
 	OnEventsCommitted func(workspaceIDs []string)
 	// OnRevoked is called after a commit that ended sessions or bot tokens or changed
 	// memberships (the realtime layer's cue to recheck). It must not block. Default: nothing.
@@ -104,12 +105,29 @@ func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 // Now returns the store's clock reading, for callers that stamp values outside a transaction.
 func (s *Store) Now() time.Time { return s.clock() }
 
-// Tx is one database transaction. It carries the instant the transaction began, taken once from
-// the store's clock, so every row it writes agrees on "now".
+// Reader runs the read-only statements of the store: the hot checks ReadV runs without a
+// transaction, and, since Tx embeds it, the same reads inside one. It has no way to write, so a
+// write inside ReadV does not compile. It carries the instant it began, taken once from the
+// store's clock, so every row a transaction writes agrees on "now".
+type Reader struct {
+	q   querier // the transaction, or the pool itself for a ReadV
+	now time.Time
+}
+
+// newTx wraps a begun transaction; batch is the group commit's context, nil for one request.
+func newTx(ptx pgx.Tx, now time.Time, batch context.Context) *Tx {
+	tx := &Tx{tx: ptx, batch: batch}
+	tx.Reader = Reader{q: txStatements{tx}, now: now.UTC().Truncate(time.Microsecond)}
+	return tx
+}
+
+// Now is the instant the reader (or the transaction) began.
+func (tx *Reader) Now() time.Time { return tx.now }
+
+// Tx is one database transaction: the Reader's reads, plus writes.
 type Tx struct {
+	Reader
 	tx      pgx.Tx
-	q       querier // tx, or the pool itself for a Read
-	now     time.Time
 	touched []string     // workspaces whose log this transaction appended to
 	revoked []Revocation // credentials and memberships this transaction ended or changed
 	// heads holds, per workspace whose event head this transaction has locked, the last cursor
@@ -124,9 +142,6 @@ type Tx struct {
 	batch     context.Context
 	savepoint string
 }
-
-// Now is the transaction's instant.
-func (tx *Tx) Now() time.Time { return tx.now }
 
 // WithTx runs fn in a transaction and commits when fn returns nil. fn must do no network I/O
 // besides the database, publish nothing and start no goroutine: it may run more than once, since
@@ -158,7 +173,7 @@ func WithTxV[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (
 	}
 }
 
-// querier is what a Tx runs statements on: its transaction, or the pool for a ReadV.
+// querier is what a Reader runs statements on: its transaction, or the pool for a ReadV.
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
@@ -167,9 +182,10 @@ type querier interface {
 // ReadV runs fn outside any transaction, each statement on its own on the pool: no BEGIN and
 // no COMMIT, two round trips fewer than WithTxV. It is for the hot, read-only checks every
 // request or socket handshake makes (resolving a session, a socket's membership), whose
-// statements need no common snapshot; fn must not write (exec refuses). Errors are translated.
-func ReadV[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (T, error) {
-	v, err := fn(&Tx{q: s.pool, now: s.clock().UTC().Truncate(time.Microsecond)})
+// statements need no common snapshot; fn gets a Reader, which has no write methods. Errors are
+// translated.
+func ReadV[T any](ctx context.Context, s *Store, fn func(tx *Reader) (T, error)) (T, error) {
+	v, err := fn(&Reader{q: s.pool, now: s.clock().UTC().Truncate(time.Microsecond)})
 	if err != nil {
 		var zero T
 		return zero, translate(err)
@@ -190,7 +206,7 @@ func runTx[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (T,
 		defer cancel()
 		_ = ptx.Rollback(rctx)
 	}()
-	tx := &Tx{tx: ptx, q: ptx, now: s.clock().UTC().Truncate(time.Microsecond)}
+	tx := newTx(ptx, s.clock(), nil)
 	v, err := fn(tx)
 	if err != nil {
 		return zero, err
@@ -224,11 +240,9 @@ func retryable(err error) bool {
 	return pgconn.SafeToRetry(err)
 }
 
-// exec, query and queryRow are the Tx's statement primitives; resource files use only these.
+// exec, query and queryRow are the statement primitives; resource files use only these. Only a
+// Tx has exec.
 func (tx *Tx) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if tx.tx == nil {
-		return pgconn.CommandTag{}, errors.New("persist: a write inside ReadV")
-	}
 	ctx = tx.ctxFor(ctx)
 	if tx.savepoint == "" {
 		return tx.tx.Exec(ctx, sql, args...)
@@ -244,7 +258,20 @@ func (tx *Tx) exec(ctx context.Context, sql string, args ...any) (pgconn.Command
 	return tag, err
 }
 
-func (tx *Tx) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+func (tx *Reader) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return tx.q.Query(ctx, sql, args...)
+}
+
+func (tx *Reader) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return tx.q.QueryRow(ctx, sql, args...)
+}
+
+// txStatements is the querier of a Tx's Reader: its reads run like its writes, under the group
+// commit's context and behind a pending savepoint (see Batch).
+type txStatements struct{ tx *Tx }
+
+func (s txStatements) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	tx := s.tx
 	ctx = tx.ctxFor(ctx)
 	if tx.savepoint != "" {
 		// Rows outlive this call, so the savepoint goes on its own rather than in a batch
@@ -255,13 +282,14 @@ func (tx *Tx) query(ctx context.Context, sql string, args ...any) (pgx.Rows, err
 			return nil, err
 		}
 	}
-	return tx.q.Query(ctx, sql, args...)
+	return tx.tx.Query(ctx, sql, args...)
 }
 
-func (tx *Tx) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+func (s txStatements) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	tx := s.tx
 	ctx = tx.ctxFor(ctx)
 	if tx.savepoint == "" {
-		return tx.q.QueryRow(ctx, sql, args...)
+		return tx.tx.QueryRow(ctx, sql, args...)
 	}
 	br, err := tx.sendWithSavepoint(ctx, sql, args)
 	if err != nil {

@@ -366,11 +366,3 @@ func (tx *Tx) workspaceIcon(ctx context.Context, workspaceID, ref string) (strin
 	}
 	return id, nil
 }
-
-// AttachmentCountForTest counts the attachment links of a workspace. Only tests call it, to
-// prove that a refused or failed operation linked nothing.
-func (tx *Tx) AttachmentCountForTest(ctx context.Context, workspaceID string) (int, error) {
-	var n int
-	err := tx.queryRow(ctx, `SELECT count(*) FROM message_attachments WHERE workspace_id = $1`, workspaceID).Scan(&n)
-	return n, err
-}

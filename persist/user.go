@@ -131,7 +131,7 @@ func (tx *Tx) UserCreate(ctx context.Context, p UserCreateParams) (User, error) 
 
 // UserGet returns a user by id, deleted ones included (old messages still render them).
 // Codes: not_found.
-func (tx *Tx) UserGet(ctx context.Context, id string) (User, error) {
+func (tx *Reader) UserGet(ctx context.Context, id string) (User, error) {
 	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
 	if err != nil {
 		return User{}, notFoundAs(err, "user")
@@ -177,7 +177,7 @@ func (tx *Tx) UserFindOrCreateByEmail(ctx context.Context, email, displayName st
 
 // UserFirst returns the oldest live human, the identity of the development fallback.
 // Codes: not_found.
-func (tx *Tx) UserFirst(ctx context.Context) (User, error) {
+func (tx *Reader) UserFirst(ctx context.Context) (User, error) {
 	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users
 		WHERE kind = 'human' AND deleted_at IS NULL ORDER BY created_at, id LIMIT 1`))
 	if err != nil {

@@ -54,7 +54,7 @@ func (f VisibilityFacts) Visible(v Viewer, s EventScope) bool {
 // ViewerFor checks that actor may read workspaceID's events right now (membership, the token's
 // workspace, a user bot's owner) and returns it as a Viewer. Sockets call it before upgrading and
 // again whenever they revalidate. Codes: not_found (workspace), forbidden.
-func (tx *Tx) ViewerFor(ctx context.Context, actor Actor, workspaceID string) (Viewer, error) {
+func (tx *Reader) ViewerFor(ctx context.Context, actor Actor, workspaceID string) (Viewer, error) {
 	m, err := tx.requireMemberToRead(ctx, workspaceID, actor)
 	if err != nil {
 		return Viewer{}, err
@@ -64,7 +64,7 @@ func (tx *Tx) ViewerFor(ctx context.Context, actor Actor, workspaceID string) (V
 
 // VisibilityFactsFor reads the facts of workspaceID the rule needs for events in the listed
 // direct conversations (repeats and unknown ids are fine).
-func (tx *Tx) VisibilityFactsFor(ctx context.Context, workspaceID string, dmIDs []string) (VisibilityFacts, error) {
+func (tx *Reader) VisibilityFactsFor(ctx context.Context, workspaceID string, dmIDs []string) (VisibilityFacts, error) {
 	f := VisibilityFacts{DMMembers: map[string][]string{}}
 	err := tx.queryRow(ctx, `SELECT coalesce((SELECT id FROM channels WHERE workspace_id = $1 AND name = $2), '')`,
 		workspaceID, GuestChannel).Scan(&f.GuestChannelID)

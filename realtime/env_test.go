@@ -121,10 +121,26 @@ func (e *env) handler(h *Hub) http.Handler {
 		if err := h.Accept(w, r, j); err != nil {
 			pe, _ := persist.ErrorOf(err)
 			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(pe.Status)
+			status := refusalStatus[pe.Code]
+			if status == 0 {
+				status = http.StatusInternalServerError
+			}
+			w.WriteHeader(status)
 			_ = json.NewEncoder(w).Encode(map[string]any{"error": pe.Message, "code": pe.Code})
 		}
 	})
+}
+
+// refusalStatus is the statuses of the refusals Accept returns, as server answers them (server
+// owns the full table; realtime cannot import it).
+var refusalStatus = map[persist.Code]int{
+	persist.CodeUnauthenticated: http.StatusUnauthorized,
+	persist.CodeForbidden:       http.StatusForbidden,
+	persist.CodeNotFound:        http.StatusNotFound,
+	persist.CodeRateLimited:     http.StatusTooManyRequests,
+	persist.CodeUnavailable:     http.StatusServiceUnavailable,
+	persist.CodeResyncRequired:  http.StatusGone,
+	persist.CodeInvalidRequest:  http.StatusBadRequest,
 }
 
 // session signs u in and returns a token whose sockets rest on that session.

@@ -3,14 +3,12 @@ package realtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/streams"
@@ -27,8 +25,9 @@ type liveEvent struct {
 
 func (e *liveEvent) visibleTo(v persist.Viewer) bool { return e.facts.Visible(v, e.scope) }
 
-// feed is a workspace's live source on this node: one ordered consumer of its stream and one
-// subscription to its ephemeral subjects, fanned out to the local sockets.
+// feed is a workspace's live source on this node: one follower of its stream (streams.Follow,
+// an ordered consumer from the stream's end) and one subscription to its ephemeral subjects,
+// fanned out to the local sockets.
 type feed struct {
 	hub         *Hub
 	workspaceID string
@@ -42,14 +41,11 @@ type feed struct {
 	// only once its backfill reached liveFrom-1, so nothing falls between the two.
 	liveFrom int64
 	last     int64 // the last cursor dispatched
-	consume  jetstream.ConsumeContext
 	eph      *nats.Subscription
 	stopped  bool
-	// retry starts the consumer again soon after the stream was found missing: a workspace's
-	// stream appears when its first event is relayed, and its sockets should go live then, not
-	// at the next sweep. retryDelay doubles up to a second.
-	retry      *time.Timer
-	retryDelay time.Duration
+	// following stops the follower, which closes followed once it returned; nil before start.
+	following context.CancelFunc
+	followed  chan struct{}
 
 	// tail holds the last events dispatched (at most tailEvents), in cursor order without a
 	// gap: a socket resuming from a cursor they cover catches up from here, not from Postgres.
@@ -105,19 +101,18 @@ func (f *feed) liveStart() int64 {
 	return f.liveFrom
 }
 
-// tryStart starts the consumer after the stream's current end; until the relay has created the
-// stream it fails quietly and tries again shortly (and at every sweep).
+// tryStart starts following the stream from its end, once: the follower waits for a stream the
+// relay has not created yet, so the sockets go live as soon as the first event is relayed. A
+// failed ephemeral subscription is tried again at the next sweep.
 func (f *feed) tryStart() {
 	f.startMu.Lock()
 	defer f.startMu.Unlock()
 	f.mu.Lock()
-	started := f.liveFrom > 0 || f.stopped
+	started := f.following != nil || f.stopped
 	f.mu.Unlock()
 	if started {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	h := f.hub
 	if f.eph == nil {
 		sub, err := h.cfg.NATS.Subscribe(streams.EphemeralSubjects(f.workspaceID), f.onEphemeral)
@@ -127,35 +122,32 @@ func (f *feed) tryStart() {
 		}
 		f.eph = sub
 	}
-	stream, err := h.js.Stream(ctx, streams.StreamName(f.workspaceID))
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		f.scheduleRetryLocked()
-		return
-	}
-	if err != nil {
-		h.logger.Warn("feed cannot read the stream", "workspace_id", f.workspaceID, "error", err)
-		return
-	}
-	f.lookUpFacts("") // the guest channel, before the first event needs it
-	start := stream.CachedInfo().State.LastSeq + 1
-	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: start})
-	if err != nil {
-		h.logger.Warn("feed cannot create its consumer", "workspace_id", f.workspaceID, "error", err)
-		return
-	}
-	cc, err := cons.Consume(f.onEvent)
-	if err != nil {
-		h.logger.Warn("feed cannot consume", "workspace_id", f.workspaceID, "error", err)
-		return
-	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
 	f.mu.Lock()
-	if f.stopped {
+	f.following, f.followed = cancel, done
+	f.mu.Unlock()
+	go func() {
+		defer close(done)
+		f.lookUpFacts("") // the guest channel, before the first event needs it
+		err := streams.Follow(ctx, streams.FollowConfig{NATS: h.cfg.NATS, WorkspaceID: f.workspaceID,
+			Logger: h.logger, OnLive: f.onLive, Handle: f.onEvent})
+		if err != nil {
+			h.logger.Error("feed cannot follow the stream", "workspace_id", f.workspaceID, "error", err)
+		}
+	}()
+}
+
+// onLive records where live delivery starts and resumes the sockets that finished their
+// backfill meanwhile. A follower that starts again (a rebuilt stream) resumes after the last
+// cursor it handed on, so only the first start counts.
+func (f *feed) onLive(first int64) {
+	f.mu.Lock()
+	if f.liveFrom > 0 || f.stopped {
 		f.mu.Unlock()
-		cc.Stop()
 		return
 	}
-	f.consume, f.liveFrom, f.last = cc, int64(start), int64(start)-1
+	f.liveFrom, f.last = first, first-1
 	waiting := append([]*socket(nil), f.list...)
 	f.mu.Unlock()
 	for _, s := range waiting {
@@ -163,29 +155,16 @@ func (f *feed) tryStart() {
 	}
 }
 
-// scheduleRetryLocked arms the retry timer. startMu is held.
-func (f *feed) scheduleRetryLocked() {
-	f.retryDelay = min(max(2*f.retryDelay, 25*time.Millisecond), time.Second)
-	if f.retry == nil {
-		f.retry = time.AfterFunc(f.retryDelay, f.tryStart)
-		return
-	}
-	f.retry.Reset(f.retryDelay)
-}
-
 func (f *feed) stop() {
 	f.startMu.Lock()
 	defer f.startMu.Unlock()
-	if f.retry != nil {
-		f.retry.Stop()
-	}
 	f.mu.Lock()
 	f.stopped = true
-	cc, eph := f.consume, f.eph
+	cancel, done, eph := f.following, f.followed, f.eph
 	f.mu.Unlock()
-	if cc != nil {
-		cc.Stop()
-		<-cc.Closed()
+	if cancel != nil {
+		cancel()
+		<-done
 	}
 	if eph != nil {
 		_ = eph.Unsubscribe()
@@ -193,17 +172,9 @@ func (f *feed) stop() {
 }
 
 // onEvent is the consumer's callback, called in stream order.
-func (f *feed) onEvent(m jetstream.Msg) {
-	meta, err := m.Metadata()
-	if err != nil {
-		return
-	}
-	cursor := int64(meta.Sequence.Stream)
-	_, scope, typ, ok := streams.ParseSubject(m.Subject())
-	if !ok {
-		return
-	}
-	ev := &liveEvent{cursor: cursor, scope: scope, facts: f.factsFor(scope, typ, m.Headers(), m.Data()), frame: textFrame(m.Data())}
+func (f *feed) onEvent(_ context.Context, m streams.Msg) {
+	cursor := m.Cursor
+	ev := &liveEvent{cursor: cursor, scope: m.Scope, facts: f.factsFor(m.Scope, m.Type, m.Header, m.Envelope), frame: textFrame(m.Envelope)}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if cursor <= f.last {
@@ -385,7 +356,7 @@ func (f *feed) lookUpFacts(dm string) {
 		ids = []string{dm}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	facts, err := persist.ReadV(ctx, f.hub.store, func(tx *persist.Tx) (persist.VisibilityFacts, error) {
+	facts, err := persist.ReadV(ctx, f.hub.store, func(tx *persist.Reader) (persist.VisibilityFacts, error) {
 		return tx.VisibilityFactsFor(ctx, f.workspaceID, ids)
 	})
 	cancel()

@@ -13,7 +13,6 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
@@ -84,7 +83,6 @@ type Config struct {
 type Hub struct {
 	cfg     Config
 	store   *persist.Store
-	js      jetstream.JetStream
 	logger  *slog.Logger
 	poller  *poller
 	queue   chan *socket
@@ -147,15 +145,11 @@ func New(cfg Config) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(cfg.NATS)
-	if err != nil {
-		return nil, fmt.Errorf("realtime: jetstream: %w", err)
-	}
 	p, err := newPoller()
 	if err != nil {
 		return nil, err
 	}
-	h := &Hub{cfg: cfg, store: cfg.Store, js: js, logger: cfg.Logger.With("component", "realtime"), poller: p,
+	h := &Hub{cfg: cfg, store: cfg.Store, logger: cfg.Logger.With("component", "realtime"), poller: p,
 		maxSockets: maxSockets,
 		// Each socket sits in the queue at most once, so maxSockets slots never fill.
 		queue: make(chan *socket, maxSockets), done: make(chan struct{}),
@@ -219,12 +213,15 @@ func (h *Hub) Run(ctx context.Context) error {
 	for _, s := range sockets {
 		s.goAway()
 	}
+	// Feeds stop outside h.mu: stopping waits for an event being fanned out, which may close a
+	// socket (and so take h.mu).
 	h.mu.Lock()
-	for id, f := range h.feeds {
-		f.stop()
-		delete(h.feeds, id)
-	}
+	feeds := h.feeds
+	h.feeds = map[string]*feed{}
 	h.mu.Unlock()
+	for _, f := range feeds {
+		f.stop()
+	}
 	return errors.Join(err, h.poller.close())
 }
 
@@ -308,7 +305,7 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	if err != nil {
 		return err
 	}
-	viewer, err := persist.ReadV(ctx, h.store, func(tx *persist.Tx) (persist.Viewer, error) {
+	viewer, err := persist.ReadV(ctx, h.store, func(tx *persist.Reader) (persist.Viewer, error) {
 		return tx.ViewerFor(ctx, j.Actor, j.WorkspaceID)
 	})
 	if err != nil {
@@ -524,7 +521,7 @@ func (h *Hub) revalidate(ctx context.Context, s *socket) (persist.Viewer, error)
 	if e, ok := h.checks.get(key, now); ok {
 		return e.viewer, e.err
 	}
-	v, err := persist.ReadV(ctx, h.store, func(tx *persist.Tx) (persist.Viewer, error) {
+	v, err := persist.ReadV(ctx, h.store, func(tx *persist.Reader) (persist.Viewer, error) {
 		if s.sessionID != "" {
 			live, err := tx.SessionLive(ctx, s.sessionID)
 			if err != nil {

@@ -198,7 +198,7 @@ func (s *Server) identify(r *http.Request) (*Caller, error) {
 		return s.proxyCaller(r, assertion)
 	}
 	if id := devUserHeader(r); id != "" && s.cfg.LocalImpersonation && isLocalRequest(r) {
-		u, err := persist.ReadV(ctx, s.store, func(tx *persist.Tx) (persist.User, error) { return tx.UserGet(ctx, id) })
+		u, err := persist.ReadV(ctx, s.store, func(tx *persist.Reader) (persist.User, error) { return tx.UserGet(ctx, id) })
 		if err != nil && !persist.IsRefusal(err) {
 			return nil, err // an outage, not an unknown user
 		}
@@ -208,7 +208,7 @@ func (s *Server) identify(r *http.Request) (*Caller, error) {
 		return &Caller{User: u, Via: viaDevHeader}, nil
 	}
 	if s.cfg.DevBootstrap && isLocalRequest(r) {
-		u, err := persist.ReadV(ctx, s.store, func(tx *persist.Tx) (persist.User, error) { return tx.UserFirst(ctx) })
+		u, err := persist.ReadV(ctx, s.store, func(tx *persist.Reader) (persist.User, error) { return tx.UserFirst(ctx) })
 		if e, ok := persist.ErrorOf(err); ok && e.Code == persist.CodeNotFound {
 			return nil, nil
 		}
@@ -226,7 +226,7 @@ func (s *Server) sessionCaller(r *http.Request, token, via string) (*Caller, err
 		s persist.Session
 		u persist.User
 	}
-	res, err := persist.ReadV(ctx, s.store, func(tx *persist.Tx) (resolved, error) {
+	res, err := persist.ReadV(ctx, s.store, func(tx *persist.Reader) (resolved, error) {
 		sess, u, err := tx.SessionResolve(ctx, token)
 		return resolved{sess, u}, err
 	})

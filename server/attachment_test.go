@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -250,10 +249,5 @@ func uploadIDs(ups []persist.Upload) []string {
 // attachmentCount counts the attachment rows of a workspace, read from the database.
 func attachmentCount(t *testing.T, h *servertest.Harness, workspaceID string) int {
 	t.Helper()
-	ctx := context.Background()
-	n, err := persist.WithTxV(ctx, h.Store, func(tx *persist.Tx) (int, error) {
-		return tx.AttachmentCountForTest(ctx, workspaceID)
-	})
-	require.NoError(t, err)
-	return n
+	return persisttest.AttachmentCount(t, h.Store, workspaceID)
 }

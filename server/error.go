@@ -12,24 +12,25 @@ import (
 // not to hammer a recovering database, short enough that clients come back soon after.
 const retryAfterOutage = "5"
 
-// writeError is the only writer of error responses: a *persist.Error answers with its status,
-// code and message; a database that cannot be reached is a 503 unavailable with Retry-After;
-// anything else is a 500 with a fixed sentence, its cause logged once with the correlation id.
-// Database and internal text never reach the client.
+// writeError is the only writer of error responses: a *persist.Error answers with the status of
+// its code (statusFor), its code and its message; a database that cannot be reached is a 503
+// unavailable with Retry-After; anything else is a 500 with a fixed sentence, its cause logged
+// once with the correlation id. Database and internal text never reach the client.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := persist.ErrorOf(err)
 	if !ok && persist.Unreachable(err) { // one that did not pass through the store's translation
-		e, ok = &persist.Error{Status: http.StatusServiceUnavailable, Code: persist.CodeUnavailable,
+		e, ok = &persist.Error{Code: persist.CodeUnavailable,
 			Message: "the database is unavailable; try again shortly", Err: err}, true
 	}
 	if ok {
 		if e.Code == persist.CodeUnavailable && persist.Unreachable(e.Err) {
 			w.Header().Set("Retry-After", retryAfterOutage)
 		}
-		if e.Status >= 500 && e.Status != http.StatusNotImplemented { // 501 is a setting, not a failure
+		status := statusFor(e.Code)
+		if status >= 500 && status != http.StatusNotImplemented { // 501 is a setting, not a failure
 			s.logger.Error("request failed", "correlation_id", correlationID(r.Context()), "code", e.Code, "error", err)
 		}
-		writeJSON(w, e.Status, errorBody{Error: e.Message, Code: e.Code})
+		writeJSON(w, status, errorBody{Error: e.Message, Code: e.Code})
 		return
 	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
@@ -44,4 +45,43 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 type errorBody struct {
 	Error string       `json:"error"`
 	Code  persist.Code `json:"code"`
+}
+
+// statusFor is the one place an error code becomes an HTTP status; a code missing from the table
+// answers 500, and a test checks that every code persist defines is in it.
+func statusFor(code persist.Code) int {
+	if status, ok := statusOf[code]; ok {
+		return status
+	}
+	return http.StatusInternalServerError
+}
+
+var statusOf = map[persist.Code]int{
+	persist.CodeInvalidRequest:       http.StatusBadRequest,
+	persist.CodeInvalidJSON:          http.StatusBadRequest,
+	persist.CodeBodyTooLarge:         http.StatusRequestEntityTooLarge,
+	persist.CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	persist.CodeUnauthenticated:      http.StatusUnauthorized,
+	persist.CodeInvalidCredentials:   http.StatusUnauthorized,
+	persist.CodeForbidden:            http.StatusForbidden,
+	persist.CodeMissingScope:         http.StatusForbidden,
+	persist.CodeHumanOnly:            http.StatusForbidden,
+	persist.CodeCSRF:                 http.StatusForbidden,
+	persist.CodeCrossSite:            http.StatusForbidden,
+	persist.CodeNotFound:             http.StatusNotFound,
+	persist.CodeRouteNotFound:        http.StatusNotFound,
+	persist.CodeMethodNotAllowed:     http.StatusMethodNotAllowed,
+	persist.CodeConflict:             http.StatusConflict,
+	persist.CodeMessageDeleted:       http.StatusConflict,
+	persist.CodeResyncRequired:       http.StatusGone,
+	persist.CodeRateLimited:          http.StatusTooManyRequests,
+	persist.CodeUpgradeRequired:      http.StatusUpgradeRequired,
+	persist.CodeNotImplemented:       http.StatusNotImplemented,
+	persist.CodeUnavailable:          http.StatusServiceUnavailable,
+	persist.CodePushDisabled:         http.StatusNotFound,
+	persist.CodePushAccountMismatch:  http.StatusConflict,
+	persist.CodeOverCapacity:         http.StatusServiceUnavailable,
+	persist.CodeProviderFailed:       http.StatusBadGateway,
+	persist.CodeCallbackFailed:       http.StatusBadGateway,
+	persist.CodeInternal:             http.StatusInternalServerError,
 }

@@ -24,7 +24,7 @@ import (
 func requireBadRequest(t *testing.T, input any, err error) {
 	t.Helper()
 	e, ok := persist.ErrorOf(err)
-	if !ok || e.Status < 400 || e.Status >= 500 {
+	if !ok || statusFor(e.Code) < 400 || statusFor(e.Code) >= 500 {
 		t.Fatalf("%q: want a 4xx application error, got %v", input, err)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/natterchat/natter/persist"
-	"github.com/natterchat/natter/server/webpush"
+	"github.com/natterchat/natter/realtime/push"
 )
 
 // PushRegistrant is the caller as a push registration sees it: the session the request came
@@ -71,7 +71,7 @@ func (s *Server) handlePushSubscribe(w http.ResponseWriter, r *http.Request) {
 	in := persist.PushRegistration{UserID: req.UserID, Disabled: s.cfg.DisableWebPush}
 	// A malformed subscription is reported after the guards (push enabled, a session, the right
 	// account), which answer first whatever the body holds.
-	in.Subscription, in.Invalid = webpush.ParseSubscription(sub.Endpoint, sub.Keys.P256dh, sub.Keys.Auth, req.UserAgent, s.pushPolicy)
+	in.Subscription, in.Invalid = push.ParseSubscription(sub.Endpoint, sub.Keys.P256dh, sub.Keys.Auth, req.UserAgent, s.pushPolicy)
 	ctx := r.Context()
 	d, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.PushDevice, error) {
 		return tx.PushDeviceRegister(ctx, callerOf(ctx).PushRegistrant(), in)

@@ -11,10 +11,10 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/realtime/push"
+	"github.com/natterchat/natter/realtime/push/pushtest"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/servertest"
-	"github.com/natterchat/natter/server/webpush"
-	"github.com/natterchat/natter/server/webpush/webpushtest"
 )
 
 // pushStatus is GET /api/me/push.
@@ -43,7 +43,7 @@ func getPush(t *testing.T, h *servertest.Harness, token, device string) pushStat
 }
 
 // subscribe registers d for a as the page of a's browser would.
-func subscribe(t *testing.T, h *servertest.Harness, a servertest.Actor, d *webpushtest.Device, label string) *servertest.Response {
+func subscribe(t *testing.T, h *servertest.Harness, a servertest.Actor, d *pushtest.Device, label string) *servertest.Response {
 	t.Helper()
 	body := d.Subscription()
 	body["user_agent"], body["user_id"] = label, a.User.ID
@@ -68,7 +68,7 @@ func TestPushDisabled(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := servertest.New(t, tc.opts...)
-			svc := webpushtest.New(t)
+			svc := pushtest.New(t)
 			a := h.NewUser(t)
 			st := getPush(t, h, a.Token, "")
 			require.False(t, st.Enabled)
@@ -82,9 +82,9 @@ func TestPushDisabled(t *testing.T) {
 
 func TestPushRegister(t *testing.T) {
 	t.Parallel()
-	setup := func(t *testing.T) (*servertest.Harness, *webpushtest.Service, servertest.Actor) {
+	setup := func(t *testing.T) (*servertest.Harness, *pushtest.Service, servertest.Actor) {
 		h := servertest.New(t, servertest.WithWebPush(nil))
-		return h, webpushtest.New(t), h.NewUser(t)
+		return h, pushtest.New(t), h.NewUser(t)
 	}
 
 	t.Run("RegistersAndNeverShowsTheSubscription", func(t *testing.T) {
@@ -196,7 +196,7 @@ func TestPushRegister(t *testing.T) {
 	t.Run("TenDevicesTheEleventhDropsTheOldest", func(t *testing.T) {
 		t.Parallel()
 		h, svc, a := setup(t)
-		var devices []*webpushtest.Device
+		var devices []*pushtest.Device
 		for i := range persist.MaxPushDevices + 1 {
 			d := svc.NewDevice(t)
 			devices = append(devices, d)
@@ -229,7 +229,7 @@ func TestPushRegister(t *testing.T) {
 		d := svc.NewDevice(t)
 		subscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
 		before := getPush(t, h, a.Token, d.Digest)
-		_, retired, err := webpush.RotateKey(context.Background(), h.Store)
+		_, retired, err := push.RotateKey(context.Background(), h.Store)
 		require.NoError(t, err)
 		require.NotEmpty(t, retired)
 		after := getPush(t, h, a.Token, d.Digest)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
+	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server/accessproxy"
 	"github.com/natterchat/natter/server/blob"
 	"github.com/natterchat/natter/server/callback"
@@ -23,7 +24,6 @@ import (
 	"github.com/natterchat/natter/server/passwordhash"
 	"github.com/natterchat/natter/server/signin"
 	"github.com/natterchat/natter/server/web"
-	"github.com/natterchat/natter/server/webpush"
 )
 
 // Config configures the HTTP API.
@@ -69,7 +69,7 @@ type Config struct {
 	DisableWebPush bool
 	// PushPolicy decides which addresses a push subscription's endpoint may name. Default
 	// netpolicy.PublicOnly.
-	PushPolicy webpush.AddressPolicy
+	PushPolicy push.AddressPolicy
 	// Collectors are other components' metrics (relay, realtime), served at /metrics beside
 	// the server's own. Default none.
 	Collectors []prometheus.Collector
@@ -118,7 +118,7 @@ type Server struct {
 	passwords   *passwordhash.Hasher  // nil when password sign-in is off
 	loginLimits passwordLoginLimits   // password login attempts
 	proxy       *accessproxy.Verifier // nil when identity-proxy sign-in is off
-	pushPolicy  webpush.AddressPolicy
+	pushPolicy  push.AddressPolicy
 	blobs       blob.Store
 	web         *web.Handler // the browser client, served at every path outside /api
 }

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -39,12 +38,7 @@ func (e *intEnv) slash(t *testing.T, channelID, token, command, text string) *se
 // invocation reads the stored callback outcome of an invocation by its trigger_id.
 func (e *intEnv) invocation(t *testing.T, triggerID string) persist.SlashCallbackOutcome {
 	t.Helper()
-	ctx := context.Background()
-	o, err := persist.WithTxV(ctx, e.h.Store, func(tx *persist.Tx) (persist.SlashCallbackOutcome, error) {
-		return tx.SlashInvocationOutcomeForTest(ctx, triggerID)
-	})
-	require.NoError(t, err)
-	return o
+	return persisttest.SlashInvocationOutcome(t, e.h.Store, triggerID)
 }
 
 func TestSlashCommandRegistration(t *testing.T) {

@@ -291,10 +291,10 @@ type replayRequest struct {
 }
 
 type replayReply struct {
-	Events     []persist.Event `json:"events"`
-	NextCursor string          `json:"next_cursor"`
-	HasMore    bool            `json:"has_more"`
-	TailCursor *string         `json:"tail_cursor,omitempty"`
+	Events     []json.RawMessage `json:"events"` // envelopes encoded as the stream carries them
+	NextCursor string            `json:"next_cursor"`
+	HasMore    bool              `json:"has_more"`
+	TailCursor *string           `json:"tail_cursor,omitempty"`
 	// Subjects are the live subjects the bot may subscribe to now.
 	Subjects []string `json:"subjects"`
 }
@@ -351,8 +351,13 @@ func (b *BotAccess) replay(m *nats.Msg) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := replayReply{Events: res.page.Events, NextCursor: cursorText(res.page.Next), HasMore: res.page.HasMore,
-		Subjects: BotSubjects(res.st)}
+	out := replayReply{Events: make([]json.RawMessage, len(res.page.Events)), NextCursor: cursorText(res.page.Next),
+		HasMore: res.page.HasMore, Subjects: BotSubjects(res.st)}
+	for i, e := range res.page.Events {
+		if _, out.Events[i], err = EncodeEvent(e); err != nil {
+			return nil, err
+		}
+	}
 	if req.IncludeTail {
 		tail := cursorText(res.page.Tail)
 		out.TailCursor = &tail
@@ -368,7 +373,7 @@ func (b *BotAccess) replay(m *nats.Msg) ([]byte, error) {
 			return body, nil
 		}
 		out.Events = out.Events[:len(out.Events)/2]
-		out.NextCursor, out.HasMore = cursorText(out.Events[len(out.Events)-1].Cursor), true
+		out.NextCursor, out.HasMore = cursorText(res.page.Events[len(out.Events)-1].Cursor), true
 	}
 }
 

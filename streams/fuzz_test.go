@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,7 +44,9 @@ func FuzzReplayRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		req, after, err := parseReplayRequest(data)
 		if err != nil {
-			if e, ok := persist.ErrorOf(err); !ok || e.Status < 400 || e.Status >= 500 {
+			// The codes of bad input (each answered 4xx by server's status table).
+			if e, ok := persist.ErrorOf(err); !ok || !slices.Contains([]persist.Code{persist.CodeInvalidRequest,
+				persist.CodeInvalidJSON, persist.CodeResyncRequired}, e.Code) {
 				t.Fatalf("%q: want a 4xx application error, got %v", data, err)
 			}
 			return

@@ -83,11 +83,11 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 	if cfg.Listen != "" {
 		host, port, err := net.SplitHostPort(cfg.Listen)
 		if err != nil {
-			return nil, fmt.Errorf("--nats-listen %q: %w", cfg.Listen, err)
+			return nil, fmt.Errorf("nats listen address %q: %w", cfg.Listen, err)
 		}
 		p, err := strconv.Atoi(port)
 		if err != nil || p < -1 || p > 65535 {
-			return nil, fmt.Errorf("--nats-listen %q: port must be a number", cfg.Listen)
+			return nil, fmt.Errorf("nats listen address %q: port must be a number", cfg.Listen)
 		}
 		opts.Host, opts.Port = host, p
 	}

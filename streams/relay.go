@@ -2,7 +2,6 @@ package streams
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -287,7 +286,7 @@ func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) {
 func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 	// Reads go without a transaction (ReadV): each is one statement, and a pass runs once per
 	// committed group of events, so its round trips count.
-	st, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Tx) (persist.RelayState, error) {
+	st, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Reader) (persist.RelayState, error) {
 		return tx.RelayStateGet(ctx, workspaceID)
 	})
 	if err != nil {
@@ -326,7 +325,7 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 		if done {
 			return nil
 		}
-		events, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Tx) ([]persist.Event, error) {
+		events, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Reader) ([]persist.Event, error) {
 			return tx.EventListAfter(ctx, workspaceID, pos, r.cfg.Batch)
 		})
 		if err != nil || len(events) == 0 {
@@ -372,11 +371,11 @@ func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 	}
 	futures := make([]jetstream.PubAckFuture, 0, len(events))
 	for _, e := range events {
-		body, err := json.Marshal(e)
+		subject, body, err := EncodeEvent(e)
 		if err != nil {
 			return err
 		}
-		msg := &nats.Msg{Subject: EventSubject(e), Data: body, Header: nats.Header{}}
+		msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
 		if e.DirectConversationID != "" {
 			msg.Header.Set(HeaderDMMembers, strings.Join(members[e.DirectConversationID], ","))
 		}
@@ -415,7 +414,7 @@ func (r *Relay) dmMembers(ctx context.Context, events []persist.Event) (map[stri
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	facts, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Tx) (persist.VisibilityFacts, error) {
+	facts, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Reader) (persist.VisibilityFacts, error) {
 		return tx.VisibilityFactsFor(ctx, events[0].WorkspaceID, ids)
 	})
 	return facts.DMMembers, err

@@ -32,7 +32,7 @@ type relayBundle struct {
 func setup(t *testing.T) *relayBundle {
 	t.Helper()
 	_, nc := streamstest.Embedded(t)
-	store := persisttest.NewStore(t, persisttest.WithCommitHook(streams.WakeRelay(nc)))
+	store := persisttest.NewStore(t, func(c *persist.Config) { *c = streams.StoreConfig(nc, *c) })
 	owner := persisttest.User(t, store, nil)
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)

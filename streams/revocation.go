@@ -41,3 +41,14 @@ func SubscribeRevocations(nc *nats.Conn, fn func(persist.Revocation)) (*nats.Sub
 	}
 	return sub, nil
 }
+
+// StoreConfig wires a store to NATS, the one place that says how an event leaves: after a commit
+// that appended events the store wakes the relay of those workspaces (WakeRelay), which copies
+// them into the workspace streams everything else follows; after a commit that ended credentials
+// or memberships it announces them (AnnounceRevocations). Every process that serves requests
+// builds its store with it.
+func StoreConfig(nc *nats.Conn, cfg persist.Config) persist.Config {
+	cfg.OnEventsCommitted = WakeRelay(nc)
+	cfg.OnRevoked = AnnounceRevocations(nc)
+	return cfg
+}

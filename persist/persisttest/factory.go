@@ -109,14 +109,7 @@ func Channel(t testing.TB, store *persist.Store, actor persist.Actor, workspaceI
 // tests that need one before or beside the DM API.
 func DM(t testing.TB, store *persist.Store, workspaceID string, memberIDs ...string) string {
 	t.Helper()
-	ctx := context.Background()
 	sorted := append([]string(nil), memberIDs...)
 	sort.Strings(sorted)
-	id, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (string, error) {
-		return tx.DMInsertForTest(ctx, workspaceID, sorted)
-	})
-	if err != nil {
-		t.Fatalf("factory dm: %v", err)
-	}
-	return id
+	return insertDM(t, store, workspaceID, sorted)
 }

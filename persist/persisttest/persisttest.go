@@ -188,7 +188,11 @@ func NewStore(t testing.TB, opts ...Option) *persist.Store {
 	if err != nil {
 		t.Fatalf("open test store: %v", err)
 	}
-	t.Cleanup(store.Close)
+	urls.Store(store, cfg.URL)
+	t.Cleanup(func() {
+		urls.Delete(store)
+		store.Close()
+	})
 	return store
 }
 

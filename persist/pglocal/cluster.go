@@ -25,7 +25,7 @@ import (
 )
 
 // ErrNoBinaries is returned when neither PATH nor /usr/lib/postgresql/*/bin holds initdb and pg_ctl.
-var ErrNoBinaries = errors.New("PostgreSQL server binaries (initdb, pg_ctl) not found: install the PostgreSQL server package (Debian: apt-get install postgresql) or set --database-url")
+var ErrNoBinaries = errors.New("PostgreSQL server binaries (initdb, pg_ctl) not found: install the PostgreSQL server package (Debian: apt-get install postgresql) or give natter a database URL")
 
 // superuser is the role initdb creates; connections authenticate as it over the trusted socket.
 const superuser = "natter"
@@ -92,7 +92,7 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 	c.dataDir = filepath.Join(dir, "data")
 	c.socketDir = dir
 	if len(filepath.Join(c.socketDir, ".s.PGSQL.5432")) > 100 {
-		return nil, fmt.Errorf("the PostgreSQL socket path under %s is longer than unix sockets allow: choose a shorter --data-dir", dir)
+		return nil, fmt.Errorf("the PostgreSQL socket path under %s is longer than unix sockets allow: choose a shorter data directory", dir)
 	}
 	if err := c.ensureDir(dir); err != nil {
 		return nil, err
@@ -234,10 +234,10 @@ func (c *Cluster) reachableDir(dir, fallbackRoot string) (string, error) {
 		}
 	}
 	if err := os.MkdirAll(fallbackRoot, 0o755); err != nil {
-		return "", fmt.Errorf("the postgres user cannot enter %s and %s cannot be created (%v): choose a --data-dir outside %s, or run `chmod o+x` on its parent directories", parent, fallbackRoot, err, parent)
+		return "", fmt.Errorf("the postgres user cannot enter %s and %s cannot be created (%v): choose a data directory outside %s, or run `chmod o+x` on its parent directories", parent, fallbackRoot, err, parent)
 	}
 	if !canTraverse(fallbackRoot, c.runAs) {
-		return "", fmt.Errorf("the postgres user can enter neither %s nor %s: choose a --data-dir it can reach, or run `chmod o+x` on the parent directories of %s", parent, fallbackRoot, parent)
+		return "", fmt.Errorf("the postgres user can enter neither %s nor %s: choose a data directory it can reach, or run `chmod o+x` on the parent directories of %s", parent, fallbackRoot, parent)
 	}
 	if err := os.WriteFile(marker, []byte(alt+"\n"), 0o644); err != nil {
 		return "", fmt.Errorf("write %s: %w", marker, err)
@@ -291,7 +291,7 @@ func unprivilegedUser() (*syscall.Credential, error) {
 		}
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
 	}
-	return nil, errors.New("running as root, but neither a postgres nor a nobody user exists to run PostgreSQL: create one, run natter as an ordinary user, or set --database-url")
+	return nil, errors.New("running as root, but neither a postgres nor a nobody user exists to run PostgreSQL: create one, run natter as an ordinary user, or give natter a database URL")
 }
 
 // findBinaries prefers PATH, then the newest <root>/<version>/bin (Debian's layout).

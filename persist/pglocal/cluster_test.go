@@ -18,7 +18,7 @@ func TestFindBinariesMissing(t *testing.T) {
 	_, err := findBinaries(filepath.Join(t.TempDir(), "none"))
 	require.ErrorIs(t, err, ErrNoBinaries)
 	require.Contains(t, err.Error(), "install the PostgreSQL server package")
-	require.Contains(t, err.Error(), "--database-url")
+	require.Contains(t, err.Error(), "database URL")
 }
 
 // TestClusterLifecycle creates a cluster, writes to it, stops it, and finds the data after a

@@ -22,12 +22,12 @@ import (
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime"
+	"github.com/natterchat/natter/realtime/delivery"
+	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/blob"
 	"github.com/natterchat/natter/server/callback"
-	"github.com/natterchat/natter/server/delivery"
 	"github.com/natterchat/natter/server/netpolicy"
-	"github.com/natterchat/natter/server/webpush"
 	"github.com/natterchat/natter/streams"
 	"github.com/natterchat/natter/streams/streamstest"
 )
@@ -42,7 +42,7 @@ type Harness struct {
 	Hub   *realtime.Hub
 	Relay *streams.Relay
 	// Push is the web push deliverer, running when the harness was built WithWebPush.
-	Push *webpush.Deliverer
+	Push *push.Deliverer
 	// Uploads is the upload store, a directory of the test's.
 	Uploads *blob.Disk
 	// URL is the base URL of the API, on 127.0.0.1: requests from the test are local.
@@ -62,15 +62,15 @@ type options struct {
 	bots      func(*streams.BotAccessConfig)
 	allowAddr func(netip.Addr) bool
 	storeOpts []persisttest.Option
-	push      func(*webpush.Config)
+	push      func(*push.Config)
 }
 
 // WithWebPush gives the server a push key pair and runs the web push deliverer, whose
 // configuration fn may edit (nil: defaults). Push services on loopback addresses are allowed,
 // for registration and for sending, since tests run them on httptest listeners.
-func WithWebPush(fn func(*webpush.Config)) Option {
+func WithWebPush(fn func(*push.Config)) Option {
 	return func(o *options) {
-		o.push = func(c *webpush.Config) {
+		o.push = func(c *push.Config) {
 			if fn != nil {
 				fn(c)
 			}
@@ -107,8 +107,8 @@ func New(t testing.TB, opts ...Option) *Harness {
 		opt(o)
 	}
 	emb, nc := streamstest.Embedded(t)
-	store := persisttest.NewStore(t, append([]persisttest.Option{persisttest.WithCommitHook(streams.WakeRelay(nc)),
-		persisttest.WithRevocationHook(streams.AnnounceRevocations(nc))}, o.storeOpts...)...)
+	wired := func(c *persist.Config) { *c = streams.StoreConfig(nc, *c) }
+	store := persisttest.NewStore(t, append([]persisttest.Option{wired}, o.storeOpts...)...)
 	logger := slog.New(slog.DiscardHandler)
 	relay, err := streams.NewRelay(streams.RelayConfig{Store: store, NATS: nc, Logger: logger, PollInterval: 100 * time.Millisecond})
 	if err != nil {
@@ -148,23 +148,23 @@ func New(t testing.TB, opts ...Option) *Harness {
 	if err != nil {
 		t.Fatalf("delivery: %v", err)
 	}
-	var push *webpush.Deliverer
+	var pusher *push.Deliverer
 	if o.push != nil {
-		if _, err := webpush.EnsureKey(context.Background(), store); err != nil {
+		if _, err := push.EnsureKey(context.Background(), store); err != nil {
 			t.Fatalf("push key: %v", err)
 		}
-		pcfg := webpush.Config{Store: store, NATS: nc, Logger: logger, Policy: netpolicy.PublicOrLoopback,
+		pcfg := push.Config{Store: store, NATS: nc, Logger: logger, Policy: netpolicy.PublicOrLoopback,
 			DiscoverInterval: 50 * time.Millisecond}
 		o.push(&pcfg)
-		if push, err = webpush.New(pcfg); err != nil {
+		if pusher, err = push.New(pcfg); err != nil {
 			t.Fatalf("push: %v", err)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var g errgroup.Group
 	g.Go(func() error { return deliverer.Run(ctx) })
-	if push != nil {
-		g.Go(func() error { return push.Run(ctx) })
+	if pusher != nil {
+		g.Go(func() error { return pusher.Run(ctx) })
 	}
 	g.Go(func() error { return relay.Run(ctx) })
 	g.Go(func() error { return hub.Run(ctx) })
@@ -188,9 +188,9 @@ func New(t testing.TB, opts ...Option) *Harness {
 	cfg := server.Config{Store: store, Logger: logger, Realtime: hub, Uploads: uploads, Callbacks: callbacks,
 		LocalImpersonation: true,
 		Collectors:         append(hub.Collectors(), relay.Collectors()...)}
-	if push != nil {
+	if pusher != nil {
 		cfg.PushPolicy = netpolicy.PublicOrLoopback
-		cfg.Collectors = append(cfg.Collectors, push.Collectors()...)
+		cfg.Collectors = append(cfg.Collectors, pusher.Collectors()...)
 	}
 	if o.config != nil {
 		o.config(&cfg)
@@ -201,7 +201,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, Hub: hub, Relay: relay, Push: push, Uploads: uploads,
+	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, Hub: hub, Relay: relay, Push: pusher, Uploads: uploads,
 		URL: ts.URL, DeliveryAttempts: attempts, client: &http.Client{
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}}

@@ -25,18 +25,18 @@ func exchange(ctx context.Context, client *http.Client, conf oauth2.Config, code
 	switch {
 	case errors.As(err, &refused) && refused.Response != nil && refused.Response.StatusCode/100 == 2:
 		// An answer of 200 with an error field (GitHub's way of refusing a code).
-		return nil, &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
+		return nil, &persist.Error{Code: persist.CodeProviderFailed,
 			Message: fmt.Sprintf("%s refused the sign-in code (%s); start again", provider, safeWord(refused.ErrorCode)), Err: err}
 	case errors.As(err, &refused) && refused.Response != nil:
-		return nil, &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
+		return nil, &persist.Error{Code: persist.CodeProviderFailed,
 			Message: fmt.Sprintf("%s answered %d; try again", provider, refused.Response.StatusCode), Err: err}
 	}
 	var status *statusError
 	if errors.As(err, &status) {
-		return nil, &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
+		return nil, &persist.Error{Code: persist.CodeProviderFailed,
 			Message: fmt.Sprintf("%s answered %d; try again", provider, status.code), Err: err}
 	}
-	return nil, &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
+	return nil, &persist.Error{Code: persist.CodeProviderFailed,
 		Message: provider + " could not be reached or sent an answer that could not be read; try again", Err: err}
 }
 

@@ -236,12 +236,12 @@ func (e *statusError) Error() string { return fmt.Sprintf("status %d", e.code) }
 func callJSON(client *http.Client, req *http.Request, dst any, provider string) error {
 	resp, err := client.Do(req)
 	if err != nil {
-		return &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
+		return &persist.Error{Code: persist.CodeProviderFailed,
 			Message: provider + " could not be reached; try again", Err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
+		return &persist.Error{Code: persist.CodeProviderFailed,
 			Message: fmt.Sprintf("%s answered %d; try again", provider, resp.StatusCode), Err: &statusError{resp.StatusCode}}
 	}
 	body, err := readLimited(resp.Body, maxProviderBody)
@@ -249,7 +249,7 @@ func callJSON(client *http.Client, req *http.Request, dst any, provider string) 
 		err = json.Unmarshal(body, dst)
 	}
 	if err != nil {
-		return &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
+		return &persist.Error{Code: persist.CodeProviderFailed,
 			Message: provider + " sent an answer that could not be read", Err: err}
 	}
 	return nil

@@ -267,15 +267,15 @@ func (o *OIDC) verify(ctx context.Context, raw string, now time.Time) (OIDCAccou
 	switch {
 	// go-oidc accepts a token expiring at this very second; exp must be after the clock.
 	case errors.As(err, &expired) || (err == nil && !token.Expiry.After(now)):
-		return OIDCAccount{}, &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
+		return OIDCAccount{}, &persist.Error{Code: persist.CodeProviderFailed,
 			Message: "the id_token has expired; sign in again", Err: err}
 	case err != nil:
-		return OIDCAccount{}, &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
+		return OIDCAccount{}, &persist.Error{Code: persist.CodeProviderFailed,
 			Message: "the identity provider sent an id_token that failed verification", Err: err}
 	}
 	var c idClaims
 	if err := token.Claims(&c); err != nil {
-		return OIDCAccount{}, &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
+		return OIDCAccount{}, &persist.Error{Code: persist.CodeProviderFailed,
 			Message: "the identity provider sent an id_token that could not be read", Err: err}
 	}
 	email := strings.TrimSpace(c.Email)

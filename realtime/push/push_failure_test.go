@@ -1,4 +1,4 @@
-package server_test
+package push_test
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/realtime/push"
+	"github.com/natterchat/natter/realtime/push/pushtest"
 	"github.com/natterchat/natter/server/netpolicy"
-	"github.com/natterchat/natter/server/webpush"
-	"github.com/natterchat/natter/server/webpush/webpushtest"
 )
 
 // bobDevice is bob's only device as GET /api/me/push shows it, with its times parsed.
@@ -41,8 +41,8 @@ func (w *pushWorld) bobDevice(t *testing.T) (bobDevice, bool) {
 		Last: parse(d.LastSuccessAt)}, true
 }
 
-func answerAll(a webpushtest.Answer) func(string) webpushtest.Answer {
-	return func(string) webpushtest.Answer { return a }
+func answerAll(a pushtest.Answer) func(string) pushtest.Answer {
+	return func(string) pushtest.Answer { return a }
 }
 
 func TestPushFailures(t *testing.T) {
@@ -52,7 +52,7 @@ func TestPushFailures(t *testing.T) {
 		t.Run(http.StatusText(status)+"DeletesTheDevice", func(t *testing.T) {
 			t.Parallel()
 			w := newPushWorld(t, nil)
-			w.svc.Answer(answerAll(webpushtest.Answer{Status: status}))
+			w.svc.Answer(answerAll(pushtest.Answer{Status: status}))
 			w.inGeneral(t, "@bob hi")
 			done := w.next(t)
 			require.Equal(t, "gone", done.outcome.Result)
@@ -66,7 +66,7 @@ func TestPushFailures(t *testing.T) {
 		t.Parallel()
 		clock := newTestClock()
 		w := newPushWorld(t, nil, clock.option())
-		w.svc.Answer(answerAll(webpushtest.Answer{Status: http.StatusServiceUnavailable}))
+		w.svc.Answer(answerAll(pushtest.Answer{Status: http.StatusServiceUnavailable}))
 		w.inGeneral(t, "@bob one")
 		done := w.next(t)
 		require.Equal(t, "failed", done.outcome.Result)
@@ -98,7 +98,7 @@ func TestPushFailures(t *testing.T) {
 	t.Run("ReRegistrationEndsTheRun", func(t *testing.T) {
 		t.Parallel()
 		w := newPushWorld(t, nil)
-		w.svc.Answer(answerAll(webpushtest.Answer{Status: http.StatusInternalServerError}))
+		w.svc.Answer(answerAll(pushtest.Answer{Status: http.StatusInternalServerError}))
 		w.inGeneral(t, "@bob one")
 		require.Equal(t, "failed", w.next(t).outcome.Result)
 		subscribe(t, w.h, w.bob, w.bobPhone, "phone").RequireStatus(t, http.StatusOK)
@@ -128,7 +128,7 @@ func TestPushFailures(t *testing.T) {
 			{http.StatusTooManyRequests, seconds("259200"), 24 * time.Hour},     // three days: at most one
 			{http.StatusTooManyRequests, seconds("10"), 2 * time.Hour},          // fourth: the schedule wins
 		} {
-			w.svc.Answer(answerAll(webpushtest.Answer{Status: tc.status, RetryAfter: tc.retryAfter()}))
+			w.svc.Answer(answerAll(pushtest.Answer{Status: tc.status, RetryAfter: tc.retryAfter()}))
 			w.inGeneral(t, "@bob hi")
 			done := w.next(t)
 			require.Equal(t, "failed", done.outcome.Result)
@@ -140,10 +140,10 @@ func TestPushFailures(t *testing.T) {
 
 	t.Run("TimeoutBacksOff", func(t *testing.T) {
 		t.Parallel()
-		w := newPushWorld(t, func(c *webpush.Config) { c.SendTimeout = 200 * time.Millisecond })
+		w := newPushWorld(t, func(c *push.Config) { c.SendTimeout = 200 * time.Millisecond })
 		hold := make(chan struct{})
 		t.Cleanup(func() { close(hold) })
-		w.svc.Answer(answerAll(webpushtest.Answer{Hold: hold}))
+		w.svc.Answer(answerAll(pushtest.Answer{Hold: hold}))
 		w.inGeneral(t, "@bob hi")
 		done := w.next(t)
 		require.Equal(t, "failed", done.outcome.Result)
@@ -156,11 +156,11 @@ func TestPushFailures(t *testing.T) {
 		t.Parallel()
 		w := newPushWorld(t, nil)
 		elsewhere := w.svc.NewDevice(t)
-		w.svc.Answer(func(path string) webpushtest.Answer {
+		w.svc.Answer(func(path string) pushtest.Answer {
 			if path == elsewhere.Endpoint[len(w.svc.URL):] {
-				return webpushtest.Answer{}
+				return pushtest.Answer{}
 			}
-			return webpushtest.Answer{Status: http.StatusTemporaryRedirect, Location: elsewhere.Endpoint}
+			return pushtest.Answer{Status: http.StatusTemporaryRedirect, Location: elsewhere.Endpoint}
 		})
 		w.inGeneral(t, "@bob hi")
 		done := w.next(t)
@@ -172,7 +172,7 @@ func TestPushFailures(t *testing.T) {
 	t.Run("OutboundPolicyRefusesTheDeploymentsOwnNetwork", func(t *testing.T) {
 		t.Parallel()
 		// Registration admits the loopback test service; the deliverer keeps the strict default.
-		w := newPushWorld(t, func(c *webpush.Config) { c.Policy = netpolicy.PublicOnly })
+		w := newPushWorld(t, func(c *push.Config) { c.Policy = netpolicy.PublicOnly })
 		w.inGeneral(t, "@bob hi")
 		done := w.next(t)
 		require.Equal(t, "failed", done.outcome.Result)
@@ -183,14 +183,14 @@ func TestPushFailures(t *testing.T) {
 
 func TestPushQueueOverflow(t *testing.T) {
 	t.Parallel()
-	w := newPushWorld(t, func(c *webpush.Config) { c.QueueSize = 1 })
+	w := newPushWorld(t, func(c *push.Config) { c.QueueSize = 1 })
 	w.gated.Store(true)
 	first := w.inGeneral(t, "@bob one")
 	require.Equal(t, first, w.held(t).MessageID) // the only worker holds it
 	second := w.inGeneral(t, "@bob two")         // fills the queue
 	third := w.inGeneral(t, "@bob three")        // has no room
 	done := w.next(t)
-	require.Equal(t, webpush.DropQueueFull, done.outcome.Dropped)
+	require.Equal(t, push.DropQueueFull, done.outcome.Dropped)
 	require.Equal(t, third, done.push.MessageID)
 	require.EqualValues(t, 1, w.h.Push.Overflowed())
 	w.gated.Store(false)
@@ -208,7 +208,7 @@ func TestPushSweepAtStart(t *testing.T) {
 		err error
 	}
 	swept := make(chan sweep, 1)
-	s, err := webpush.NewSweeper(webpush.SweeperConfig{Store: w.h.Store, Logger: slog.New(slog.DiscardHandler),
+	s, err := push.NewSweeper(push.SweeperConfig{Store: w.h.Store, Logger: slog.New(slog.DiscardHandler),
 		OnSwept: func(r persist.PushSweepResult, err error) {
 			select {
 			case swept <- sweep{r, err}:

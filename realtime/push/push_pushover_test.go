@@ -1,4 +1,4 @@
-package server_test
+package push_test
 
 import (
 	"encoding/json"
@@ -13,9 +13,9 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/server/servertest"
-	"github.com/natterchat/natter/server/webpush"
 )
 
 // Pushover test credentials: an application token and a user key have Pushover's shape (30
@@ -79,8 +79,8 @@ func (f *fakePushover) requireNothing(t *testing.T) {
 
 // pushoverWorld is a push world whose deliverer has a Pushover token pointed at the fake API,
 // with carol (handle @carol) in the workspace, Pushover enabled and no device.
-func pushoverWorld(t *testing.T, api *fakePushover, edit func(*webpush.Config)) (*pushWorld, servertest.Actor) {
-	w := newPushWorld(t, func(c *webpush.Config) {
+func pushoverWorld(t *testing.T, api *fakePushover, edit func(*push.Config)) (*pushWorld, servertest.Actor) {
+	w := newPushWorld(t, func(c *push.Config) {
 		c.PushoverToken = fakePushoverToken
 		c.PushoverAPI = api.srv.URL + "/1/messages.json"
 		if edit != nil {
@@ -176,7 +176,7 @@ func TestPushover(t *testing.T) {
 	t.Run("ThroughTheAddressPolicy", func(t *testing.T) {
 		t.Parallel()
 		api := newFakePushover(t)
-		w, carol := pushoverWorld(t, api, func(c *webpush.Config) { c.Policy = netpolicy.PublicOnly })
+		w, carol := pushoverWorld(t, api, func(c *push.Config) { c.Policy = netpolicy.PublicOnly })
 		dm := w.dm(t, w.ada, carol)
 		w.post(t, w.ada, "/api/dms/"+dm+"/messages", "to a loopback API")
 		d := w.next(t)
@@ -189,7 +189,7 @@ func TestPushover(t *testing.T) {
 	t.Run("OffWithoutAnApplicationToken", func(t *testing.T) {
 		t.Parallel()
 		api := newFakePushover(t)
-		w := newPushWorld(t, func(c *webpush.Config) { c.PushoverAPI = api.srv.URL + "/1/messages.json" })
+		w := newPushWorld(t, func(c *push.Config) { c.PushoverAPI = api.srv.URL + "/1/messages.json" })
 		carol := w.person(t, "Carol Shaw", "carol")
 		persisttest.Member(t, w.h.Store, w.ws.ID, carol.User.ID, persist.RoleMember)
 		setPushover(t, w, carol, true)

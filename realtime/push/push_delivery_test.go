@@ -1,4 +1,4 @@
-package server_test
+package push_test
 
 import (
 	"net/http"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server/servertest"
-	"github.com/natterchat/natter/server/webpush"
 )
 
 func TestPushDelivery(t *testing.T) {
@@ -24,7 +24,7 @@ func TestPushDelivery(t *testing.T) {
 		dm := w.dm(t, w.ada, w.bob)
 		id := w.post(t, w.ada, "/api/dms/"+dm+"/messages", "lunch?")
 		got := w.svc.Next(t)
-		require.Equal(t, webpush.Payload{UserID: w.bob.User.ID, Title: "Ada Lovelace", Body: "lunch?", Tag: id,
+		require.Equal(t, push.Payload{UserID: w.bob.User.ID, Title: "Ada Lovelace", Body: "lunch?", Tag: id,
 			URL: "/" + w.ws.RouteID + "/" + persist.RouteID("D", dm)}, got.Payload)
 		require.Equal(t, getPush(t, w.h, w.bob.Token, "").PublicKey, got.VAPIDKey, "signed with the current key")
 		require.Equal(t, "delivered", w.next(t).outcome.Result)
@@ -98,7 +98,7 @@ func TestPushDelivery(t *testing.T) {
 		w.release <- struct{}{}
 		got := w.svc.Next(t)
 		require.Equal(t, "Ada Lovelace", got.Payload.Title, "the title is fixed when queued")
-		require.Equal(t, webpush.MaxBodyChars, utf8.RuneCountInString(got.Payload.Body), "the body as it reads now, cut to 240")
+		require.Equal(t, push.MaxBodyChars, utf8.RuneCountInString(got.Payload.Body), "the body as it reads now, cut to 240")
 		require.True(t, strings.HasPrefix(got.Payload.Body, strings.Repeat("ü", 239)))
 	})
 }
@@ -121,7 +121,7 @@ func TestPushRecheck(t *testing.T) {
 			w.h.Post(t, "/api/auth/logout", w.bob.Token, nil).RequireStatus(t, http.StatusOK)
 		}, persist.PushDropSessionEnded},
 		{"KeyRotated", "@bob hi", func(t *testing.T, w *pushWorld, _ string) {
-			_, _, err := webpush.RotateKey(t.Context(), w.h.Store)
+			_, _, err := push.RotateKey(t.Context(), w.h.Store)
 			require.NoError(t, err)
 		}, persist.PushDropKeyRetired},
 		{"DeviceRemoved", "@bob hi", func(t *testing.T, w *pushWorld, _ string) {

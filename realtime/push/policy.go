@@ -1,4 +1,4 @@
-package webpush
+package push
 
 import (
 	"crypto/tls"

@@ -1,14 +1,12 @@
-package webpush
+package push
 
 import (
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 
 	webpushlib "github.com/SherClockHolmes/webpush-go"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/natterchat/natter/persist"
@@ -114,7 +111,6 @@ const consumerName = "natter_push"
 // recipients' devices and queues one push each, and a worker pool re-checks and sends them.
 type Deliverer struct {
 	cfg     Config
-	js      jetstream.JetStream
 	logger  *slog.Logger
 	queue   chan Push
 	sender  *sender
@@ -178,12 +174,8 @@ func New(cfg Config) (*Deliverer, error) {
 		return nil, fmt.Errorf("webpush: Config.QueueSize (%d) and Config.Workers (%d) must be at least 1, Config.TTL (%d) not negative",
 			cfg.QueueSize, cfg.Workers, cfg.TTL)
 	}
-	js, err := jetstream.New(cfg.NATS)
-	if err != nil {
-		return nil, fmt.Errorf("webpush: jetstream: %w", err)
-	}
 	logger := cfg.Logger.With("component", "webpush")
-	d := &Deliverer{cfg: cfg, js: js, logger: logger, queue: make(chan Push, cfg.QueueSize),
+	d := &Deliverer{cfg: cfg, logger: logger, queue: make(chan Push, cfg.QueueSize),
 		metrics: delivererMetrics{
 			outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_push_outcomes_total",
 				Help: "Pushes by outcome: delivered, gone, failed, or the reason they were dropped."}, []string{"outcome"}),
@@ -227,36 +219,33 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	for range d.cfg.Workers {
 		workers.Go(func() { d.work(ctx, sendCtx) })
 	}
-	consumers := map[string]jetstream.ConsumeContext{}
-	lost := make(chan string, 64)
-	tick := time.NewTimer(0)
-	defer tick.Stop()
-	for running := true; running; {
-		select {
-		case <-ctx.Done():
-			running = false
-		case ws := <-lost:
-			if cc, ok := consumers[ws]; ok {
-				cc.Stop()
-				delete(consumers, ws)
-			}
-		case <-tick.C:
-			d.discover(ctx, consumers, lost)
-			tick.Reset(d.cfg.DiscoverInterval)
+	// Every workspace stream gets a follower (streams.Discover hears of new ones); followers
+	// stop first when ctx ends.
+	followCtx, stopFollowing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopFollowing()
+	var followers sync.WaitGroup
+	discovered := make(chan struct{})
+	go func() {
+		defer close(discovered)
+		err := streams.Discover(followCtx, streams.DiscoverConfig{NATS: d.cfg.NATS, Rescan: d.cfg.DiscoverInterval,
+			Logger: d.logger, Found: func(ws string) { followers.Go(func() { d.follow(followCtx, ctx, ws) }) }})
+		if err != nil {
+			d.logger.Error("push cannot discover workspace streams", "error", err)
 		}
-	}
-	for _, cc := range consumers {
-		cc.Stop()
-	}
+	}()
+	<-ctx.Done()
+	stopFollowing()
+	<-discovered // no follower starts after this
 	grace := time.AfterFunc(d.cfg.ShutdownGrace, cancelSends)
 	defer grace.Stop()
-	for _, cc := range consumers {
-		select {
-		case <-cc.Closed():
-		case <-sendCtx.Done():
-		}
+	stopped := make(chan struct{})
+	go func() { followers.Wait(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-sendCtx.Done():
 	}
 	workers.Wait()
+	<-stopped
 	d.sender.client.CloseIdleConnections()
 	for {
 		select {
@@ -268,92 +257,51 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	}
 }
 
-// discover starts a consumer on every workspace stream that has none yet.
-func (d *Deliverer) discover(ctx context.Context, consumers map[string]jetstream.ConsumeContext, lost chan<- string) {
-	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	names := d.js.StreamNames(lctx)
-	var found []string
-	for name := range names.Name() {
-		if ws, ok := strings.CutPrefix(name, streams.StreamName("")); ok && consumers[ws] == nil {
-			found = append(found, ws)
-		}
-	}
-	if err := names.Err(); err != nil && ctx.Err() == nil {
-		d.logger.Warn("push cannot list workspace streams", "error", err)
-	}
-	for _, ws := range found {
-		cc, err := d.consume(lctx, ctx, ws, lost)
-		if err != nil {
-			if ctx.Err() == nil {
-				d.logger.Warn("push cannot consume a workspace stream", "workspace_id", ws, "error", err)
-			}
-			continue
-		}
-		consumers[ws] = cc
-	}
-}
-
-// consume attaches to (or creates) the workspace's durable consumer of new messages and thread
-// replies and starts handling them.
-func (d *Deliverer) consume(ctx, runCtx context.Context, ws string, lost chan<- string) (jetstream.ConsumeContext, error) {
-	stream := streams.StreamName(ws)
-	cons, err := d.js.Consumer(ctx, stream, consumerName)
-	if errors.Is(err, jetstream.ErrConsumerNotFound) {
-		cons, err = d.js.CreateConsumer(ctx, stream, jetstream.ConsumerConfig{
-			Durable:        consumerName,
-			Description:    "Natter web push: new messages and thread replies",
-			DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
-			OptStartTime:   ptr(time.Now().Add(-d.cfg.StartWindow)),
-			AckPolicy:      jetstream.AckExplicitPolicy,
-			AckWait:        30 * time.Second,
-			MaxDeliver:     5,
-			MaxAckPending:  256,
-			FilterSubjects: []string{streams.PlaceEventSubjects(ws, "message.created"), streams.PlaceEventSubjects(ws, "thread.reply_created")},
-		})
-		if errors.Is(err, jetstream.ErrConsumerExists) { // another replica created it meanwhile
-			cons, err = d.js.Consumer(ctx, stream, consumerName)
-		}
-	}
+// follow runs the workspace's durable consumer of new messages and thread replies (created
+// StartWindow back, so a new workspace's first messages are not missed while history is not
+// replayed) until followCtx ends. Events go to a goroutine that takes them in batches, so a
+// burst of posts is settled with one query when nobody in the workspace can be pushed to.
+func (d *Deliverer) follow(followCtx, runCtx context.Context, ws string) {
+	in := make(chan streams.Msg, consumeBatch)
+	batched := make(chan struct{})
+	go func() {
+		defer close(batched)
+		d.handleBatches(runCtx, ws, in)
+	}()
+	err := streams.Follow(followCtx, streams.FollowConfig{NATS: d.cfg.NATS, WorkspaceID: ws,
+		Durable: consumerName, Description: "Natter web push: new messages and thread replies",
+		Types: []string{"message.created", "thread.reply_created"},
+		Start: func(context.Context) (streams.Start, error) {
+			return streams.Start{Since: time.Now().Add(-d.cfg.StartWindow)}, nil
+		},
+		AckWait: 30 * time.Second, MaxDeliver: 5, MaxAckPending: 256, Logger: d.logger,
+		Handle: func(_ context.Context, m streams.Msg) { in <- m }})
 	if err != nil {
-		return nil, err
+		d.logger.Error("push cannot follow a workspace stream", "workspace_id", ws, "error", err)
 	}
-	// The consumer hands messages to a goroutine that takes them in batches, so a burst of posts
-	// is settled with one query when nobody in the workspace can be pushed to.
-	in := make(chan jetstream.Msg, consumeBatch)
-	cc, err := cons.Consume(func(m jetstream.Msg) { in <- m },
-		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
-				select { // the stream was rebuilt: start over at the next discovery
-				case lost <- ws:
-				default:
-				}
-			}
-		}))
-	if err != nil {
-		return nil, err
-	}
-	go d.handleBatches(runCtx, ws, cc, in)
-	return cc, nil
+	close(in)
+	<-batched
 }
 
 // consumeBatch bounds the messages the push consumer settles at once.
 const consumeBatch = 256
 
-// handleBatches takes the consumer's messages as they come, as many at a time as are waiting,
-// until the consumer has stopped.
-func (d *Deliverer) handleBatches(ctx context.Context, ws string, cc jetstream.ConsumeContext, in <-chan jetstream.Msg) {
+// handleBatches takes the follower's events as they come, as many at a time as are waiting,
+// until in is closed.
+func (d *Deliverer) handleBatches(ctx context.Context, ws string, in <-chan streams.Msg) {
 	for {
-		var batch []jetstream.Msg
-		select {
-		case m := <-in:
-			batch = append(batch, m)
-		case <-cc.Closed():
+		m, ok := <-in
+		if !ok {
 			return
 		}
+		batch := []streams.Msg{m}
 		for more := true; more && len(batch) < consumeBatch; {
 			select {
-			case m := <-in:
+			case m, ok := <-in:
+				if !ok {
+					more = false
+					break
+				}
 				batch = append(batch, m)
 			default:
 				more = false
@@ -365,13 +313,13 @@ func (d *Deliverer) handleBatches(ctx context.Context, ws string, cc jetstream.C
 
 // handleBatch settles a batch of one workspace's new messages: all at once when no member has a
 // device (nor Pushover, when it is on), else one by one.
-func (d *Deliverer) handleBatch(ctx context.Context, ws string, batch []jetstream.Msg) {
-	targets, err := persist.ReadV(ctx, d.cfg.Store, func(tx *persist.Tx) (bool, error) {
+func (d *Deliverer) handleBatch(ctx context.Context, ws string, batch []streams.Msg) {
+	targets, err := persist.ReadV(ctx, d.cfg.Store, func(tx *persist.Reader) (bool, error) {
 		return tx.PushTargetsInWorkspace(ctx, ws, d.cfg.PushoverToken != "")
 	})
 	if err == nil && !targets {
 		for _, m := range batch {
-			_ = m.Ack()
+			m.Ack()
 		}
 		return
 	}
@@ -380,8 +328,6 @@ func (d *Deliverer) handleBatch(ctx context.Context, ws string, batch []jetstrea
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // selection is what PushRecipients found for one message.
 type selection struct {
 	message persist.PushMessage
@@ -389,28 +335,27 @@ type selection struct {
 }
 
 // handle turns one message.created or thread.reply_created into queued pushes.
-func (d *Deliverer) handle(ctx context.Context, m jetstream.Msg) {
-	var env struct {
-		WorkspaceID string `json:"workspace_id"`
-		MessageID   string `json:"message_id"`
-	}
-	if err := json.Unmarshal(m.Data(), &env); err != nil || env.MessageID == "" {
-		_ = m.Term()
+func (d *Deliverer) handle(ctx context.Context, m streams.Msg) {
+	ids, err := m.IDs()
+	if err != nil || ids.MessageID == "" {
+		d.logger.Warn("push drops an event it cannot read", "workspace_id", m.WorkspaceID, "cursor", m.Cursor, "error", err)
+		m.Term()
 		return
 	}
-	sel, err := persist.ReadV(ctx, d.cfg.Store, func(tx *persist.Tx) (selection, error) {
+	env := struct{ WorkspaceID, MessageID string }{m.WorkspaceID, ids.MessageID}
+	sel, err := persist.ReadV(ctx, d.cfg.Store, func(tx *persist.Reader) (selection, error) {
 		pm, t, err := tx.PushRecipients(ctx, env.WorkspaceID, env.MessageID, d.cfg.PushoverToken != "")
 		return selection{pm, t}, err
 	})
 	if e, ok := persist.ErrorOf(err); ok && e.Code == persist.CodeNotFound {
-		_ = m.Ack() // the message (or its workspace) is gone: nobody to tell
+		m.Ack() // the message (or its workspace) is gone: nobody to tell
 		return
 	}
 	if err != nil {
 		if ctx.Err() == nil {
 			d.logger.Warn("push cannot select recipients", "workspace_id", env.WorkspaceID, "message_id", env.MessageID, "error", err)
 		}
-		_ = m.NakWithDelay(5 * time.Second)
+		m.Nak(5 * time.Second)
 		return
 	}
 	pm := sel.message
@@ -418,7 +363,7 @@ func (d *Deliverer) handle(ctx context.Context, m jetstream.Msg) {
 	for _, t := range sel.targets {
 		d.enqueue(Push{PushTarget: t, WorkspaceID: pm.WorkspaceID, MessageID: pm.MessageID, Title: title, Tag: pm.MessageID, URL: url})
 	}
-	_ = m.Ack()
+	m.Ack()
 }
 
 // enqueue queues a push without ever blocking the consumer: when the queue is full the push is

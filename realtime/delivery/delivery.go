@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/server/callback"
@@ -34,6 +33,9 @@ type Config struct {
 	// OnAttempt, when set, is called after each stored attempt: a signal for tests. It must
 	// not block. Default nil.
 	OnAttempt func(persist.EventDeliveryAttempt)
+	// OnConsuming, when set, is called each time a subscription's consumer starts on this node
+	// (its stream exists): a signal for tests. It must not block. Default nil.
+	OnConsuming func(subscriptionID string)
 	// AckWait is how long an event handed to a replica stays its own without word from it.
 	// While a delivery is under way its replica says so every AckWait/3, so only a replica that
 	// died (crashed, killed, cut off) lets it lapse, and its event goes to the next consumer (a
@@ -48,16 +50,17 @@ const defaultAckWait = 5 * time.Second
 // durable consumer, which hands every event to one of them, one at a time.
 type Deliverer struct {
 	cfg    Config
-	js     jetstream.JetStream
 	logger *slog.Logger
 
 	mu      sync.Mutex
 	running map[string]*consumer // by subscription id
 }
 
+// consumer is a subscription's follower on this node.
 type consumer struct {
 	workspaceID string
-	cc          jetstream.ConsumeContext
+	stop        context.CancelFunc
+	done        chan struct{} // closed when the follower returned
 }
 
 // New validates cfg and applies its defaults.
@@ -80,11 +83,7 @@ func New(cfg Config) (*Deliverer, error) {
 	if cfg.AckWait < 30*time.Millisecond {
 		return nil, fmt.Errorf("delivery: Config.AckWait must be at least 30ms, not %s", cfg.AckWait)
 	}
-	js, err := jetstream.New(cfg.NATS)
-	if err != nil {
-		return nil, fmt.Errorf("delivery: jetstream: %w", err)
-	}
-	return &Deliverer{cfg: cfg, js: js, logger: cfg.Logger.With("component", "delivery"), running: map[string]*consumer{}}, nil
+	return &Deliverer{cfg: cfg, logger: cfg.Logger.With("component", "delivery"), running: map[string]*consumer{}}, nil
 }
 
 // ConsumerName is the durable consumer of a subscription.
@@ -112,8 +111,10 @@ func (d *Deliverer) stopAll() {
 	d.running = map[string]*consumer{}
 	d.mu.Unlock()
 	for _, c := range running {
-		c.cc.Stop()
-		<-c.cc.Closed()
+		c.stop()
+	}
+	for _, c := range running {
+		<-c.done
 	}
 }
 
@@ -167,75 +168,57 @@ func (d *Deliverer) sync(ctx context.Context) {
 	}
 }
 
-// start runs a subscription's consumer on this node, creating the durable consumer after the
-// last handled cursor when it does not exist yet. A workspace whose stream the relay has not
-// created yet is tried again at the next sync.
+// start follows a subscription's durable consumer on this node (streams.Follow), created
+// after the last handled cursor when it does not exist yet; a workspace whose stream the relay
+// has not created yet is waited for. ctx is the run's: a delivery under way when the follower
+// stops finishes first.
 func (d *Deliverer) start(ctx context.Context, s persist.SubscriptionConsumer) error {
 	d.mu.Lock()
-	_, ok := d.running[s.ID]
-	d.mu.Unlock()
-	if ok {
+	defer d.mu.Unlock()
+	if _, ok := d.running[s.ID]; ok {
 		return nil
-	}
-	stream, err := d.js.Stream(ctx, streams.StreamName(s.WorkspaceID))
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	cons, err := stream.Consumer(ctx, ConsumerName(s.ID))
-	if errors.Is(err, jetstream.ErrConsumerNotFound) {
-		cons, err = stream.CreateConsumer(ctx, jetstream.ConsumerConfig{
-			Durable:       ConsumerName(s.ID),
-			Description:   "event subscription " + s.ID,
-			DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
-			OptStartSeq:   uint64(s.Resume) + 1,
-			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       d.cfg.AckWait,
-			MaxAckPending: 1, // one event at a time, in cursor order
-		})
-	} else if err == nil && cons.CachedInfo().Config.AckWait != d.cfg.AckWait {
-		// A consumer made by an older release (a minute's ack wait) or under another setting.
-		cfg := cons.CachedInfo().Config
-		cfg.AckWait = d.cfg.AckWait
-		cons, err = stream.UpdateConsumer(ctx, cfg)
-	}
-	if err != nil {
-		return err
 	}
 	id := s.ID
-	cc, err := cons.Consume(func(m jetstream.Msg) { d.handle(ctx, id, m) }, jetstream.PullMaxMessages(1))
-	if err != nil {
-		return err
+	fctx, stop := context.WithCancel(ctx)
+	c := &consumer{workspaceID: s.WorkspaceID, stop: stop, done: make(chan struct{})}
+	cfg := streams.FollowConfig{
+		NATS: d.cfg.NATS, WorkspaceID: s.WorkspaceID, Durable: ConsumerName(id), Description: "event subscription " + id,
+		// After the last handled cursor; a redelivered cursor is refused by the plan anyway.
+		Start:   func(context.Context) (streams.Start, error) { return streams.Start{After: s.Resume}, nil },
+		AckWait: d.cfg.AckWait, MaxAckPending: 1, PullMaxMessages: 1, // one event at a time, in cursor order
+		Handle: func(_ context.Context, m streams.Msg) { d.handle(ctx, id, m) },
+		Logger: d.logger.With("subscription_id", id),
 	}
-	d.mu.Lock()
-	d.running[s.ID] = &consumer{workspaceID: s.WorkspaceID, cc: cc}
-	d.mu.Unlock()
+	if d.cfg.OnConsuming != nil {
+		cfg.OnLive = func(int64) { d.cfg.OnConsuming(id) }
+	}
+	d.running[id] = c
+	go func() {
+		defer close(c.done)
+		if err := streams.Follow(fctx, cfg); err != nil {
+			d.logger.Error("delivery cannot follow", "subscription_id", id, "error", err)
+		}
+	}()
 	return nil
 }
 
-// remove stops a subscription's consumer here and deletes the durable consumer.
+// remove stops a subscription's follower here and deletes the durable consumer.
 func (d *Deliverer) remove(ctx context.Context, id, workspaceID string) error {
 	d.mu.Lock()
 	c := d.running[id]
 	delete(d.running, id)
 	d.mu.Unlock()
 	if c != nil {
-		c.cc.Stop()
-		<-c.cc.Closed()
+		c.stop()
+		<-c.done
 	}
-	err := d.js.DeleteConsumer(ctx, streams.StreamName(workspaceID), ConsumerName(id))
-	if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil
-	}
-	return err
+	return streams.DeleteDurable(ctx, d.cfg.NATS, workspaceID, ConsumerName(id))
 }
 
 // keepClaimed tells JetStream every AckWait/3 that m is still being worked on, until the
 // returned stop is called (it waits for the ticker's goroutine): the short ack wait then ends a
 // claim only when this replica is gone.
-func (d *Deliverer) keepClaimed(m jetstream.Msg) (stop func()) {
+func (d *Deliverer) keepClaimed(m streams.Msg) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -248,7 +231,7 @@ func (d *Deliverer) keepClaimed(m jetstream.Msg) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				_ = m.InProgress()
+				m.InProgress()
 			}
 		}
 	}()
@@ -267,18 +250,14 @@ type delivery struct {
 // handle delivers one event: decide (subscription active, cursor new, type subscribed, visible
 // to the bot), post once, store the attempt, acknowledge. A database failure before the post
 // asks for the event again later; nothing is ever posted twice on purpose.
-func (d *Deliverer) handle(ctx context.Context, subscriptionID string, m jetstream.Msg) {
+func (d *Deliverer) handle(ctx context.Context, subscriptionID string, m streams.Msg) {
 	stop := d.keepClaimed(m)
 	defer stop()
-	meta, err := m.Metadata()
+	cursor, eventType := m.Cursor, m.Type
+	ids, err := m.IDs()
 	if err != nil {
-		_ = m.Term()
-		return
-	}
-	cursor := int64(meta.Sequence.Stream)
-	_, scope, eventType, ok := streams.ParseSubject(m.Subject())
-	if !ok {
-		_ = m.Ack()
+		d.logger.Warn("delivery drops an event it cannot read", "subscription_id", subscriptionID, "cursor", cursor, "error", err)
+		m.Term()
 		return
 	}
 	type plan struct {
@@ -286,42 +265,38 @@ func (d *Deliverer) handle(ctx context.Context, subscriptionID string, m jetstre
 		ok     bool
 	}
 	p, err := persist.WithTxV(ctx, d.cfg.Store, func(tx *persist.Tx) (plan, error) {
-		t, ok, err := tx.EventDeliveryPlan(ctx, subscriptionID, cursor, scope, eventType)
+		t, ok, err := tx.EventDeliveryPlan(ctx, subscriptionID, cursor, m.Scope, eventType)
 		return plan{t, ok}, err
 	})
 	if err != nil {
 		if ctx.Err() == nil {
 			d.logger.Warn("delivery cannot plan an event", "subscription_id", subscriptionID, "cursor", cursor, "error", err)
 		}
-		_ = m.NakWithDelay(time.Second)
+		m.Nak(time.Second)
 		return
 	}
 	if !p.ok {
-		_ = m.Ack()
+		m.Ack()
 		return
 	}
-	var envelope struct {
-		ID string `json:"id"`
-	}
-	_ = json.Unmarshal(m.Data(), &envelope)
-	body, err := json.Marshal(delivery{SubscriptionID: subscriptionID, Event: m.Data()})
+	body, err := json.Marshal(delivery{SubscriptionID: subscriptionID, Event: m.Envelope})
 	if err != nil {
-		_ = m.Term()
+		m.Term()
 		return
 	}
 	started := time.Now()
 	res := d.cfg.Callbacks.Post(ctx, callback.Request{URL: p.target.CallbackURL, Secret: p.target.SigningSecret, Body: body,
-		Header: map[string]string{callback.HeaderEventID: envelope.ID}})
+		Header: map[string]string{callback.HeaderEventID: ids.ID}})
 	if res.Err != nil && ctx.Err() != nil {
 		// Shutting down: this is no verdict on the callback. The event goes to the next
 		// replica or the next start.
-		_ = m.Nak()
+		m.Nak(0)
 		return
 	}
 	// The stored attempt is shown to the workspace's managers (GET …/deliveries): it keeps the
 	// fixed sentence of the failure's class; the detail, which may name internal resolvers and
 	// addresses, goes to the log only.
-	outcome := persist.DeliveryOutcome{EventID: envelope.ID, Cursor: cursor, EventType: eventType, Status: res.Status,
+	outcome := persist.DeliveryOutcome{EventID: ids.ID, Cursor: cursor, EventType: eventType, Status: res.Status,
 		Body: string(res.Body), Error: res.Failure(), StartedAt: started}
 	if problem := res.Problem(); problem != "" {
 		d.logger.Info("event delivery failed", "subscription_id", subscriptionID, "cursor", cursor, "error", problem)
@@ -335,5 +310,5 @@ func (d *Deliverer) handle(ctx context.Context, subscriptionID string, m jetstre
 	} else if d.cfg.OnAttempt != nil {
 		d.cfg.OnAttempt(a)
 	}
-	_ = m.Ack()
+	m.Ack()
 }

@@ -1,4 +1,4 @@
-package server_test
+package push_test
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/realtime/push"
+	"github.com/natterchat/natter/realtime/push/pushtest"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/server/servertest"
-	"github.com/natterchat/natter/server/webpush"
-	"github.com/natterchat/natter/server/webpush/webpushtest"
 )
 
 // TestPushShutdown stops a deliverer while a push is in flight and another waits in the queue:
@@ -23,28 +23,28 @@ import (
 func TestPushShutdown(t *testing.T) {
 	t.Parallel()
 	h := servertest.New(t, servertest.WithConfig(func(c *server.Config) { c.PushPolicy = netpolicy.PublicOrLoopback }))
-	_, err := webpush.EnsureKey(t.Context(), h.Store)
+	_, err := push.EnsureKey(t.Context(), h.Store)
 	require.NoError(t, err)
-	svc := webpushtest.New(t)
+	svc := pushtest.New(t)
 	ada, bob := h.NewUser(t), h.NewUser(t)
 	ws := persisttest.Workspace(t, h.Store, ada.User.ID)
 	persisttest.Member(t, h.Store, ws.ID, bob.User.ID, persist.RoleMember)
 	subscribe(t, h, bob, svc.NewDevice(t), "phone").RequireStatus(t, http.StatusOK)
 	dm := persisttest.DM(t, h.Store, ws.ID, ada.User.ID, bob.User.ID)
 
-	held, release := make(chan webpush.Push, 1), make(chan struct{})
-	done, queued := make(chan pushDone, 16), make(chan webpush.Push, 16)
-	d, err := webpush.New(webpush.Config{Store: h.Store, NATS: h.NATS, Logger: slog.New(slog.DiscardHandler),
+	held, release := make(chan push.Push, 1), make(chan struct{})
+	done, queued := make(chan pushDone, 16), make(chan push.Push, 16)
+	d, err := push.New(push.Config{Store: h.Store, NATS: h.NATS, Logger: slog.New(slog.DiscardHandler),
 		Policy: netpolicy.PublicOrLoopback, RootCAs: svc.RootCAs, Workers: 1, DiscoverInterval: 50 * time.Millisecond,
-		BeforeSend: func(p webpush.Push) {
+		BeforeSend: func(p push.Push) {
 			select {
 			case held <- p:
 				<-release
 			default: // only the first push is held
 			}
 		},
-		OnQueued: func(p webpush.Push) { queued <- p },
-		OnDone:   func(p webpush.Push, o webpush.Outcome) { done <- pushDone{p, o} }})
+		OnQueued: func(p push.Push) { queued <- p },
+		OnDone:   func(p push.Push, o push.Outcome) { done <- pushDone{p, o} }})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
@@ -77,7 +77,7 @@ func TestPushShutdown(t *testing.T) {
 	}
 	cancel()
 	close(release)
-	outcomes := map[string]webpush.Outcome{}
+	outcomes := map[string]push.Outcome{}
 	for range 2 {
 		select {
 		case o := <-done:
@@ -87,7 +87,7 @@ func TestPushShutdown(t *testing.T) {
 		}
 	}
 	require.Equal(t, "delivered", outcomes[first].Result, "a push in flight finishes within the grace period")
-	require.Equal(t, webpush.DropShutdown, outcomes[second].Dropped)
+	require.Equal(t, push.DropShutdown, outcomes[second].Dropped)
 	require.Equal(t, first, svc.Next(t).Payload.Tag)
 	select {
 	case err := <-stopped:

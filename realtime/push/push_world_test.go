@@ -1,4 +1,4 @@
-package server_test
+package push_test
 
 import (
 	"net/http"
@@ -10,15 +10,15 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/realtime/push"
+	"github.com/natterchat/natter/realtime/push/pushtest"
 	"github.com/natterchat/natter/server/servertest"
-	"github.com/natterchat/natter/server/webpush"
-	"github.com/natterchat/natter/server/webpush/webpushtest"
 )
 
 // pushDone is one push's outcome, reported by the deliverer.
 type pushDone struct {
-	push    webpush.Push
-	outcome webpush.Outcome
+	push    push.Push
+	outcome push.Outcome
 }
 
 // pushWorld is a workspace whose people have devices at a fake push service, with the
@@ -26,27 +26,27 @@ type pushDone struct {
 // holds each push just before its re-check while gated.
 type pushWorld struct {
 	h       *servertest.Harness
-	svc     *webpushtest.Service
+	svc     *pushtest.Service
 	done    chan pushDone
-	gate    chan webpush.Push
+	gate    chan push.Push
 	release chan struct{}
 	gated   atomic.Bool
 
 	ada, bob servertest.Actor // ada posts; bob (handle @bob) receives
 	ws       persist.Workspace
 	general  persist.Channel
-	bobPhone *webpushtest.Device
+	bobPhone *pushtest.Device
 }
 
-func newPushWorld(t *testing.T, edit func(*webpush.Config), opts ...servertest.Option) *pushWorld {
+func newPushWorld(t *testing.T, edit func(*push.Config), opts ...servertest.Option) *pushWorld {
 	t.Helper()
-	w := &pushWorld{svc: webpushtest.New(t), done: make(chan pushDone, 1024), gate: make(chan webpush.Push),
+	w := &pushWorld{svc: pushtest.New(t), done: make(chan pushDone, 1024), gate: make(chan push.Push),
 		release: make(chan struct{})}
-	w.h = servertest.New(t, append(opts, servertest.WithWebPush(func(c *webpush.Config) {
+	w.h = servertest.New(t, append(opts, servertest.WithWebPush(func(c *push.Config) {
 		c.RootCAs = w.svc.RootCAs
 		c.Workers = 1
-		c.OnDone = func(p webpush.Push, o webpush.Outcome) { w.done <- pushDone{p, o} }
-		c.BeforeSend = func(p webpush.Push) {
+		c.OnDone = func(p push.Push, o push.Outcome) { w.done <- pushDone{p, o} }
+		c.BeforeSend = func(p push.Push) {
 			if w.gated.Load() {
 				w.gate <- p
 				<-w.release
@@ -72,7 +72,7 @@ func (w *pushWorld) person(t *testing.T, name, handle string) servertest.Actor {
 }
 
 // subscribe registers a new device of a at the fake service.
-func (w *pushWorld) subscribe(t *testing.T, a servertest.Actor) *webpushtest.Device {
+func (w *pushWorld) subscribe(t *testing.T, a servertest.Actor) *pushtest.Device {
 	d := w.svc.NewDevice(t)
 	subscribe(t, w.h, a, d, "phone").RequireStatus(t, http.StatusOK)
 	return d
@@ -118,14 +118,14 @@ func (w *pushWorld) next(t *testing.T) pushDone {
 }
 
 // held waits for the gate to hold the next push.
-func (w *pushWorld) held(t *testing.T) webpush.Push {
+func (w *pushWorld) held(t *testing.T) push.Push {
 	t.Helper()
 	select {
 	case p := <-w.gate:
 		return p
 	case <-time.After(10 * time.Second):
 		t.Fatalf("no push reached the gate")
-		return webpush.Push{}
+		return push.Push{}
 	}
 }
 

@@ -1,7 +1,7 @@
-// Package webpushtest is a fake push service for tests: a real TLS listener that receives Web
+// Package pushtest is a fake push service for tests: a real TLS listener that receives Web
 // Push requests, checks their VAPID signature, and decrypts their payloads (RFC 8291) with
 // device keys made in the test. Only _test.go files import it.
-package webpushtest
+package pushtest
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natterchat/natter/server/webpush"
+	"github.com/natterchat/natter/realtime/push"
 )
 
 // Answer is how the service answers one push.
@@ -43,7 +43,7 @@ type Answer struct {
 // Received is one push the service accepted for decryption.
 type Received struct {
 	Path    string
-	Payload webpush.Payload
+	Payload push.Payload
 	// VAPIDKey is the public key of the VAPID header (k=), whose signature of the JWT (t=) was
 	// verified.
 	VAPIDKey string
@@ -172,7 +172,7 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 		if rec.Err == nil {
 			var plain []byte
 			if plain, rec.Err = d.decrypt(body); rec.Err == nil {
-				if len(plain) >= webpush.MaxPayload {
+				if len(plain) >= push.MaxPayload {
 					rec.Err = fmt.Errorf("payload of %d bytes", len(plain))
 				} else {
 					rec.Err = json.Unmarshal(plain, &rec.Payload)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
@@ -48,17 +49,26 @@ func TestConsumersFollowSubscriptions(t *testing.T) {
 	require.NoError(t, err)
 	client, err := callback.New(callback.Config{})
 	require.NoError(t, err)
-	d, err := New(Config{Store: store, NATS: nc, Callbacks: client, Logger: slog.New(slog.DiscardHandler)})
+	consuming := make(chan string, 4)
+	d, err := New(Config{Store: store, NATS: nc, Callbacks: client, Logger: slog.New(slog.DiscardHandler),
+		OnConsuming: func(id string) { consuming <- id }})
 	require.NoError(t, err)
 	defer d.stopAll()
 
-	// Before the relay created the workspace's stream there is nothing to consume yet.
-	d.sync(ctx)
-	require.Empty(t, d.running)
-	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: streams.StreamName(ws.ID), Subjects: []string{streams.EventsSubjects(ws.ID)}})
-	require.NoError(t, err)
+	// Before the relay created the workspace's stream the subscription's follower waits for it,
+	// and makes no consumer.
 	d.sync(ctx)
 	require.Contains(t, d.running, sub.ID)
+	_, err = js.Consumer(ctx, streams.StreamName(ws.ID), ConsumerName(sub.ID))
+	require.ErrorIs(t, err, jetstream.ErrStreamNotFound)
+	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: streams.StreamName(ws.ID), Subjects: []string{streams.EventsSubjects(ws.ID)}})
+	require.NoError(t, err)
+	select {
+	case id := <-consuming:
+		require.Equal(t, sub.ID, id)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the follower did not start once the stream existed")
+	}
 	_, err = js.Consumer(ctx, streams.StreamName(ws.ID), ConsumerName(sub.ID))
 	require.NoError(t, err)
 

@@ -1,6 +1,0 @@
-// Package delivery sends the durable events of each active event subscription to its callback:
-// one JetStream durable consumer per subscription on its workspace's stream (the stream
-// sequence is the cursor), the visibility rule applied as the subscription's bot would see the
-// log, the body {subscription_id, event} signed through server/callback. Failed deliveries are
-// not retried; every attempt is stored. It imports persist, streams and server/callback.
-package delivery
