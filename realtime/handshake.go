@@ -120,15 +120,21 @@ func (c *handshakeCache) session(ctx context.Context, store *persist.Store, raw 
 	if err != nil || !use {
 		return res.s, res.u, err
 	}
-	c.mu.Lock()
-	if c.gen == gen {
-		evictLocked(c.sessions, c.max, func(e sessionEntry) bool { return now.Sub(e.at) >= c.ttl },
-			func(_ string, e sessionEntry) { delete(c.bySession, e.session.ID) })
-		c.sessions[hash] = sessionEntry{at: now, session: res.s, user: res.u}
-		c.bySession[res.s.ID] = hash
-	}
-	c.mu.Unlock()
+	c.fillSession(gen, hash, sessionEntry{at: now, session: res.s, user: res.u})
 	return res.s, res.u, nil
+}
+
+// fillSession keeps a session read at generation gen, unless an announcement came since.
+func (c *handshakeCache) fillSession(gen uint64, hash string, e sessionEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return
+	}
+	evictLocked(c.sessions, c.max, func(old sessionEntry) bool { return e.at.Sub(old.at) >= c.ttl },
+		func(_ string, old sessionEntry) { delete(c.bySession, old.session.ID) })
+	c.sessions[hash] = e
+	c.bySession[e.session.ID] = hash
 }
 
 // viewer checks that a person (not a bot token) may read a workspace, from memory when it can.
@@ -153,13 +159,19 @@ func (c *handshakeCache) viewer(ctx context.Context, store *persist.Store, actor
 	if err != nil || !use {
 		return v, now, err
 	}
-	c.mu.Lock()
-	if c.gen == gen {
-		evictLocked(c.viewers, c.max, func(e viewerEntry) bool { return now.Sub(e.at) >= c.ttl }, nil)
-		c.viewers[key] = viewerEntry{at: now, viewer: v}
-	}
-	c.mu.Unlock()
+	c.fillViewer(gen, key, viewerEntry{at: now, viewer: v})
 	return v, now, nil
+}
+
+// fillViewer keeps a membership read at generation gen, unless an announcement came since.
+func (c *handshakeCache) fillViewer(gen uint64, key viewerKey, e viewerEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return
+	}
+	evictLocked(c.viewers, c.max, func(old viewerEntry) bool { return e.at.Sub(old.at) >= c.ttl }, nil)
+	c.viewers[key] = e
 }
 
 // evictLocked keeps a map under max entries: expired ones go first, then arbitrary ones (a
