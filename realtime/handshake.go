@@ -38,6 +38,8 @@ type handshakeCache struct {
 	viewers   map[viewerKey]viewerEntry
 
 	lookups *prometheus.CounterVec
+	// The four series of lookups, resolved once: handshakes come in storms.
+	sessionHits, sessionMisses, viewerHits, viewerMisses prometheus.Counter
 }
 
 type sessionEntry struct {
@@ -59,11 +61,8 @@ func newHandshakeCache(nc *nats.Conn, ttl time.Duration, max int) *handshakeCach
 		lookups: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_handshake_lookups_total",
 			Help: "Session and membership look-ups of WebSocket handshakes, by source: the cache or Postgres."},
 			[]string{"kind", "source"})}
-	for _, kind := range []string{"session", "membership"} {
-		for _, source := range []string{"cache", "postgres"} {
-			c.lookups.WithLabelValues(kind, source)
-		}
-	}
+	c.sessionHits, c.sessionMisses = c.lookups.WithLabelValues("session", "cache"), c.lookups.WithLabelValues("session", "postgres")
+	c.viewerHits, c.viewerMisses = c.lookups.WithLabelValues("membership", "cache"), c.lookups.WithLabelValues("membership", "postgres")
 	return c
 }
 
@@ -103,12 +102,13 @@ func (c *handshakeCache) session(ctx context.Context, store *persist.Store, raw 
 	gen, use := c.beginLocked()
 	e, hit := c.sessions[hash]
 	c.mu.Unlock()
-	// A session's own expiry is checked here too: it ends with no announcement.
-	if use && hit && now.Sub(e.at) < c.ttl && e.session.ExpiresAt.After(now) {
-		c.lookups.WithLabelValues("session", "cache").Inc()
+	// A session's own expiry is checked here too, by the store's clock: it ends with no
+	// announcement.
+	if use && hit && now.Sub(e.at) < c.ttl && e.session.ExpiresAt.After(store.Now()) {
+		c.sessionHits.Inc()
 		return e.session, e.user, nil
 	}
-	c.lookups.WithLabelValues("session", "postgres").Inc()
+	c.sessionMisses.Inc()
 	type resolved struct {
 		s persist.Session
 		u persist.User
@@ -149,10 +149,10 @@ func (c *handshakeCache) viewer(ctx context.Context, store *persist.Store, actor
 	e, hit := c.viewers[key]
 	c.mu.Unlock()
 	if use && hit && now.Sub(e.at) < c.ttl {
-		c.lookups.WithLabelValues("membership", "cache").Inc()
+		c.viewerHits.Inc()
 		return e.viewer, e.at, nil
 	}
-	c.lookups.WithLabelValues("membership", "postgres").Inc()
+	c.viewerMisses.Inc()
 	v, err = persist.ReadV(ctx, store, func(tx *persist.Tx) (persist.Viewer, error) {
 		return tx.ViewerFor(ctx, actor, workspaceID)
 	})

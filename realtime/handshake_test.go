@@ -243,3 +243,27 @@ func TestHandshakeCacheBounded(t *testing.T) {
 	e.dialOn(t, 0, realtimetest.Dial{Token: tokens[2]}, "1")
 	require.Equal(t, before+1, lookups(h, "session", "postgres"))
 }
+
+// TestHandshakeSessionExpiry: a cached session past its own expiry, which nothing announces, is
+// asked of Postgres again.
+func TestHandshakeSessionExpiry(t *testing.T) {
+	t.Parallel()
+	e := handshakeEnv(t)
+	h := e.hubs[0]
+	token := e.session(t, e.member)
+	ctx := context.Background()
+	_, _, err := h.ResolveSession(ctx, token)
+	require.NoError(t, err)
+	_, _, err = h.ResolveSession(ctx, token)
+	require.NoError(t, err)
+	require.Equal(t, 1, lookups(h, "session", "postgres"))
+	hash := string(persist.HashSecret(token))
+	h.handshake.mu.Lock()
+	entry := h.handshake.sessions[hash]
+	entry.session.ExpiresAt = time.Now().Add(-time.Second)
+	h.handshake.sessions[hash] = entry
+	h.handshake.mu.Unlock()
+	_, _, err = h.ResolveSession(ctx, token)
+	require.NoError(t, err)
+	require.Equal(t, 2, lookups(h, "session", "postgres"))
+}
