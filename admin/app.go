@@ -33,6 +33,7 @@ func RunWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		Commands: []*cli.Command{
 			serveCommand(),
 			devCommand(),
+			clusterCommand(),
 			migrateCommand(),
 			adminCommand(),
 			benchCommand(),

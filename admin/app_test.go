@@ -22,6 +22,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if runAsNatterProcess() { // a replica the cluster chaos test started, and may SIGKILL
+		return
+	}
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreTopFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"),
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
@@ -46,6 +49,12 @@ func TestInvalidConfiguration(t *testing.T) {
 		{"ServeWithoutDatabase", []string{"serve"}, "--database-url"},
 		{"PublicURLWithPath", []string{"dev", "--public-url", "https://chat.example.com/app"}, "--public-url"},
 		{"PlainHTTPPublicURL", []string{"dev", "--public-url", "http://chat.example.com"}, "--public-url"},
+		{"StreamReplicasEmbedded", []string{"dev", "--stream-replicas", "3"}, "--stream-replicas"},
+		{"CalloutWithoutNATSURL", []string{"dev", "--nats-callout-issuer-seed", "SAAKAIRNQ7CBDL2CPDY3T4YGNIWV7C56ILKKCALYXV3Y7BMMVYIBS26EWY"}, "--nats-callout-issuer-seed"},
+		{"CalloutSeedNotAccount", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-callout-issuer-seed", "SUACEC4RN5YGAVDXQGU6RDFZGYAX4NCL23NNPABTYCYTALICLGRHVB4JPE"}, "--nats-callout-issuer-seed"},
+		{"SystemURLWithoutCallout", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-system-url", "nats://127.0.0.1:4222"}, "--nats-system-url"},
+		{"SystemURLScheme", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-callout-issuer-seed", "SAAKAIRNQ7CBDL2CPDY3T4YGNIWV7C56ILKKCALYXV3Y7BMMVYIBS26EWY", "--nats-system-url", "http://sys:pw@127.0.0.1:4222"}, "--nats-system-url"},
+		{"BotTTL", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-callout-issuer-seed", "SAAKAIRNQ7CBDL2CPDY3T4YGNIWV7C56ILKKCALYXV3Y7BMMVYIBS26EWY", "--nats-bot-ttl", "100ms"}, "--nats-bot-ttl"},
 		{"NATSURLScheme", []string{"dev", "--nats-url", "http://nats:4222"}, "--nats-url"},
 		{"ListenWithExternalNATS", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-listen", "127.0.0.1:4222"}, "--nats-listen"},
 		{"CookieNamespace", []string{"dev", "--cookie-namespace", "a b"}, "--cookie-namespace"},
@@ -68,6 +77,7 @@ func TestInvalidConfiguration(t *testing.T) {
 			msg := err.Error()
 			require.True(t, strings.HasPrefix(msg, "invalid configuration: "+tc.flag), msg)
 			require.NotContains(t, msg, "\n", "one line")
+			require.NotContains(t, msg, ":pw@", "a password in a URL is never repeated")
 		})
 	}
 }
@@ -182,7 +192,7 @@ func startServerCtx(t *testing.T, ctx context.Context, args ...string) (string, 
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
 		if rest, ok := strings.CutPrefix(sc.Text(), "natter listening on "); ok {
-			go func() { _, _ = io.Copy(io.Discard, pr) }()
+			go func(r io.Reader) { _, _ = io.Copy(io.Discard, r) }(pr)
 			return rest, p
 		}
 	}
@@ -236,7 +246,7 @@ func TestServerLogs(t *testing.T) {
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() && !strings.HasPrefix(sc.Text(), "natter listening on ") {
 	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	go func(r io.Reader) { _, _ = io.Copy(io.Discard, r) }(pr)
 	cancel()
 	require.NoError(t, p.wait())
 
@@ -267,7 +277,7 @@ func TestServerLogs(t *testing.T) {
 	sc = bufio.NewScanner(pr)
 	for sc.Scan() && !strings.HasPrefix(sc.Text(), "natter listening on ") {
 	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	go func(r io.Reader) { _, _ = io.Copy(io.Discard, r) }(pr)
 	cancel()
 	require.NoError(t, <-done)
 	require.Empty(t, quiet.lines(), "nothing at info with --log-level warn")

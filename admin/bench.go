@@ -30,7 +30,8 @@ func benchCommand() *cli.Command {
 			"posters at a target rate; reports messages/s, post-to-delivery p50/p99/p999, lost and duplicate deliveries, " +
 			"connect time, the server's RSS per socket and the load generator's CPU per delivered frame",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "url", EnvVars: []string{"NATTER_URL"}, Value: "http://127.0.0.1:8080", Usage: "base URL of the server (loopback only)"},
+			&cli.StringSliceFlag{Name: "url", EnvVars: []string{"NATTER_URL"}, Value: cli.NewStringSlice("http://127.0.0.1:8080"),
+				Usage: "base URL of the server (loopback only); repeat it for the replicas of a cluster (natter cluster): sockets and natter posts are spread over them"},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"NATTER_TOKEN"}, Usage: "bearer token (sst_ or ccb_); empty relies on the development fallback of natter dev"},
 			&cli.StringFlag{Name: "workspace", EnvVars: []string{"NATTER_WORKSPACE"}, Usage: "workspace id to load (default: a new workspace bench-<time>, created for this run)"},
 			&cli.StringFlag{Name: "channel", EnvVars: []string{"NATTER_CHANNEL"}, Usage: "channel id to post into (default: #bench, created if missing)"},
@@ -54,6 +55,7 @@ func benchCommand() *cli.Command {
 }
 
 type benchConfig struct {
+	bases                              []string // every --url; base is the first, for set-up
 	base, token, workspace, channel    string
 	sockets, posters, sources, dialers int
 	rate                               float64
@@ -66,7 +68,7 @@ type benchConfig struct {
 }
 
 func readBenchConfig(c *cli.Context) (benchConfig, error) {
-	b := benchConfig{base: c.String("url"), token: c.String("token"), workspace: c.String("workspace"), channel: c.String("channel"),
+	b := benchConfig{bases: c.StringSlice("url"), token: c.String("token"), workspace: c.String("workspace"), channel: c.String("channel"),
 		sockets: c.Int("sockets"), posters: c.Int("posters"), sources: c.Int("source-addrs"), dialers: c.Int("connect-concurrency"),
 		rate: c.Float64("rate"), duration: c.Duration("duration"), drain: c.Duration("drain"), reconnect: c.Bool("reconnect"),
 		pid: c.Int("server-pid"), mode: c.String("mode"), closedLoop: c.Bool("closed-loop"), baseline: c.Bool("baseline"), pgPID: c.Int("postgres-pid")}
@@ -80,17 +82,27 @@ func readBenchConfig(c *cli.Context) (benchConfig, error) {
 	if b.mode != "fanout" && b.mode != "posts" {
 		return b, configError("mode", "must be fanout or posts")
 	}
-	u, err := url.Parse(b.base)
-	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return b, configError("url", "%q must be http://host:port", b.base)
+	if len(b.bases) == 0 {
+		return b, configError("url", "give at least one server URL")
 	}
-	ips, err := net.LookupIP(u.Hostname())
-	if err != nil || len(ips) == 0 {
-		return b, configError("url", "cannot resolve %q", u.Hostname())
-	}
-	for _, ip := range ips {
-		if !ip.IsLoopback() {
-			return b, configError("url", "the bench only targets loopback addresses, and %s is %s", u.Hostname(), ip)
+	b.base = b.bases[0]
+	var u *url.URL
+	for i, base := range b.bases {
+		p, err := url.Parse(base)
+		if err != nil || p.Scheme != "http" || p.Host == "" {
+			return b, configError("url", "%q must be http://host:port", base)
+		}
+		ips, err := net.LookupIP(p.Hostname())
+		if err != nil || len(ips) == 0 {
+			return b, configError("url", "cannot resolve %q", p.Hostname())
+		}
+		for _, ip := range ips {
+			if !ip.IsLoopback() {
+				return b, configError("url", "the bench only targets loopback addresses, and %s is %s", p.Hostname(), ip)
+			}
+		}
+		if i == 0 {
+			u = p
 		}
 	}
 	switch {
@@ -116,7 +128,9 @@ func readBenchConfig(c *cli.Context) (benchConfig, error) {
 
 type benchRun struct {
 	cfg     benchConfig
-	api     *benchHTTP
+	api     *benchHTTP   // the first --url, for set-up
+	apis    []*benchHTTP // one per --url: natter posts go round them
+	dials   atomic.Int64 // sockets dialled so far: they go round the --urls
 	sockets []*benchSocket
 	out     io.Writer
 	started time.Time
@@ -131,8 +145,12 @@ func runBench(c *cli.Context) error {
 	ctx, cancel := context.WithTimeout(c.Context, cfg.duration+cfg.drain+5*time.Minute)
 	defer cancel()
 	raiseFileLimit()
-	r := &benchRun{cfg: cfg, out: c.App.Writer, started: time.Now(), api: &benchHTTP{base: cfg.base, token: cfg.token,
-		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: benchMaxPosters}}}}
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: benchMaxPosters}}
+	r := &benchRun{cfg: cfg, out: c.App.Writer, started: time.Now()}
+	for _, base := range cfg.bases {
+		r.apis = append(r.apis, &benchHTTP{base: base, token: cfg.token, client: client})
+	}
+	r.api = r.apis[0]
 	if err := r.resolveTargets(ctx); err != nil {
 		return err
 	}

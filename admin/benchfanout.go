@@ -43,14 +43,15 @@ func (r *benchRun) natterTarget() fanoutTarget {
 	}
 	return fanoutTarget{name: "natter", pid: r.cfg.pid, header: header,
 		wsURL: func(cursor string) string {
-			u := "ws" + strings.TrimPrefix(r.cfg.base, "http") + "/api/realtime/ws?workspace_id=" + url.QueryEscape(r.cfg.workspace)
+			base := r.cfg.bases[int(r.dials.Add(1)-1)%len(r.cfg.bases)]
+			u := "ws" + strings.TrimPrefix(base, "http") + "/api/realtime/ws?workspace_id=" + url.QueryEscape(r.cfg.workspace)
 			if cursor != "" {
 				u += "&after_cursor=" + url.QueryEscape(cursor)
 			}
 			return u
 		},
 		post: func(ctx context.Context, n int64) error {
-			_, err := r.api.do(ctx, http.MethodPost, "/api/channels/"+r.cfg.channel+"/messages",
+			_, err := r.apis[int(n)%len(r.apis)].do(ctx, http.MethodPost, "/api/channels/"+r.cfg.channel+"/messages",
 				map[string]string{"body": benchBody(n), "nonce": fmt.Sprintf("bench-%d-%d", r.started.UnixNano(), n)}, nil)
 			return err
 		}}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -74,6 +75,8 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "the trusted canonical API base bot installers store, such as https://chat.example.com (a path prefix is kept); setup codes give it as api_base_url and build claim_url on it (default: --public-url, else the request's scheme and host)"},
 		&cli.BoolFlag{Name: "web-push", EnvVars: []string{"NATTER_WEB_PUSH"}, Value: true,
 			Usage: "send Web Push notifications to registered devices (a server key pair is generated on first start); false turns push off: no key, no sends, and the push write endpoints answer 404"},
+		&cli.BoolFlag{Name: "callback-allow-loopback", EnvVars: []string{"NATTER_CALLBACK_ALLOW_LOOPBACK"},
+			Usage: "let slash-command and event-subscription callbacks reach 127.0.0.1 and ::1, for receivers on this machine (development, natter cluster); off in production"},
 		&cli.StringFlag{Name: "pushover-token", EnvVars: []string{"NATTER_PUSHOVER_TOKEN"},
 			Usage: "Pushover application token: people who enabled Pushover with a user key are notified through it on the same messages as web push (needs --web-push)"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
@@ -84,7 +87,7 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "debug, info, warn or error: the least severe level logged"},
 		&cli.IntFlag{Name: "max-sockets-per-user", EnvVars: []string{"NATTER_MAX_SOCKETS_PER_USER"}, Value: 64,
 			Usage: "open realtime sockets one person, or one bot token, may hold on this server; more are refused with 429 before the upgrade"},
-	}, append(signInFlags(), uploadFlags()...)...)
+	}, append(append(signInFlags(), uploadFlags()...), calloutFlags()...)...)
 }
 
 // serverConfig is the validated configuration of serve and dev.
@@ -97,6 +100,7 @@ type serverConfig struct {
 	socketsPerUser int
 	server         server.Config
 	signIn         signInConfig
+	callout        calloutConfig
 }
 
 func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
@@ -124,15 +128,15 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	if err := checkHostPort(cfg.addr); err != nil {
 		return cfg, configError("addr", "%v", err)
 	}
+	if cfg.natsURL == "" && cfg.streamReplicas > 1 {
+		return cfg, configError("stream-replicas", "the embedded NATS server is a single node and holds 1 replica; more need --nats-url of a cluster")
+	}
 	if !dev && c.String("database-url") == "" {
 		return cfg, configError("database-url", "serve needs a database URL (NATTER_DATABASE_URL); use `natter dev` for a private database")
 	}
 	if cfg.natsURL != "" {
-		for _, u := range strings.Split(cfg.natsURL, ",") {
-			p, err := url.Parse(strings.TrimSpace(u))
-			if err != nil || p.Host == "" || !map[string]bool{"nats": true, "tls": true, "ws": true, "wss": true}[p.Scheme] {
-				return cfg, configError("nats-url", "%q must be nats://host:port (or tls://, ws://, wss://)", u)
-			}
+		if err := checkNATSURLs("nats-url", cfg.natsURL); err != nil {
+			return cfg, err
 		}
 		if cfg.natsListen != "" {
 			return cfg, configError("nats-listen", "only the embedded server listens; with --nats-url, bots connect to that cluster")
@@ -159,6 +163,9 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	if cfg.signIn, err = readSignInConfig(c); err != nil {
 		return cfg, err
 	}
+	if cfg.callout, err = readCalloutConfig(c, cfg.natsURL); err != nil {
+		return cfg, err
+	}
 	if c.String("upload-s3-endpoint") != "" {
 		// Checked here, before anything touches the data dir; building the client has no side effect.
 		if _, err := openUploads(c); err != nil {
@@ -183,6 +190,22 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 		LegacyDesktopScheme: cfg.signIn.legacyDesktopScheme,
 	}
 	return cfg, nil
+}
+
+// checkNATSURLs checks a comma-separated list of NATS URLs given to flag. The list may carry
+// passwords: the message quotes a URL with its credentials redacted (or, when it does not
+// parse, nothing of it).
+func checkNATSURLs(flag, list string) error {
+	for _, u := range strings.Split(list, ",") {
+		p, err := url.Parse(strings.TrimSpace(u))
+		if err != nil {
+			return configError(flag, "a URL does not parse; each must be nats://host:port (or tls://, ws://, wss://)")
+		}
+		if p.Host == "" || !map[string]bool{"nats": true, "tls": true, "ws": true, "wss": true}[p.Scheme] {
+			return configError(flag, "%q must be nats://host:port (or tls://, ws://, wss://)", streams.RedactURLs(u))
+		}
+	}
+	return nil
 }
 
 func checkHostPort(hp string) error {
@@ -256,7 +279,13 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if err != nil {
 		return err
 	}
-	var bots *streams.BotAccess // bot runtimes on the embedded server's listener
+	// Bot runtimes on the embedded server's listener, or on the external cluster through its
+	// auth callout.
+	callout, bots, stopCallout, err := cfg.callout.start(ctx, db.Store, nc, logger)
+	if err != nil {
+		return err
+	}
+	defer stopCallout()
 	if emb != nil {
 		if bots, err = streams.NewBotAccess(streams.BotAccessConfig{Store: db.Store, Server: emb, NATS: nc, Logger: logger}); err != nil {
 			return err
@@ -278,7 +307,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		logger.Info("dev bootstrap", "created", b.Created, "owner_user_id", b.Owner.ID, "workspace_id", b.Workspace.ID)
 	}
 
-	callbacks, err := callback.New(callback.Config{})
+	callbacks, err := callback.New(callback.Config{AllowAddr: callbackPolicy(c.Bool("callback-allow-loopback"))})
 	if err != nil {
 		return err
 	}
@@ -307,6 +336,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	}
 	logger.Info("sign-in methods", "enabled", signInMethods(cfg.server, srv.AuthMethods()))
 	fmt.Fprintf(c.App.Writer, "natter listening on http://%s\n", ln.Addr())
+	fmt.Fprintf(c.App.Writer, "open %s/ in a browser to chat\n", clientURL(cfg.server.PublicURL, ln.Addr()))
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Serve(gctx, ln) })
 	g.Go(func() error { return relay.Run(gctx) })
@@ -315,6 +345,9 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if bots != nil {
 		g.Go(func() error { return bots.Run(gctx) })
 	}
+	if callout != nil {
+		g.Go(func() error { return callout.Run(gctx) })
+	}
 	if push != nil {
 		g.Go(func() error { return push.Run(gctx) })
 		g.Go(func() error { return sweeper.Run(gctx) })
@@ -322,6 +355,14 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	err = g.Wait()
 	logger.Info("natter stopped")
 	return err
+}
+
+// callbackPolicy is who callbacks may reach: public addresses, and loopback when allowed.
+func callbackPolicy(loopback bool) func(netip.Addr) bool {
+	if !loopback {
+		return callback.PublicOnly
+	}
+	return func(a netip.Addr) bool { return a.IsLoopback() || callback.PublicOnly(a) }
 }
 
 // startWebPush gives the server its push key pair on first start and builds the deliverer and
@@ -377,6 +418,22 @@ func startNATS(ctx context.Context, cfg serverConfig, dataDir string, logger *sl
 		logger.Info("embedded nats listening for bots", "url", url)
 	}
 	return emb, nc, func() { nc.Close(); emb.Shutdown() }, nil
+}
+
+// clientURL is where a person opens the web client: the public URL when one is set, else the
+// listening address, with a wildcard host shown as loopback.
+func clientURL(publicURL string, addr net.Addr) string {
+	if publicURL != "" {
+		return strings.TrimRight(publicURL, "/")
+	}
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // signInMethods names every way in this server offers, for the start-up line: magic links

@@ -11,7 +11,7 @@ import (
 	"github.com/natterchat/natter/server/passwordhash"
 )
 
-// Budgets of password login attempts, in each process: per client address, and the narrower
+// Budgets of password login attempts, shared by every replica: per client address, and the narrower
 // one per identifier over a longer window, which is what makes online guessing impractical.
 // Every attempt counts (a lost race with a password change excepted); a refused one costs no
 // key derivation.
@@ -32,8 +32,8 @@ type passwordLoginLimits struct {
 func (s *Server) configureSignIn(cfg Config) error {
 	now := cfg.Store.Now
 	s.loginLimits = passwordLoginLimits{
-		byAddress:    newKeyedLimiter(passwordLoginAddressLimit, passwordLoginAddressWindow, now),
-		byIdentifier: newKeyedLimiter(passwordLoginIdentifierLimit, passwordLoginIdentifierWindow, now),
+		byAddress:    newKeyedLimiter(cfg.Store, "password_login_address", passwordLoginAddressLimit, passwordLoginAddressWindow),
+		byIdentifier: newKeyedLimiter(cfg.Store, "password_login_identifier", passwordLoginIdentifierLimit, passwordLoginIdentifierWindow),
 	}
 	if cfg.PasswordAuth {
 		s.passwords = cfg.Passwords
@@ -87,17 +87,21 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	ctx := r.Context()
 	address, identifier := clientAddress(r), persist.PasswordIdentifierKey(req.Identifier)
-	byAddress, ok := s.loginLimits.byAddress.allow(address)
+	byAddress, ok, err := s.loginLimits.byAddress.allow(ctx, address)
 	var byIdentifier attempt
-	if ok {
-		byIdentifier, ok = s.loginLimits.byIdentifier.allow(identifier)
+	if ok && err == nil {
+		byIdentifier, ok, err = s.loginLimits.byIdentifier.allow(ctx, identifier)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	if !ok {
 		s.writeError(w, r, persist.Errorf(persist.CodeRateLimited, "too many sign-in attempts; wait a while and try again"))
 		return
 	}
-	ctx := r.Context()
 	cred, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.PasswordCredential, error) {
 		return tx.PasswordLookup(ctx, req.Identifier)
 	})
@@ -124,8 +128,8 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 		return result{u, sess, token}, err
 	})
 	if e, lost := persist.ErrorOf(err); lost && e.Code == persist.CodeInvalidCredentials {
-		byAddress.release()
-		byIdentifier.release()
+		byAddress.release(ctx)
+		byIdentifier.release(ctx)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

@@ -1,12 +1,13 @@
 package server
 
 import (
+	"context"
 	"net"
 	"net/http"
-	"sync"
+	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/natterchat/natter/persist"
 )
 
 // The setup-code claim budget per client address: a code has 60 random bits, so ten guesses a
@@ -16,74 +17,66 @@ const (
 	setupCodeClaimWindow = time.Minute
 )
 
-// maxLimiterKeys bounds a limiter's memory. When it is full even after dropping the keys whose
-// buckets are full again, it starts over empty: an attacker with that many addresses gains little
-// from a reset.
-const maxLimiterKeys = 10_000
-
-// keyedLimiter gives each key a token bucket (golang.org/x/time/rate) of limit attempts that
-// refills at limit per window: a burst of limit, then one attempt each window/limit. It runs no
-// goroutine: idle keys are dropped when the map fills up.
+// keyedLimiter gives each key a token bucket of limit attempts that refills at limit per window:
+// a burst of limit, then one attempt each window/limit. The buckets are kept in Postgres
+// (persist.Tx.AttemptTake), so every replica spends from the same one; buckets that are full
+// again are deleted now and then by whichever replica notices first.
 type keyedLimiter struct {
-	every rate.Limit
-	burst int
-	now   func() time.Time
+	store  *persist.Store
+	budget string // names the budget in the shared table
+	limit  int
+	window time.Duration
 
-	mu      sync.Mutex
-	buckets map[string]*rate.Limiter
+	prunedAt atomic.Int64 // unix nanoseconds of this process's last prune
 }
 
-func newKeyedLimiter(limit int, window time.Duration, now func() time.Time) *keyedLimiter {
-	return &keyedLimiter{every: rate.Every(window / time.Duration(limit)), burst: limit, now: now,
-		buckets: map[string]*rate.Limiter{}}
+func newKeyedLimiter(store *persist.Store, budget string, limit int, window time.Duration) *keyedLimiter {
+	return &keyedLimiter{store: store, budget: budget, limit: limit, window: window}
 }
 
 // attempt is one attempt taken from a key's bucket, which release can give back.
 type attempt struct {
-	limiter     *keyedLimiter
-	reservation *rate.Reservation
+	limiter *keyedLimiter
+	key     string
 }
 
 // allow takes one attempt for key and reports whether it is within the budget. A refused attempt
 // takes nothing.
-func (l *keyedLimiter) allow(key string) (attempt, bool) {
-	now := l.now()
-	l.mu.Lock()
-	b, ok := l.buckets[key]
-	if !ok {
-		if len(l.buckets) >= maxLimiterKeys {
-			l.sweepLocked(now)
-		}
-		b = rate.NewLimiter(l.every, l.burst)
-		l.buckets[key] = b
+func (l *keyedLimiter) allow(ctx context.Context, key string) (attempt, bool, error) {
+	l.prune(ctx)
+	ok, err := persist.WithTxV(ctx, l.store, func(tx *persist.Tx) (bool, error) {
+		return tx.AttemptTake(ctx, l.budget, key, l.limit, l.window)
+	})
+	if err != nil || !ok {
+		return attempt{}, false, err
 	}
-	l.mu.Unlock()
-	r := b.ReserveN(now, 1)
-	if r.DelayFrom(now) > 0 {
-		r.CancelAt(now)
-		return attempt{}, false
-	}
-	return attempt{limiter: l, reservation: r}, true
+	return attempt{limiter: l, key: key}, true, nil
 }
 
-// release gives an attempt back, for one that turned out not to count.
-func (a attempt) release() {
-	if a.reservation != nil {
-		a.reservation.CancelAt(a.limiter.now())
+// release gives an attempt back, for one that turned out not to count. A failure only leaves the
+// attempt spent.
+func (a attempt) release(ctx context.Context) {
+	if a.limiter == nil {
+		return
 	}
+	l := a.limiter
+	_ = l.store.WithTx(ctx, func(tx *persist.Tx) error {
+		return tx.AttemptGiveBack(ctx, l.budget, a.key, l.limit, l.window)
+	})
 }
 
-// sweepLocked drops the keys whose buckets have refilled (forgetting them changes nothing), or
-// everything when none has. l.mu must be held.
-func (l *keyedLimiter) sweepLocked(now time.Time) {
-	for k, b := range l.buckets {
-		if b.TokensAt(now) >= float64(l.burst) {
-			delete(l.buckets, k)
-		}
+// prune deletes the budget's full buckets at most once a window per process, so the table holds
+// roughly the keys active in the last window.
+func (l *keyedLimiter) prune(ctx context.Context) {
+	now := l.store.Now().UnixNano()
+	last := l.prunedAt.Load()
+	if now-last < int64(l.window) || !l.prunedAt.CompareAndSwap(last, now) {
+		return
 	}
-	if len(l.buckets) >= maxLimiterKeys {
-		clear(l.buckets)
-	}
+	_ = l.store.WithTx(ctx, func(tx *persist.Tx) error {
+		_, err := tx.AttemptBudgetsPrune(ctx, l.budget)
+		return err
+	})
 }
 
 // clientAddress is the limiter key of a request: the peer's IP, or its /64 for IPv6, where one

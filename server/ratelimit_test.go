@@ -1,43 +1,70 @@
 package server
 
 import (
-	"fmt"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
 )
 
+func pgxQueryRow(t *testing.T, url, sql string, args ...any) pgx.Row {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(t.Context()) })
+	return conn.QueryRow(t.Context(), sql, args...)
+}
+
+// TestKeyedLimiter: token buckets kept in the database, so limiters of two replicas (two
+// stores on one database) spend from one bucket per key.
 func TestKeyedLimiter(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := newKeyedLimiter(2, time.Minute, func() time.Time { return now })
-	allow := func(key string) bool {
-		_, ok := l.allow(key)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	url := persisttest.URL(t)
+	replica := func() *keyedLimiter {
+		store, err := persist.Open(t.Context(), persist.Config{URL: url, MaxConns: 2, Clock: clock})
+		require.NoError(t, err)
+		t.Cleanup(store.Close)
+		return newKeyedLimiter(store, "test", 2, time.Minute)
+	}
+	a, b := replica(), replica()
+	allow := func(l *keyedLimiter, key string) bool {
+		_, ok, err := l.allow(t.Context(), key)
+		require.NoError(t, err)
 		return ok
 	}
-	require.True(t, allow("a"))
-	first, ok := l.allow("a")
+	require.True(t, allow(a, "a"))
+	first, ok, err := b.allow(t.Context(), "a")
+	require.NoError(t, err)
 	require.True(t, ok)
-	require.False(t, allow("a"), "the third attempt at once is refused")
-	require.True(t, allow("b"), "budgets are per key")
-	first.release()
-	require.True(t, allow("a"), "a released attempt is given back")
-	require.False(t, allow("a"))
-	now = now.Add(29 * time.Second)
-	require.False(t, allow("a"), "the bucket refills one attempt each window/limit")
-	now = now.Add(time.Second)
-	require.True(t, allow("a"))
-	require.False(t, allow("a"))
-	now = now.Add(time.Minute)
-	require.True(t, allow("a"), "a whole window refills the whole budget")
-	require.True(t, allow("a"))
+	require.False(t, allow(a, "a"), "the third attempt at once is refused, whichever replica gets it")
+	require.True(t, allow(b, "b"), "budgets are per key")
+	first.release(t.Context())
+	require.True(t, allow(a, "a"), "a released attempt is given back")
+	require.False(t, allow(b, "a"))
+	advance(29 * time.Second)
+	require.False(t, allow(a, "a"), "the bucket refills one attempt each window/limit")
+	advance(time.Second)
+	require.True(t, allow(b, "a"))
+	require.False(t, allow(a, "a"))
+	advance(time.Minute)
+	require.True(t, allow(a, "a"), "a whole window refills the whole budget")
+	require.True(t, allow(b, "a"))
 
-	for i := range maxLimiterKeys + 50 {
-		require.True(t, allow(fmt.Sprint("k", i)))
-	}
-	require.LessOrEqual(t, len(l.buckets), maxLimiterKeys, "memory stays bounded")
+	advance(2 * time.Minute)
+	require.True(t, allow(a, "c"))
+	var rows int
+	require.NoError(t, pgxQueryRow(t, url, `SELECT count(*) FROM attempt_budgets WHERE full_at <= $1`, clock()).Scan(&rows))
+	require.Zero(t, rows, "buckets full again are pruned")
 }
 
 func TestClientAddress(t *testing.T) {

@@ -105,7 +105,10 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 	if cfg.Batch == 0 {
 		cfg.Batch = 256
 	}
-	js, err := jetstream.New(cfg.NATS, jetstream.WithPublishAsyncMaxPending(cfg.Batch))
+	// An acknowledgement lost in a stream leader election must not hold the relay forever:
+	// a publish unanswered for 5s fails, and the workspace is verified and retried.
+	js, err := jetstream.New(cfg.NATS, jetstream.WithPublishAsyncMaxPending(cfg.Batch),
+		jetstream.WithPublishAsyncTimeout(5*time.Second))
 	if err != nil {
 		return nil, fmt.Errorf("streams: jetstream: %w", err)
 	}
@@ -444,7 +447,7 @@ func (r *Relay) verifyStream(ctx context.Context, st persist.RelayState) (uint64
 		healthy = healthy && state.FirstSeq <= oldest
 	}
 	if healthy {
-		return state.LastSeq, nil
+		return state.LastSeq, r.scaleStream(ctx, s)
 	}
 	r.metrics.rebuilds.Inc()
 	r.logger.Warn("stream does not match the log; rebuilding it", "workspace_id", st.WorkspaceID, "stream", name,
