@@ -110,9 +110,15 @@ func waitRunning(t *testing.T, h *Hub) {
 // handler is the API server's part, reduced to a token look-up.
 func (e *env) handler(h *Hub) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		e.mu.Lock()
-		j, ok := e.joins[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+		j, ok := e.joins[token]
 		e.mu.Unlock()
+		if ok && strings.HasPrefix(token, persist.PrefixSessionToken) {
+			// As the API server does on a handshake: the session must still be live.
+			_, _, err := h.ResolveSession(r.Context(), token)
+			ok = err == nil
+		}
 		if !ok {
 			w.WriteHeader(http.StatusUnauthorized)
 			return

@@ -77,6 +77,12 @@ type Config struct {
 	// FeedLinger keeps a workspace's stream consumer this long after its last socket leaves.
 	// Default 30s.
 	FeedLinger time.Duration
+	// HandshakeTTL bounds how long a handshake's session or membership answer is reused without
+	// Postgres, should a revocation announcement be lost. Default 30s.
+	HandshakeTTL time.Duration
+	// HandshakeCacheSize caps the sessions, and separately the memberships, kept for handshakes.
+	// Default 50000.
+	HandshakeCacheSize int
 }
 
 // Hub accepts sockets and feeds them. Run it in the server's errgroup.
@@ -89,6 +95,8 @@ type Hub struct {
 	done    chan struct{}
 	metrics hubMetrics
 	checks  checkCache
+	// handshake answers handshakes without Postgres (handshake.go).
+	handshake *handshakeCache
 
 	// maxSockets is Config.MaxSockets within the descriptor limit less the reserve.
 	maxSockets int
@@ -120,7 +128,8 @@ func New(cfg Config) (*Hub, error) {
 		v   *time.Duration
 		def time.Duration
 	}{{&cfg.PingInterval, 30 * time.Second}, {&cfg.RevalidateInterval, 15 * time.Second},
-		{&cfg.SweepInterval, time.Second}, {&cfg.FeedLinger, 30 * time.Second}}
+		{&cfg.SweepInterval, time.Second}, {&cfg.FeedLinger, 30 * time.Second},
+		{&cfg.HandshakeTTL, 30 * time.Second}}
 	for _, d := range defaults {
 		if *d.v == 0 {
 			*d.v = d.def
@@ -138,7 +147,11 @@ func New(cfg Config) (*Hub, error) {
 	if cfg.MaxSocketsPerUser == 0 {
 		cfg.MaxSocketsPerUser = 64
 	}
-	if cfg.Workers < 1 || cfg.MaxSockets < 1 || cfg.QueueBytes < 1 || cfg.MaxSocketsPerUser < 1 || cfg.FDReserve < 0 {
+	if cfg.HandshakeCacheSize == 0 {
+		cfg.HandshakeCacheSize = 50000
+	}
+	if cfg.Workers < 1 || cfg.MaxSockets < 1 || cfg.QueueBytes < 1 || cfg.MaxSocketsPerUser < 1 || cfg.FDReserve < 0 ||
+		cfg.HandshakeCacheSize < 1 {
 		return nil, errors.New("realtime: Config.Workers, MaxSockets, MaxSocketsPerUser and QueueBytes must be positive, FDReserve not negative")
 	}
 	maxSockets, err := socketCap(cfg.MaxSockets, cfg.FDReserve)
@@ -153,7 +166,8 @@ func New(cfg Config) (*Hub, error) {
 		maxSockets: maxSockets,
 		// Each socket sits in the queue at most once, so maxSockets slots never fill.
 		queue: make(chan *socket, maxSockets), done: make(chan struct{}),
-		checks: checkCache{entries: map[string]checkEntry{}, share: min(checkShare, cfg.RevalidateInterval)}, sockets: map[*socket]struct{}{},
+		handshake: newHandshakeCache(cfg.NATS, cfg.HandshakeTTL, cfg.HandshakeCacheSize),
+		checks:    checkCache{entries: map[string]checkEntry{}, share: min(checkShare, cfg.RevalidateInterval)}, sockets: map[*socket]struct{}{},
 		perOwner: map[string]int{}, feeds: map[string]*feed{},
 		metrics: hubMetrics{
 			sockets: prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_realtime_sockets", Help: "Open WebSocket connections."}),
@@ -181,7 +195,7 @@ func New(cfg Config) (*Hub, error) {
 // Collectors are the hub's metrics, for the server's registry.
 func (h *Hub) Collectors() []prometheus.Collector {
 	m := h.metrics
-	return []prometheus.Collector{m.sockets, m.feeds, m.frames, m.closes, m.backfilled}
+	return []prometheus.Collector{m.sockets, m.feeds, m.frames, m.closes, m.backfilled, h.handshake.lookups}
 }
 
 // Run serves sockets until ctx ends, then closes every socket with 1001 and stops the feeds.
@@ -193,7 +207,8 @@ func (h *Hub) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = revocations.Unsubscribe() }()
+	h.handshake.listen(revocations)
+	defer func() { h.handshake.listen(nil); _ = revocations.Unsubscribe() }()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return h.poller.run(h.done, h.ready) })
 	for i := 0; i < h.cfg.Workers; i++ {
@@ -229,6 +244,7 @@ func (h *Hub) Run(ctx context.Context) error {
 // now instead of at their next periodic check: a logout closes its sockets with 1008 at once,
 // on every replica.
 func (h *Hub) recheck(r persist.Revocation) {
+	h.handshake.revoke(r)
 	h.checks.clear()
 	h.mu.Lock()
 	var hit []*socket
@@ -305,14 +321,12 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	if err != nil {
 		return err
 	}
-	viewer, err := persist.ReadV(ctx, h.store, func(tx *persist.Reader) (persist.Viewer, error) {
-		return tx.ViewerFor(ctx, j.Actor, j.WorkspaceID)
-	})
+	viewer, checked, err := h.viewerFor(ctx, j)
 	if err != nil {
 		return err
 	}
 	s := &socket{hub: h, viewer: viewer, actor: j.Actor, workspaceID: j.WorkspaceID, sessionID: j.SessionID,
-		tokenID: j.TokenID, owner: j.owner(), checkedAt: time.Now(), state: stateJoining}
+		tokenID: j.TokenID, owner: j.owner(), checkedAt: checked, state: stateJoining}
 	s.lastRead.Store(time.Now().UnixNano())
 	// The socket joins its feed before the upgrade answers, so whatever is published once the
 	// client holds an open socket reaches it: the pending list keeps it during the backfill.

@@ -226,6 +226,15 @@ func (s *Server) sessionCaller(r *http.Request, token, via string) (*Caller, err
 		s persist.Session
 		u persist.User
 	}
+	if s.realtime != nil && isWebSocketUpgrade(r) {
+		// Handshakes and reconnects come in storms: the hub answers from memory, kept in step
+		// with sign-outs by the revocation announcements.
+		sess, u, err := s.realtime.ResolveSession(ctx, token)
+		if err != nil {
+			return nil, err
+		}
+		return &Caller{User: u, Session: &sess, Via: via}, nil
+	}
 	res, err := persist.ReadV(ctx, s.store, func(tx *persist.Reader) (resolved, error) {
 		sess, u, err := tx.SessionResolve(ctx, token)
 		return resolved{sess, u}, err

@@ -166,9 +166,15 @@ func TestSocketRevocation(t *testing.T) {
 			c.RevalidateInterval = time.Hour
 			c.SweepInterval = time.Hour
 		}))
-		s := b.dial(t, b.owner.Token, "2")
+		// The second handshake is answered from the hub's cache; the logout must still end both
+		// sockets, and refuse the reconnect.
+		sockets := []*servertest.Socket{b.dial(t, b.owner.Token, "2"), b.dial(t, b.owner.Token, "2")}
 		b.h.Post(t, "/api/auth/logout", b.owner.Token, nil).RequireStatus(t, http.StatusOK)
-		require.Equal(t, realtime.CloseRevoked, s.ExpectClose(t))
+		for _, s := range sockets {
+			require.Equal(t, realtime.CloseRevoked, s.ExpectClose(t))
+		}
+		_, status := b.h.DialSocket(t, servertest.Dial{Path: b.wsPath("2"), Token: b.owner.Token})
+		require.Equal(t, http.StatusUnauthorized, status, "a reconnect after the logout")
 	})
 	t.Run("OnTheIdleTimer", func(t *testing.T) {
 		t.Parallel()

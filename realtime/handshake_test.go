@@ -1,0 +1,269 @@
+package realtime
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gobwas/ws"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/realtime/realtimetest"
+)
+
+// lookups is how many handshake look-ups of kind (session, membership) hub h answered from source
+// (cache, postgres).
+func lookups(h *Hub, kind, source string) int {
+	var m dto.Metric
+	if err := h.handshake.lookups.WithLabelValues(kind, source).Write(&m); err != nil {
+		panic(err)
+	}
+	return int(m.GetCounter().GetValue())
+}
+
+// listening waits until every hub hears the announcements, from when its cache answers.
+func listening(t *testing.T, e *env) {
+	t.Helper()
+	for _, h := range e.hubs {
+		require.Eventually(t, func() bool { return h.handshake.sub.Load() != nil }, 10*time.Second, 5*time.Millisecond)
+	}
+}
+
+// handshakeEnv has two replicas whose sockets are never rechecked on a timer within a test, so
+// only the announcements can end them.
+func handshakeEnv(t *testing.T) *env {
+	e := newEnv(t, 2, func(c *Config) { c.RevalidateInterval = time.Hour })
+	listening(t, e)
+	return e
+}
+
+// warm opens a socket with token on each replica twice, the second from the cache, and returns
+// the sockets.
+func warm(t *testing.T, e *env, token string) []*realtimetest.Socket {
+	t.Helper()
+	var out []*realtimetest.Socket
+	for i := range e.hubs {
+		for range 2 {
+			out = append(out, e.dialOn(t, i, realtimetest.Dial{Token: token}, "1"))
+		}
+	}
+	return out
+}
+
+func refusedOn(t *testing.T, e *env, token string) []int {
+	t.Helper()
+	var statuses []int
+	for i := range e.urls {
+		_, status := realtimetest.DialSocket(t, e.urls[i], realtimetest.Dial{Token: token, Path: "/ws?after_cursor=1"})
+		statuses = append(statuses, status)
+	}
+	return statuses
+}
+
+// TestHandshakeCacheHit: a reconnect with the same session asks Postgres nothing.
+func TestHandshakeCacheHit(t *testing.T) {
+	t.Parallel()
+	e := handshakeEnv(t)
+	token := e.session(t, e.member)
+	h := e.hubs[0]
+	for range 4 {
+		e.dialOn(t, 0, realtimetest.Dial{Token: token}, "1")
+	}
+	require.Equal(t, 1, lookups(h, "session", "postgres"))
+	require.Equal(t, 1, lookups(h, "membership", "postgres"))
+	require.Equal(t, 3, lookups(h, "session", "cache"))
+	require.Equal(t, 3, lookups(h, "membership", "cache"))
+	// Another session of the same person needs its own session look-up, not a membership one.
+	e.dialOn(t, 0, realtimetest.Dial{Token: e.session(t, e.member)}, "1")
+	require.Equal(t, 2, lookups(h, "session", "postgres"))
+	require.Equal(t, 1, lookups(h, "membership", "postgres"))
+}
+
+// TestHandshakeAfterLogout: a logout closes the session's sockets on both replicas with 1008, and
+// a reconnect with it is refused on both, though each had it cached; the person's other session
+// still connects.
+func TestHandshakeAfterLogout(t *testing.T) {
+	t.Parallel()
+	e := handshakeEnv(t)
+	token, other := e.session(t, e.member), e.session(t, e.member)
+	sockets := warm(t, e, token)
+	warm(t, e, other)
+	ctx := context.Background()
+	require.NoError(t, e.store.WithTx(ctx, func(tx *persist.Tx) error { return tx.SessionRevoke(ctx, token) }))
+	for i, s := range sockets {
+		require.Equal(t, ws.StatusCode(1008), s.ExpectClose(t), "socket %d", i)
+	}
+	require.Equal(t, []int{401, 401}, refusedOn(t, e, token))
+	for i := range e.hubs {
+		e.dialOn(t, i, realtimetest.Dial{Token: other}, "1")
+	}
+}
+
+// TestHandshakeAfterRemoval: a member removed closes their sockets on both replicas, and their
+// reconnect is refused with 403 on both; the owner's cached membership still serves.
+func TestHandshakeAfterRemoval(t *testing.T) {
+	t.Parallel()
+	e := handshakeEnv(t)
+	token, owner := e.session(t, e.member), e.session(t, e.owner)
+	sockets := warm(t, e, token)
+	warm(t, e, owner)
+	ctx := context.Background()
+	require.NoError(t, e.store.WithTx(ctx, func(tx *persist.Tx) error {
+		_, _, err := tx.MemberRemove(ctx, persist.ActorFor(e.owner), e.ws.ID, e.member.ID)
+		return err
+	}))
+	for i, s := range sockets {
+		require.Equal(t, ws.StatusCode(1008), s.ExpectClose(t), "socket %d", i)
+	}
+	require.Equal(t, []int{403, 403}, refusedOn(t, e, token))
+	for i, h := range e.hubs {
+		before := lookups(h, "membership", "postgres")
+		e.dialOn(t, i, realtimetest.Dial{Token: owner}, "1")
+		require.Equal(t, before, lookups(h, "membership", "postgres"), "replica %d", i)
+	}
+}
+
+// TestHandshakeAfterWorkspaceDeletion: every cached membership of a deleted workspace goes, so a
+// reconnect is refused with 404 on both replicas.
+func TestHandshakeAfterWorkspaceDeletion(t *testing.T) {
+	t.Parallel()
+	e := handshakeEnv(t)
+	token, owner := e.session(t, e.member), e.session(t, e.owner)
+	sockets := append(warm(t, e, token), warm(t, e, owner)...)
+	ctx := context.Background()
+	require.NoError(t, e.store.WithTx(ctx, func(tx *persist.Tx) error {
+		return tx.WorkspaceDelete(ctx, persist.ActorFor(e.owner), e.ws.ID)
+	}))
+	for i, s := range sockets {
+		require.Equal(t, ws.StatusCode(1008), s.ExpectClose(t), "socket %d", i)
+	}
+	require.Equal(t, []int{404, 404}, refusedOn(t, e, token))
+	require.Equal(t, []int{404, 404}, refusedOn(t, e, owner))
+}
+
+// TestHandshakeAfterModeration: demoting a member to the waiting room, or blocking them, is
+// announced; each replica's next handshake for them reads Postgres again and joins with what it
+// says (a guest's view; a blocked member still reads, as blocking stops only writing).
+func TestHandshakeAfterModeration(t *testing.T) {
+	t.Parallel()
+	e := handshakeEnv(t)
+	token := e.session(t, e.member)
+	warm(t, e, token)
+	ctx := context.Background()
+	moderate := func(p persist.ModerationPatch) {
+		t.Helper()
+		require.NoError(t, e.store.WithTx(ctx, func(tx *persist.Tx) error {
+			_, _, err := tx.MemberModerate(ctx, persist.ActorFor(e.owner), e.ws.ID, e.member.ID, p)
+			return err
+		}))
+		key := viewerKey{e.ws.ID, e.member.ID}
+		for _, h := range e.hubs {
+			require.Eventually(t, func() bool {
+				h.handshake.mu.Lock()
+				defer h.handshake.mu.Unlock()
+				_, cached := h.handshake.viewers[key]
+				return !cached
+			}, 10*time.Second, 5*time.Millisecond, "the announcement did not reach a replica")
+		}
+	}
+	guest := persist.RoleGuest
+	moderate(persist.ModerationPatch{Role: &guest})
+	for i, h := range e.hubs {
+		require.Equal(t, 1, lookups(h, "membership", "postgres"), "replica %d", i)
+		e.dialOn(t, i, realtimetest.Dial{Token: token}, "1")
+		require.Equal(t, 2, lookups(h, "membership", "postgres"), "replica %d", i)
+		h.handshake.mu.Lock()
+		cached := h.handshake.viewers[viewerKey{e.ws.ID, e.member.ID}]
+		h.handshake.mu.Unlock()
+		require.True(t, cached.viewer.Guest, "replica %d", i)
+	}
+	blocked := true
+	moderate(persist.ModerationPatch{Blocked: &blocked})
+	for i, h := range e.hubs {
+		e.dialOn(t, i, realtimetest.Dial{Token: token}, "1")
+		require.Equal(t, 3, lookups(h, "membership", "postgres"), "replica %d", i)
+	}
+}
+
+// TestHandshakeLookupRacingAnnouncement: a look-up that began before an announcement arrived may
+// have read the database before the change committed; its result is not kept.
+func TestHandshakeLookupRacingAnnouncement(t *testing.T) {
+	t.Parallel()
+	e := handshakeEnv(t)
+	c := e.hubs[0].handshake
+	key := viewerKey{e.ws.ID, e.member.ID}
+	sess := persist.Session{ID: "s1", ExpiresAt: time.Now().Add(time.Hour)}
+
+	c.mu.Lock()
+	gen, ok := c.beginLocked()
+	c.mu.Unlock()
+	require.True(t, ok)
+	c.revoke(persist.Revocation{WorkspaceID: e.ws.ID, UserID: e.member.ID})
+	c.fillViewer(gen, key, viewerEntry{at: time.Now(), viewer: persist.Viewer{WorkspaceID: e.ws.ID, UserID: e.member.ID}})
+	c.fillSession(gen, "hash", sessionEntry{at: time.Now(), session: sess})
+	require.Empty(t, c.viewers)
+	require.Empty(t, c.sessions)
+
+	// One that began after it is kept.
+	c.mu.Lock()
+	gen, _ = c.beginLocked()
+	c.mu.Unlock()
+	c.fillSession(gen, "hash", sessionEntry{at: time.Now(), session: sess})
+	require.Len(t, c.sessions, 1)
+	c.revoke(persist.Revocation{SessionID: "s1"})
+	require.Empty(t, c.sessions)
+	require.Empty(t, c.bySession)
+}
+
+// TestHandshakeCacheBounded: the cache never holds more than its size, and an entry past its TTL
+// is asked of Postgres again.
+func TestHandshakeCacheBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, func(c *Config) {
+		c.RevalidateInterval = time.Hour
+		c.HandshakeCacheSize = 2
+		c.HandshakeTTL = 200 * time.Millisecond
+	})
+	listening(t, e)
+	h := e.hubs[0]
+	var tokens []string
+	for range 3 {
+		tokens = append(tokens, e.session(t, e.member))
+	}
+	for _, tok := range tokens {
+		e.dialOn(t, 0, realtimetest.Dial{Token: tok}, "1")
+		h.handshake.mu.Lock()
+		require.LessOrEqual(t, len(h.handshake.sessions), 2)
+		h.handshake.mu.Unlock()
+	}
+	time.Sleep(250 * time.Millisecond) // past the TTL
+	before := lookups(h, "session", "postgres")
+	e.dialOn(t, 0, realtimetest.Dial{Token: tokens[2]}, "1")
+	require.Equal(t, before+1, lookups(h, "session", "postgres"))
+}
+
+// TestHandshakeSessionExpiry: a cached session past its own expiry, which nothing announces, is
+// asked of Postgres again.
+func TestHandshakeSessionExpiry(t *testing.T) {
+	t.Parallel()
+	e := handshakeEnv(t)
+	h := e.hubs[0]
+	token := e.session(t, e.member)
+	ctx := context.Background()
+	_, _, err := h.ResolveSession(ctx, token)
+	require.NoError(t, err)
+	_, _, err = h.ResolveSession(ctx, token)
+	require.NoError(t, err)
+	require.Equal(t, 1, lookups(h, "session", "postgres"))
+	hash := string(persist.HashSecret(token))
+	h.handshake.mu.Lock()
+	entry := h.handshake.sessions[hash]
+	entry.session.ExpiresAt = time.Now().Add(-time.Second)
+	h.handshake.sessions[hash] = entry
+	h.handshake.mu.Unlock()
+	_, _, err = h.ResolveSession(ctx, token)
+	require.NoError(t, err)
+	require.Equal(t, 2, lookups(h, "session", "postgres"))
+}
