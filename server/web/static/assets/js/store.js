@@ -216,7 +216,7 @@ const reducers = {
     if (!c) return [];
     const old = state.channels.get(c.id) || {};
     state.channels.set(c.id, { ...old, ...c, unread_count: old.unread_count || 0, last_read_seq: old.last_read_seq || 0 });
-    return ['sidebar', 'header'];
+    return ['sidebar', 'header', 'channel'];
   },
   'workspace.updated'(ev) {
     const w = ev.payload && ev.payload.workspace;

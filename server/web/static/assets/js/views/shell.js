@@ -29,7 +29,7 @@ export function mountShell(root) {
     if (t.has('header') || t.has('view') || t.has('sidebar') || t.has('panel')) header.render();
     if (t.has('messages') || t.has('view')) list.render();
     if (t.has('view') || t.has('quote') || t.has('uploads')) composer.render();
-    if (t.has('panel') || t.has('thread') || t.has('pins') || (t.has('messages') && state.panel)) panel.render(t);
+    if (t.has('panel') || t.has('thread') || t.has('pins') || t.has('channel') || (t.has('messages') && state.panel)) panel.render(t);
     if (t.has('typing') || t.has('view')) renderTyping(typing);
     if (t.has('conn')) {
       if (state.conn === 'open') offlineSince = 0;
