@@ -9,7 +9,42 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
 )
+
+// menuItems is what the command menu lists, one "command args" line per entry.
+const menuItems = `[...document.querySelectorAll('.cmd-menu:not([hidden]) li.cmd')].map(li => li.querySelector('.cmd-name').textContent + ' ' + (li.querySelector('.cmd-args')?.textContent || ''))`
+
+func commandMenu(t *testing.T, tab context.Context) {
+	box := "form.composer .compose-box"
+	do(t, tab, "type a slash", chromedp.Click(box), chromedp.SendKeys(box, "/"))
+	waitFor(t, tab, "every bot's commands", menuItems+`.join('|') === '/deploy <branch> [env]|/rollback |/standup '`)
+	if got := eval[string](t, tab, `document.querySelector('.cmd-menu li.cmd .cmd-bot').textContent`); got == "" {
+		t.Fatal("a menu entry does not name its bot")
+	}
+	shot(t, tab, "command-menu")
+	// Filtered as the command is typed.
+	do(t, tab, "type r", chromedp.SendKeys(box, "r"))
+	waitFor(t, tab, "only rollback", menuItems+`.join('|') === '/rollback '`)
+	do(t, tab, "erase", chromedp.KeyEvent(kb.Backspace))
+	waitFor(t, tab, "all three again", menuItems+`.length === 3`)
+	// ↓ twice then ↑ once selects the second; Enter puts it in the composer instead of sending.
+	do(t, tab, "move", chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowUp))
+	waitFor(t, tab, "rollback selected", `document.querySelector('.cmd-menu li.sel .cmd-name')?.textContent === '/rollback'`)
+	do(t, tab, "take it", enter())
+	waitFor(t, tab, "the command in the composer", `document.querySelector('`+box+`').value === '/rollback '`)
+	waitFor(t, tab, "the menu closed", `document.querySelector('.cmd-menu').hidden`)
+	if eval[bool](t, tab, `[...document.querySelectorAll('.list .msg .body')].some(b => b.textContent.startsWith('/'))`) {
+		t.Fatal("Enter in the menu sent a message")
+	}
+	// Esc closes the menu and keeps the text; the panel-closing Esc does not fire.
+	eval[bool](t, tab, `(b => (b.value = '', b.dispatchEvent(new Event('input')), true))(document.querySelector('`+box+`'))`)
+	do(t, tab, "type /s", chromedp.SendKeys(box, "/s"))
+	waitFor(t, tab, "standup offered", menuItems+`.join('|') === '/standup '`)
+	do(t, tab, "press Esc", chromedp.KeyEvent(kb.Escape))
+	waitFor(t, tab, "the menu closed", `document.querySelector('.cmd-menu').hidden && document.querySelector('`+box+`').value === '/s'`)
+	eval[bool](t, tab, `(b => (b.value = '', b.dispatchEvent(new Event('input')), true))(document.querySelector('`+box+`'))`)
+}
 
 // TestBrowserManage drives the parts of the client from issue 16: channel settings, the bot
 // command menu, live agent progress and keyboard navigation. Ana owns the workspace; Ben is a
@@ -36,6 +71,19 @@ func TestBrowserManage(t *testing.T) {
 	}
 
 	t.Run("ChannelSettings", func(t *testing.T) { channelSettings(t, aTab, bTab) })
+
+	// Two bots, each with its own menu; the deploy bot also reports progress.
+	scopes := []string{"messages:read", "messages:write", "commands:write", "agent_activity:write", "realtime:read"}
+	deployUser, deployTok := persisttest.Bot(t, e.store, ana.user, wsID, &persisttest.BotOpts{Handle: new("deployer"), Scopes: scopes})
+	_, standupTok := persisttest.Bot(t, e.store, ana.user, wsID, &persisttest.BotOpts{Handle: new("standup"), Scopes: scopes})
+	deployer := person{user: deployUser, token: deployTok.Token}
+	e.api(t, deployer, "PUT", "/api/bots/self/commands", map[string]any{"commands": []map[string]string{
+		{"command": "deploy", "description": "Deploy a branch", "args_hint": "<branch> [env]"},
+		{"command": "rollback", "description": "Roll back the last deploy"}}}, nil)
+	e.api(t, person{token: standupTok.Token}, "PUT", "/api/bots/self/commands", map[string]any{"commands": []map[string]string{
+		{"command": "standup", "description": "Start today's standup"}}}, nil)
+
+	t.Run("CommandMenu", func(t *testing.T) { commandMenu(t, bTab) })
 }
 
 // setField types value into the settings field called name, replacing what was there.
