@@ -84,6 +84,43 @@ func TestBrowserManage(t *testing.T) {
 		{"command": "standup", "description": "Start today's standup"}}}, nil)
 
 	t.Run("CommandMenu", func(t *testing.T) { commandMenu(t, bTab) })
+	t.Run("AgentProgress", func(t *testing.T) { agentProgress(t, e, deployer, wsID, general.Channel.ID, bTab) })
+}
+
+// agentProgress: the bot's progress shows live at the bottom of the channel as a block the
+// reader can collapse, named after the bot whatever user_id the bot claims, and goes when the
+// bot ends it.
+func agentProgress(t *testing.T, e *env, bot person, wsID, chID string, tab context.Context) {
+	eval[bool](t, tab, placeLink("general")+`.click() ?? true`)
+	waitFor(t, tab, "general", `document.querySelector('.conv-header h1')?.textContent === 'general'`)
+	e.post(t, bot, chID, "Deploying main to staging")
+	waitFor(t, tab, "the bot's message", hasBody("Deploying main to staging"))
+	progress := func(op, text string) {
+		e.api(t, bot, "POST", "/api/realtime/ephemeral", map[string]any{"workspace_id": wsID, "channel_id": chID, "type": "agent.progress",
+			"payload": map[string]any{"turn_id": "t1", "op": op, "text": text, "user_id": "usr_forged"}}, nil)
+	}
+	block := `document.querySelector('.agents:not([hidden]) details.agent-block')`
+	progress("append", "Building the image")
+	waitFor(t, tab, "the progress block", block+`?.querySelector('summary .progress-last')?.textContent === 'Building the image'`)
+	if got := eval[string](t, tab, block+`.dataset.bot`); got != bot.user.ID {
+		t.Fatalf("the block is keyed by %q, want the bot %q (the server sets user_id)", got, bot.user.ID)
+	}
+	if got := eval[string](t, tab, block+`.querySelector('summary strong').textContent`); got != bot.user.DisplayName {
+		t.Fatalf("the block is named %q, want %q", got, bot.user.DisplayName)
+	}
+	progress("append", "Running 412 tests")
+	waitFor(t, tab, "both lines", `[...`+block+`.querySelectorAll('.progress-lines li')].map(l => l.textContent).join('|') === 'Building the image|Running 412 tests'`)
+	shot(t, tab, "agent-progress")
+	// Collapsed by the reader, it stays collapsed through the next update.
+	do(t, tab, "collapse", chromedp.Click(`.agents details.agent-block summary`))
+	waitFor(t, tab, "collapsed", `!`+block+`.open`)
+	progress("append", "Rolling out")
+	waitFor(t, tab, "the newest line in the summary", block+`.querySelector('.progress-last').textContent === 'Rolling out'`)
+	if eval[bool](t, tab, block+`.open`) {
+		t.Fatal("an update reopened the collapsed block")
+	}
+	progress("end", "")
+	waitFor(t, tab, "the block gone", `document.querySelector('.agents').hidden && !document.querySelector('.agents details')`)
 }
 
 // setField types value into the settings field called name, replacing what was there.
