@@ -85,6 +85,42 @@ func TestBrowserManage(t *testing.T) {
 
 	t.Run("CommandMenu", func(t *testing.T) { commandMenu(t, bTab) })
 	t.Run("AgentProgress", func(t *testing.T) { agentProgress(t, e, deployer, wsID, general.Channel.ID, bTab) })
+	t.Run("KeyboardAndRoles", func(t *testing.T) { keyboardAndRoles(t, bTab) })
+}
+
+// keyboardAndRoles: Alt+↓/↑ move between channels in sidebar order, Esc closes a panel, focus
+// from the keyboard is visible, and the message list and the panel carry their ARIA roles.
+func keyboardAndRoles(t *testing.T, tab context.Context) {
+	title := `document.querySelector('.conv-header h1')?.textContent`
+	alt := chromedp.KeyModifiers(chromedp.ModifierAlt)
+	do(t, tab, "focus the message list", chromedp.Focus(".list"))
+	do(t, tab, "Alt+↓", chromedp.KeyEvent(kb.ArrowDown, alt))
+	waitFor(t, tab, "the next channel", title+` === 'launch'`)
+	do(t, tab, "Alt+↑", chromedp.KeyEvent(kb.ArrowUp, alt))
+	waitFor(t, tab, "back to general", title+` === 'general'`)
+	// Alt+↑ from the first place wraps round to the last.
+	do(t, tab, "Alt+↑", chromedp.KeyEvent(kb.ArrowUp, alt))
+	waitFor(t, tab, "the last channel", title+` === 'launch'`)
+	do(t, tab, "Alt+↓", chromedp.KeyEvent(kb.ArrowDown, alt))
+	waitFor(t, tab, "general again", title+` === 'general'`)
+
+	if got := eval[string](t, tab, `document.querySelector('.list').getAttribute('role')`); got != "log" {
+		t.Fatalf("the message list has role %q, want log", got)
+	}
+	do(t, tab, "open the settings", chromedp.Click(`.conv-header button[aria-label="Channel settings"]`))
+	waitFor(t, tab, "a dialog named by its title", `(d => d && d.getAttribute('role') === 'dialog'
+		&& document.getElementById(d.getAttribute('aria-labelledby'))?.textContent === 'Channel settings')(document.querySelector('.panel:not([hidden])'))`)
+	do(t, tab, "focus the name field", chromedp.Focus(`.panel form.settings input[name=name]`))
+	do(t, tab, "press Esc", chromedp.KeyEvent(kb.Escape))
+	waitFor(t, tab, "the panel closed", `document.querySelector('.panel').hidden`)
+
+	// Tab from the composer reaches the send button, which shows a focus ring.
+	do(t, tab, "focus the composer", chromedp.Focus("form.composer .compose-box"))
+	do(t, tab, "press Tab", chromedp.KeyEvent(kb.Tab))
+	waitFor(t, tab, "the send button focused", `document.activeElement?.getAttribute('aria-label') === 'Send'`)
+	if got := eval[string](t, tab, `(s => s.outlineStyle + ' ' + s.outlineWidth)(getComputedStyle(document.activeElement))`); got == "none 0px" || got[:4] == "none" {
+		t.Fatalf("the focused send button shows no outline (%s)", got)
+	}
 }
 
 // agentProgress: the bot's progress shows live at the bottom of the channel as a block the
