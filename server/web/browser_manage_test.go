@@ -185,6 +185,7 @@ func channelSettings(t *testing.T, aTab, bTab context.Context) {
 	do(t, aTab, "save", chromedp.Click(`.panel form.settings button[type=submit]`))
 	waitFor(t, aTab, "saved", `document.querySelector('.panel [role=status]')?.textContent === 'Saved.'`)
 	waitFor(t, aTab, "the new name in the header", `document.querySelector('.conv-header h1')?.textContent === 'launch'`)
+	waitFor(t, aTab, "the new name in the composer", `document.querySelector('form.composer .compose-box').placeholder === 'Message #launch'`)
 	waitFor(t, aTab, "the topic in the header", `document.querySelector('.conv-header .topic')?.textContent === "Friday's launch, step by step"`)
 	waitFor(t, bTab, "the topic in Ben's sidebar", placeLink("Friday's launch, step by step"))
 	waitFor(t, bTab, "the section in Ben's sidebar", `[...document.querySelectorAll('.group')].some(g => g.querySelector('.group-head span')?.textContent === 'Projects'
