@@ -22,6 +22,7 @@ import (
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/callback"
 	"github.com/natterchat/natter/server/delivery"
+	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/server/webpush"
 	"github.com/natterchat/natter/streams"
 )
@@ -360,9 +361,9 @@ func runServer(c *cli.Context, dev bool) (err error) {
 // callbackPolicy is who callbacks may reach: public addresses, and loopback when allowed.
 func callbackPolicy(loopback bool) func(netip.Addr) bool {
 	if !loopback {
-		return callback.PublicOnly
+		return netpolicy.PublicOnly
 	}
-	return func(a netip.Addr) bool { return a.IsLoopback() || callback.PublicOnly(a) }
+	return netpolicy.PublicOrLoopback
 }
 
 // startWebPush gives the server its push key pair on first start and builds the deliverer and

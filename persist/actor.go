@@ -88,14 +88,33 @@ func (tx *Tx) requireMemberLocking(ctx context.Context, workspaceID string, acto
 		return Member{}, Forbidden("you are not a member of this workspace")
 	}
 	if actor.OwnerUserID != "" {
-		var ownerIn bool
-		if err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM workspace_members
-			WHERE workspace_id = $1 AND user_id = $2 `+lock+`)`, workspaceID, actor.OwnerUserID).Scan(&ownerIn); err != nil {
+		owner, err := scanMember(tx.queryRow(ctx, `SELECT `+memberColumns+` FROM workspace_members
+			WHERE workspace_id = $1 AND user_id = $2 `+lock, workspaceID, actor.OwnerUserID))
+		if e := notFoundAs(err, "member"); e != err {
+			return Member{}, Forbidden("this bot's owner is no longer a member of this workspace")
+		} else if err != nil {
 			return Member{}, err
 		}
-		if !ownerIn {
-			return Member{}, Forbidden("this bot's owner is no longer a member of this workspace")
-		}
+		m = boundByOwner(m, owner)
 	}
 	return m, nil
+}
+
+// boundByOwner is a user bot's membership as every rule must read it: a user bot can never exceed
+// its owner (SPEC), so it is blocked while the owner is, timed out while the owner is, and a
+// waiting-room guest (reading only the guest channel, spending the owner's daily posts) while the
+// owner is one. Because requireMember applies it, every path that checks the bot's membership
+// (HTTP, uploads, reads, socket visibility, NATS permissions) applies the owner's with it.
+func boundByOwner(bot, owner Member) Member {
+	bot.owner = &owner
+	if bot.BlockedAt == nil {
+		bot.BlockedAt = owner.BlockedAt
+	}
+	if owner.TimeoutUntil != nil && (bot.TimeoutUntil == nil || owner.TimeoutUntil.After(*bot.TimeoutUntil)) {
+		bot.TimeoutUntil = owner.TimeoutUntil
+	}
+	if owner.Role == RoleGuest {
+		bot.Role = RoleGuest
+	}
+	return bot
 }

@@ -247,7 +247,7 @@ func (tx *Tx) AppInstallationList(ctx context.Context, actor Actor, workspaceID 
 type AppInstallationRevokeParams struct {
 	SlashCommands      bool // its slash commands (the API's default: true)
 	EventSubscriptions bool // its event subscriptions (default true)
-	BotTokens          bool // the bot tokens minted for it (default false)
+	BotTokens          bool // every live token of its bot in its workspace (default false)
 	DeleteBot          bool // retire its bot for good, as DELETE /api/bots/{id} (default false)
 }
 
@@ -307,7 +307,9 @@ func (tx *Tx) AppInstallationRevoke(ctx context.Context, actor Actor, id string,
 		}
 	}
 	if p.BotTokens {
-		if err := tx.revokeTokensWhere(ctx, `workspace_id = $1 AND app_installation_id = $2`, inst.WorkspaceID, inst.ID); err != nil {
+		// Every token of the bot in this workspace, not only the one minted for the installation:
+		// a bot whose installation is revoked with its tokens must not keep acting through another.
+		if err := tx.revokeTokensWhere(ctx, `workspace_id = $1 AND bot_user_id = $2`, inst.WorkspaceID, inst.BotUserID); err != nil {
 			return AppInstallationRevoked{}, err
 		}
 	}
@@ -328,7 +330,7 @@ func (tx *Tx) AppInstallationRevoke(ctx context.Context, actor Actor, id string,
 }
 
 // revokeTokensWhere revokes the live bot tokens matching cond ($1, $2 are args; $3 is now) and
-// announces each revocation after commit.
+// announces each revocation after commit, which cuts their sockets and NATS connections.
 func (tx *Tx) revokeTokensWhere(ctx context.Context, cond string, arg1, arg2 string) error {
 	rows, err := tx.query(ctx, `UPDATE bot_tokens SET revoked_at = $3 WHERE `+cond+` AND revoked_at IS NULL RETURNING id`,
 		arg1, arg2, tx.now)

@@ -109,6 +109,14 @@ func (tx *Tx) requireFullWriter(ctx context.Context, m Member, what string) erro
 // requireActive refuses members who may not change anything in the workspace at the moment:
 // blocked, or timed out. Codes: forbidden.
 func (tx *Tx) requireActive(m Member) error {
+	if o := m.owner; o != nil {
+		if o.BlockedAt != nil {
+			return Forbidden("this bot's owner is blocked in this workspace")
+		}
+		if o.TimeoutUntil != nil && o.TimeoutUntil.After(tx.now) {
+			return Forbidden("this bot's owner is timed out until %s", o.TimeoutUntil.UTC().Format(time.RFC3339))
+		}
+	}
 	if m.BlockedAt != nil {
 		return Forbidden("you are blocked in this workspace")
 	}
@@ -128,12 +136,18 @@ func (tx *Tx) requireWriter(ctx context.Context, m Member) error {
 	if m.Role != RoleGuest {
 		return nil
 	}
+	// A user bot that is a guest through its owner spends the owner's budget: the two together
+	// post no more than the owner alone may.
+	spender := m.UserID
+	if m.owner != nil && m.owner.Role == RoleGuest {
+		spender = m.owner.UserID
+	}
 	var used int
 	err := tx.queryRow(ctx, `
 		INSERT INTO guest_post_counts (workspace_id, user_id, day, used) VALUES ($1, $2, $3::date, 1)
 		ON CONFLICT (workspace_id, user_id, day) DO UPDATE SET used = guest_post_counts.used + 1
 			WHERE guest_post_counts.used < $4
-		RETURNING used`, m.WorkspaceID, m.UserID, tx.today(), GuestDailyPosts).Scan(&used)
+		RETURNING used`, m.WorkspaceID, spender, tx.today(), GuestDailyPosts).Scan(&used)
 	if err != nil {
 		if e := notFoundAs(err, "budget"); e != err {
 			return Errorf(CodeRateLimited, "guests may post %d messages a day; the budget renews at midnight UTC", GuestDailyPosts)

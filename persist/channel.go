@@ -169,14 +169,8 @@ func (tx *Tx) requireChannelManager(ctx context.Context, actor Actor, m Member) 
 	if m.Role == RoleOwner || (actor.IsBotToken() && actor.OwnerUserID == "") {
 		return nil
 	}
-	if actor.IsBotToken() {
-		owner, err := tx.MemberGet(ctx, m.WorkspaceID, actor.OwnerUserID)
-		if err == nil && owner.Role == RoleOwner {
-			return nil
-		}
-		if e, ok := ErrorOf(err); err != nil && (!ok || e.Code != CodeNotFound) {
-			return err
-		}
+	if m.owner != nil && m.owner.Role == RoleOwner {
+		return nil
 	}
 	return Forbidden("workspace owner permission required")
 }

@@ -1,6 +1,7 @@
 package persist
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -175,7 +176,7 @@ func translate(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return NotFound("resource")
 	}
-	if unreachable(err) {
+	if Unreachable(err) {
 		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
 			Message: "the database is unavailable; try again shortly", Err: err}
 	}
@@ -193,26 +194,45 @@ func translate(err error) error {
 			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: "a referenced resource does not exist", Err: err}
 		case "23514", "22001", "22P02":
 			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: "a value breaks a rule", Err: err}
+		case "22021":
+			// A NUL byte or invalid UTF-8 the edge (server's decoders) should have refused already.
+			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+				Message: "a text value holds a NUL byte or is not valid UTF-8", Err: err}
 		}
 	}
 	return fmt.Errorf("database: %w", err)
 }
 
-// unreachable reports a failure to reach the database rather than a refusal by it: no
-// connection (refused, reset, closed under the statement), or a server shutting down or
-// starting up. Such a request is answered 503 at once, never left waiting.
-func unreachable(err error) bool {
+// Unreachable reports a failure to reach the database rather than a refusal by it: no
+// connection (refused, reset, closed under the statement), a server shutting down or starting
+// up, or out of connection slots. translate answers it 503 unavailable at once, never left
+// waiting. A cancelled or expired context is not an outage.
+func Unreachable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
 	var ce *pgconn.ConnectError
 	var ne net.Error
 	var pe *pgconn.PgError
 	switch {
 	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, pgconn.ErrConnClosed),
-		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 		return true
 	case errors.As(err, &pe):
-		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+		// Class 08 connection exception; 57P01-57P03 admin/crash shutdown and cannot connect now;
+		// 53300 too many connections.
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" ||
+			pe.Code == "53300"
 	}
 	return false
+}
+
+// IsRefusal reports whether err is the store's verdict on a request (an *Error other than an
+// outage's 503 unavailable). Callers that keep going through an outage (socket and bot
+// rechecks) close or cut off only on a refusal.
+func IsRefusal(err error) bool {
+	e, ok := ErrorOf(err)
+	return ok && !(e.Code == CodeUnavailable && Unreachable(e.Err))
 }
 
 // notFoundAs names the missing thing when err is "no rows", and passes any other error through.

@@ -161,10 +161,14 @@ func (tx *Tx) EventDeliveryPlan(ctx context.Context, subscriptionID string, curs
 	}
 	deliver := slices.Contains(types, AllEventTypes) || slices.Contains(types, eventType)
 	if deliver {
-		var role string
-		err := tx.queryRow(ctx, `SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2`,
-			t.WorkspaceID, botID).Scan(&role)
-		if e := notFoundAs(err, "member"); e != err {
+		// The bot reads as its socket would: the one membership guard, so a user bot whose owner
+		// left or became a guest sees no more than the owner.
+		var owner string
+		if err := tx.queryRow(ctx, `SELECT coalesce(owner_user_id, '') FROM users WHERE id = $1`, botID).Scan(&owner); err != nil {
+			return DeliveryTarget{}, false, err
+		}
+		v, err := tx.ViewerFor(ctx, Actor{UserID: botID, Kind: KindBot, OwnerUserID: owner}, t.WorkspaceID)
+		if _, refused := ErrorOf(err); refused {
 			deliver = false
 		} else if err != nil {
 			return DeliveryTarget{}, false, err
@@ -178,7 +182,7 @@ func (tx *Tx) EventDeliveryPlan(ctx context.Context, subscriptionID string, curs
 			if err != nil {
 				return DeliveryTarget{}, false, err
 			}
-			deliver = facts.Visible(Viewer{WorkspaceID: t.WorkspaceID, UserID: botID, Guest: role == RoleGuest}, scope)
+			deliver = facts.Visible(v, scope)
 		}
 	}
 	if !deliver {

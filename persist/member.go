@@ -22,6 +22,9 @@ type Member struct {
 	ModerationNote string     `json:"moderation_note,omitempty"`
 	ModerationBy   string     `json:"moderation_by,omitempty"`
 	ModerationAt   *time.Time `json:"moderation_at,omitempty"`
+	// owner is a user bot's owner's membership when the store's guard read the bot's for a user
+	// bot token: the bot shares every restriction of it (see boundByOwner). nil otherwise.
+	owner *Member
 }
 
 // memberColumnsOf lists the columns scanMember reads, qualified by a table alias such as "m.".

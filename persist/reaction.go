@@ -63,10 +63,10 @@ func (tx *Tx) reactionsHydrate(ctx context.Context, userID string, msgs []Messag
 	return rows.Err()
 }
 
-// validateEmoji accepts any non-empty string of at most MaxEmojiLength characters without NUL;
-// emoji are stored and compared byte for byte. Codes: invalid_request.
+// validateEmoji accepts any non-empty string of at most MaxEmojiLength characters of valid UTF-8
+// without NUL; emoji are stored and compared byte for byte. Codes: invalid_request.
 func validateEmoji(emoji string) error {
-	if emoji == "" || strings.ContainsRune(emoji, 0) || utf8.RuneCountInString(emoji) > MaxEmojiLength {
+	if emoji == "" || !utf8.ValidString(emoji) || strings.ContainsRune(emoji, 0) || utf8.RuneCountInString(emoji) > MaxEmojiLength {
 		return Invalid("emoji must be 1 to %d characters", MaxEmojiLength)
 	}
 	return nil

@@ -225,7 +225,10 @@ func encodeSearchCursor(c searchCursor) string {
 func decodeSearchCursor(s, bound string) (searchCursor, error) {
 	var c searchCursor
 	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || json.Unmarshal(raw, &c) != nil || c.Bound != bound || c.ID == "" {
+	// The id goes back to Postgres: it must be text Postgres can hold (a forged cursor may carry
+	// an escaped NUL or invalid UTF-8).
+	if err != nil || json.Unmarshal(raw, &c) != nil || c.Bound != bound || c.ID == "" || !utf8.ValidString(c.ID) ||
+		strings.IndexByte(c.ID, 0) >= 0 {
 		return searchCursor{}, Invalid("cursor does not belong to this search; start again without it")
 	}
 	return c, nil

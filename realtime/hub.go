@@ -243,6 +243,7 @@ func (h *Hub) recheck(r persist.Revocation) {
 	h.mu.Unlock()
 	for _, s := range hit {
 		s.mu.Lock()
+		s.announced++ // live events wait for the check (see socket.announced)
 		s.addWorkLocked(workCheck)
 		s.mu.Unlock()
 	}
@@ -544,7 +545,7 @@ func (h *Hub) revalidate(ctx context.Context, s *socket) (persist.Viewer, error)
 		}
 		return tx.ViewerFor(ctx, s.actor, s.workspaceID)
 	})
-	if _, isApp := persist.ErrorOf(err); err == nil || isApp {
+	if err == nil || persist.IsRefusal(err) {
 		h.checks.put(key, checkEntry{at: now, viewer: v, err: err})
 	}
 	return v, err

@@ -75,6 +75,15 @@ type socket struct {
 	out       [][]byte     // frames to write
 	outOff    int          // bytes of out[0] already written
 	outBytes  int          // bytes of out not yet written: with pongDebt, bounded by QueueBytes
+
+	// announced counts the announcements (a revocation, a membership change) that asked this
+	// socket to check again; checked is the count its last finished check had seen. While they
+	// differ, live events wait in held, so none is filtered by a standing that just ended (a
+	// member, or a user bot's owner, made a guest) and none is lost to one that just began.
+	announced, checked uint64
+	held               []*liveEvent
+	heldBytes          int // the frames' bytes in held, bounded with out by QueueBytes
+
 	// pong is the one answer to the client's pings waiting to be written: a ping that arrives
 	// before it is written replaces it (RFC 6455 §5.5.3), so a ping flood holds one pong.
 	pong []byte
@@ -184,6 +193,15 @@ func (s *socket) deliver(ev *liveEvent) {
 				return
 			}
 			s.pos = ev.cursor
+		}
+		if s.announced != s.checked {
+			if s.outBytes+s.pongDebt+s.heldBytes+len(ev.frame) > s.hub.cfg.QueueBytes {
+				s.closeLocked(CloseTooSlow, "too slow; reconnect from your last cursor", true)
+				return
+			}
+			s.held = append(s.held, ev)
+			s.heldBytes += len(ev.frame)
+			return
 		}
 		if !ev.visibleTo(s.viewer) {
 			return
@@ -359,8 +377,11 @@ func (s *socket) uses(r persist.Revocation) bool {
 // check revalidates the socket's actor; a revoked session or membership closes it with 1008.
 // A database outage keeps the socket and tries again later.
 func (s *socket) check(ctx context.Context) bool {
+	s.mu.Lock()
+	seen := s.announced
+	s.mu.Unlock()
 	v, err := s.hub.revalidate(ctx, s)
-	if _, isApp := persist.ErrorOf(err); isApp {
+	if persist.IsRefusal(err) { // an outage is no verdict: keep the socket, check again later
 		s.closeFor(err)
 		return false
 	}
@@ -371,8 +392,23 @@ func (s *socket) check(ctx context.Context) bool {
 		s.hub.logger.Warn("socket revalidation failed", "workspace_id", s.workspaceID, "error", err)
 	}
 	s.checkedAt = time.Now()
+	if s.checked = seen; s.checked == s.announced {
+		s.releaseHeldLocked()
+	}
 	s.mu.Unlock()
 	return true
+}
+
+// releaseHeldLocked queues the live events held for a check that the viewer of now may see. (An
+// outage keeps the former viewer: events are not held past a failed check.)
+func (s *socket) releaseHeldLocked() {
+	held := s.held
+	s.held, s.heldBytes = nil, 0
+	for _, ev := range held {
+		if ev.visibleTo(s.viewer) && !s.queueLocked(ev.frame) {
+			return
+		}
+	}
 }
 
 // flush writes queued frames without blocking: when the kernel buffer fills, the socket waits

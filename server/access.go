@@ -91,12 +91,17 @@ func (s *Server) Routes() []RouteInfo {
 	return out
 }
 
-// enforce wraps a handler with its route's requirement: identify the caller, check the
-// requirement, apply the CSRF rule, then call the handler with the caller in the context.
+// enforce wraps a handler with its route's requirement: refuse path and query text Postgres
+// cannot store, identify the caller, check the requirement, apply the CSRF rule, then call the
+// handler with the caller in the context.
 func (s *Server) enforce(a access, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		for k, v := range a.headers {
 			w.Header().Set(k, v)
+		}
+		if err := checkRequestText(r); err != nil {
+			s.writeError(w, r, err)
+			return
 		}
 		if a.audience == audiencePublic {
 			h(w, r)
@@ -194,6 +199,9 @@ func (s *Server) identify(r *http.Request) (*Caller, error) {
 	}
 	if id := devUserHeader(r); id != "" && s.cfg.LocalImpersonation && isLocalRequest(r) {
 		u, err := persist.ReadV(ctx, s.store, func(tx *persist.Tx) (persist.User, error) { return tx.UserGet(ctx, id) })
+		if err != nil && !persist.IsRefusal(err) {
+			return nil, err // an outage, not an unknown user
+		}
 		if err != nil || u.Kind != persist.KindHuman || u.DeletedAt != nil {
 			return nil, persist.Errorf(persist.CodeUnauthenticated, "the impersonated user does not exist")
 		}

@@ -3,11 +3,15 @@ package server_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/realtime"
+	"github.com/natterchat/natter/server/servertest"
+	"github.com/natterchat/natter/streams"
 )
 
 func TestAppInstallationCreate(t *testing.T) {
@@ -131,14 +135,22 @@ func TestAppInstallationRevoke(t *testing.T) {
 		require.Equal(t, map[string]any{"slash_commands": 0.0, "event_subscriptions": 0.0, "bot_tokens": 0.0},
 			revoke(t, inst, map[string]any{"revoke_bot_tokens": true}), "revoking again changes nothing")
 	})
-	t.Run("BotTokensWhenAsked", func(t *testing.T) {
+	t.Run("BotTokensWhenAskedAreAllOfTheBotsInTheWorkspace", func(t *testing.T) {
 		t.Parallel()
-		inst, token := e.install(t, nil)
+		bot, own := persisttest.Bot(t, e.h.Store, e.owner.User, e.ws.ID, nil)
+		second := persisttest.BotToken(t, e.h.Store, e.owner.User, e.ws.ID, bot.ID)
+		other := persisttest.Workspace(t, e.h.Store, e.owner.User.ID)
+		persisttest.Member(t, e.h.Store, other.ID, bot.ID, persist.RoleBot)
+		elsewhere := persisttest.BotToken(t, e.h.Store, e.owner.User, other.ID, bot.ID)
+		inst, token := e.install(t, map[string]any{"bot_user_id": bot.ID})
 		attach(t, inst)
 		counts := revoke(t, inst, map[string]any{"revoke_slash_commands": false, "revoke_event_subscriptions": false,
 			"revoke_bot_tokens": true})
-		require.Equal(t, map[string]any{"slash_commands": 0.0, "event_subscriptions": 0.0, "bot_tokens": 1.0}, counts)
-		e.h.Get(t, "/api/workspaces/"+e.ws.ID, token).RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
+		require.Equal(t, map[string]any{"slash_commands": 0.0, "event_subscriptions": 0.0, "bot_tokens": 3.0}, counts)
+		for _, tok := range []string{token, own.Token, second.Token} {
+			e.h.Get(t, "/api/workspaces/"+e.ws.ID, tok).RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
+		}
+		e.h.Get(t, "/api/workspaces/"+other.ID, elsewhere.Token).RequireStatus(t, http.StatusOK)
 	})
 	t.Run("DeleteBotRetiresIt", func(t *testing.T) {
 		t.Parallel()
@@ -164,4 +176,32 @@ func TestAppInstallationRevoke(t *testing.T) {
 		e.h.Post(t, "/api/app-installations/app_01j00000000000000000000000/revoke", e.owner.Token, nil).
 			RequireError(t, http.StatusNotFound, persist.CodeNotFound)
 	})
+}
+
+// TestAppInstallationRevokeCutsTheBotsConnections: revoke_bot_tokens ends every token of the bot
+// in the workspace as token revocation does, the sockets (1008) and NATS connections of its own
+// tokens included, not only the installation's.
+func TestAppInstallationRevokeCutsTheBotsConnections(t *testing.T) {
+	t.Parallel()
+	// No periodic recheck of NATS connections runs within the test: the announcement does it.
+	b := setupRealtime(t, servertest.WithRealtime(func(c *realtime.Config) { c.RevalidateInterval = time.Nanosecond }),
+		servertest.WithBotAccess(func(c *streams.BotAccessConfig) { c.RevalidateInterval = time.Hour }))
+	bot, own := persisttest.Bot(t, b.h.Store, b.owner.User, b.ws.ID, &persisttest.BotOpts{Scopes: []string{"bot:read"}})
+	r := b.h.Post(t, "/api/workspaces/"+b.ws.ID+"/app-installations", b.owner.Token, map[string]any{"app_slug": "acme",
+		"bot_user_id": bot.ID})
+	r.RequireStatus(t, http.StatusCreated)
+	inst := r.JSON(t)["app_installation"].(map[string]any)["id"].(string)
+
+	s := b.dial(t, own.Token, "2")
+	nb, err := connectBot(t, b.h, own, false)
+	require.NoError(t, err)
+	nb.replay(t, nil)
+
+	r = b.h.Post(t, "/api/app-installations/"+inst+"/revoke", b.owner.Token, map[string]any{"revoke_bot_tokens": true})
+	r.RequireStatus(t, http.StatusOK)
+	require.Equal(t, 2.0, r.JSON(t)["revoked"].(map[string]any)["bot_tokens"])
+	nb.expectClosed(t)
+	b.add(t, persist.EventInput{ChannelID: b.general})
+	require.Equal(t, realtime.CloseRevoked, s.ExpectClose(t))
+	b.h.Get(t, "/api/workspaces/"+b.ws.ID, own.Token).RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
 }

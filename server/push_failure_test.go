@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/server/webpush"
 	"github.com/natterchat/natter/server/webpush/webpushtest"
 )
@@ -171,7 +172,7 @@ func TestPushFailures(t *testing.T) {
 	t.Run("OutboundPolicyRefusesTheDeploymentsOwnNetwork", func(t *testing.T) {
 		t.Parallel()
 		// Registration admits the loopback test service; the deliverer keeps the strict default.
-		w := newPushWorld(t, func(c *webpush.Config) { c.Policy = webpush.PublicOnly })
+		w := newPushWorld(t, func(c *webpush.Config) { c.Policy = netpolicy.PublicOnly })
 		w.inGeneral(t, "@bob hi")
 		done := w.next(t)
 		require.Equal(t, "failed", done.outcome.Result)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/server/servertest"
 	"github.com/natterchat/natter/server/webpush"
 )
@@ -175,7 +176,7 @@ func TestPushover(t *testing.T) {
 	t.Run("ThroughTheAddressPolicy", func(t *testing.T) {
 		t.Parallel()
 		api := newFakePushover(t)
-		w, carol := pushoverWorld(t, api, func(c *webpush.Config) { c.Policy = webpush.PublicOnly })
+		w, carol := pushoverWorld(t, api, func(c *webpush.Config) { c.Policy = netpolicy.PublicOnly })
 		dm := w.dm(t, w.ada, carol)
 		w.post(t, w.ada, "/api/dms/"+dm+"/messages", "to a loopback API")
 		d := w.next(t)

@@ -12,6 +12,7 @@ import (
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/server"
+	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/server/servertest"
 	"github.com/natterchat/natter/server/webpush"
 	"github.com/natterchat/natter/server/webpush/webpushtest"
@@ -21,7 +22,7 @@ import (
 // the one in flight still goes out, the queued one is dropped, and Run returns.
 func TestPushShutdown(t *testing.T) {
 	t.Parallel()
-	h := servertest.New(t, servertest.WithConfig(func(c *server.Config) { c.PushPolicy = webpush.PublicOrLoopback }))
+	h := servertest.New(t, servertest.WithConfig(func(c *server.Config) { c.PushPolicy = netpolicy.PublicOrLoopback }))
 	_, err := webpush.EnsureKey(t.Context(), h.Store)
 	require.NoError(t, err)
 	svc := webpushtest.New(t)
@@ -34,7 +35,7 @@ func TestPushShutdown(t *testing.T) {
 	held, release := make(chan webpush.Push, 1), make(chan struct{})
 	done, queued := make(chan pushDone, 16), make(chan webpush.Push, 16)
 	d, err := webpush.New(webpush.Config{Store: h.Store, NATS: h.NATS, Logger: slog.New(slog.DiscardHandler),
-		Policy: webpush.PublicOrLoopback, RootCAs: svc.RootCAs, Workers: 1, DiscoverInterval: 50 * time.Millisecond,
+		Policy: netpolicy.PublicOrLoopback, RootCAs: svc.RootCAs, Workers: 1, DiscoverInterval: 50 * time.Millisecond,
 		BeforeSend: func(p webpush.Push) {
 			select {
 			case held <- p:

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -29,20 +30,26 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // decodeJSON reads exactly one JSON value of at most 1 MiB into dst. Codes: body_too_large,
-// invalid_json (malformed, wrong field types, empty, or trailing values).
+// invalid_json (malformed, wrong field types, empty, or trailing values), invalid_request (a
+// string holding invalid UTF-8 or NUL, see checkJSONText).
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if err != nil {
+		return jsonError(err)
+	}
+	return decodeJSONBytes(body, dst)
+}
+
+// decodeJSONBytes is decodeJSON on a body already read.
+func decodeJSONBytes(body []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
 		return jsonError(err)
 	}
 	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return jsonError(err)
-		}
 		return persist.Errorf(persist.CodeInvalidJSON, "the body must hold exactly one JSON value")
 	}
-	return nil
+	return checkJSONText(body)
 }
 
 // decodeOptionalJSON is decodeJSON for endpoints whose body may be left out: no body at all

@@ -19,6 +19,7 @@ import (
 	"github.com/natterchat/natter/server/accessproxy"
 	"github.com/natterchat/natter/server/blob"
 	"github.com/natterchat/natter/server/callback"
+	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/server/passwordhash"
 	"github.com/natterchat/natter/server/signin"
 	"github.com/natterchat/natter/server/web"
@@ -60,14 +61,14 @@ type Config struct {
 	// answer 503. Default nil.
 	Realtime *realtime.Hub
 	// Callbacks makes integrations' outgoing calls (slash-command callbacks). Default a
-	// client with the strict address policy (callback.PublicOnly).
+	// client with the strict address policy (netpolicy.PublicOnly).
 	Callbacks *callback.Client
 	// DisableWebPush turns web push off: GET /api/me/push says enabled=false and the push write
 	// endpoints answer 404, whatever keys the database holds. Default false (on when a server
 	// key pair exists).
 	DisableWebPush bool
 	// PushPolicy decides which addresses a push subscription's endpoint may name. Default
-	// webpush.PublicOnly.
+	// netpolicy.PublicOnly.
 	PushPolicy webpush.AddressPolicy
 	// Collectors are other components' metrics (relay, realtime), served at /metrics beside
 	// the server's own. Default none.
@@ -143,7 +144,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session",
 		realtime: cfg.Realtime, callbacks: cfg.Callbacks, pushPolicy: cfg.PushPolicy, blobs: cfg.Uploads}
 	if s.pushPolicy == nil {
-		s.pushPolicy = webpush.PublicOnly
+		s.pushPolicy = netpolicy.PublicOnly
 	}
 	for _, c := range cfg.Collectors {
 		if err := s.metrics.registry.Register(c); err != nil {

@@ -115,6 +115,10 @@ func (s *Server) handleSlashHook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, persist.Invalid("the body must be form-encoded command and text"))
 		return
 	}
+	if err := checkFormText(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	command, text := r.PostForm.Get("command"), r.PostForm.Get("text")
 	ctx := r.Context()
 	st, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.SlashStarted, error) {
@@ -166,10 +170,15 @@ func (s *Server) slashCallback(ctx context.Context, inv persist.SlashInvocation)
 	if outcome.Error != "" {
 		s.logger.Info("slash command callback failed", "command_id", inv.CommandID, "workspace_id", inv.WorkspaceID,
 			"status", res.Status, "error", outcome.Error)
-		return slashReply{}, persist.Errorf(persist.CodeCallbackFailed, "the command's callback failed: %s", outcome.Error)
+		// The caller reads one fixed sentence per class of failure; the detail (which may name
+		// internal resolvers and addresses) stays in the stored invocation and the log.
+		return slashReply{}, persist.Errorf(persist.CodeCallbackFailed, "the command's callback failed: %s", res.Failure())
 	}
 	var reply slashReply
 	_ = json.Unmarshal(res.Body, &reply) // a body that is no reply posts nothing
+	if !validText(reply.Text) {
+		return slashReply{}, persist.Errorf(persist.CodeCallbackFailed, "the command's callback failed: its reply text holds a NUL byte")
+	}
 	if reply.ResponseType != "ephemeral" {
 		reply.ResponseType = "in_channel"
 	}

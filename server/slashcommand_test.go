@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -11,7 +13,7 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
-	"github.com/natterchat/natter/server/callback"
+	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/server/servertest"
 )
 
@@ -150,12 +152,15 @@ func TestSlashCommandReplies(t *testing.T) {
 		})
 		_, secret := e.register(t, inst, "/whisper", recv.srv.URL)
 		recv.setSecret(secret)
-		before := len(e.eventsOf(t, "message.created"))
-		r := e.slash(t, general.ID, e.owner.Token, "/whisper", "")
+		// A channel of its own: the sibling subtests post into #general meanwhile.
+		quiet := persisttest.Channel(t, e.h.Store, persist.ActorFor(e.owner.User), e.ws.ID, "quiet")
+		r := e.slash(t, quiet.ID, e.owner.Token, "/whisper", "")
 		r.RequireStatus(t, http.StatusCreated)
 		recv.next(t)
 		require.Equal(t, map[string]any{"response_type": "ephemeral", "text": "only you"}, r.JSON(t))
-		require.Len(t, e.eventsOf(t, "message.created"), before)
+		for _, ev := range e.eventsOf(t, "message.created") {
+			require.NotEqual(t, quiet.ID, ev.ChannelID, "nothing was posted")
+		}
 	})
 	t.Run("FailingCallbackIs502", func(t *testing.T) {
 		t.Parallel()
@@ -222,16 +227,54 @@ func TestSlashCommandWriteAuthority(t *testing.T) {
 // refused, never called, and the refusal is stored as the invocation's error.
 func TestSlashCommandStrictPolicy(t *testing.T) {
 	t.Parallel()
-	e := newIntEnv(t, servertest.WithCallbackPolicy(callback.PublicOnly))
+	e := newIntEnv(t, servertest.WithCallbackPolicy(netpolicy.PublicOnly))
 	general := persisttest.Channel(t, e.h.Store, persist.ActorFor(e.owner.User), e.ws.ID, "general")
 	inst, _ := e.install(t, nil)
 	recv := newHook(t, nil)
+	u, err := url.Parse(recv.srv.URL)
+	require.NoError(t, err)
 	e.register(t, inst, "/ssrf", recv.srv.URL)
 	e.register(t, inst, "/metadata", "http://169.254.169.254/latest/meta-data")
-	for _, c := range []string{"/ssrf", "/metadata"} {
+	e.register(t, inst, "/named", "http://localhost:"+u.Port()+"/hook")
+	for _, c := range []string{"/ssrf", "/metadata", "/named"} {
 		r := e.slash(t, general.ID, e.owner.Token, c, "")
 		r.RequireError(t, http.StatusBadGateway, persist.CodeCallbackFailed)
-		require.Contains(t, r.JSON(t)["error"], "not a public address")
+		// One fixed sentence for the class; what the name resolved to stays on the server.
+		require.Equal(t, "the command's callback failed: its address is not allowed: callbacks go only to public addresses over http(s)",
+			r.JSON(t)["error"])
+		for _, leak := range []string{"127.0.0.1", "::1", "169.254", "localhost", "resolves"} {
+			require.NotContains(t, string(r.Body), leak)
+		}
 	}
 	require.Empty(t, recv.got)
+}
+
+// TestSlashCommandFailureClasses: each class of callback failure answers 502 with its fixed
+// sentence and no address; the stored invocation keeps the detail.
+func TestSlashCommandFailureClasses(t *testing.T) {
+	t.Parallel()
+	e := newIntEnv(t)
+	general := persisttest.Channel(t, e.h.Store, persist.ActorFor(e.owner.User), e.ws.ID, "general")
+	inst, _ := e.install(t, nil)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close() // nothing listens there any more
+	failing := newHook(t, func(w http.ResponseWriter, _ []byte) { w.WriteHeader(http.StatusInternalServerError) })
+	e.register(t, inst, "/gone", closedURL)
+	e.register(t, inst, "/broken", failing.srv.URL)
+	for _, tc := range []struct{ command, sentence string }{
+		{"/gone", "the command's callback failed: it could not be reached"},
+		{"/broken", "the command's callback failed: it answered HTTP 500"},
+	} {
+		r := e.slash(t, general.ID, e.owner.Token, tc.command, "")
+		r.RequireError(t, http.StatusBadGateway, persist.CodeCallbackFailed)
+		require.Equal(t, tc.sentence, r.JSON(t)["error"])
+		require.NotContains(t, string(r.Body), "127.0.0.1")
+	}
+	call := <-failing.got
+	var payload struct {
+		TriggerID string `json:"trigger_id"`
+	}
+	require.NoError(t, json.Unmarshal(call.body, &payload))
+	require.Equal(t, persist.SlashCallbackOutcome{Status: 500, Error: "the callback answered HTTP 500"}, e.invocation(t, payload.TriggerID))
 }

@@ -164,11 +164,17 @@ func nextFilePart(r *http.Request) (mr *multipart.Reader, file *multipart.Part, 
 		}
 		switch part.FormName() {
 		case "file":
+			if !validText(part.FileName()) {
+				return nil, nil, "", invalidText("the file name")
+			}
 			return mr, part, workspaceID, nil
 		case "workspace_id":
 			v, err := io.ReadAll(io.LimitReader(part, maxFormField))
 			if err != nil {
 				return nil, nil, "", err
+			}
+			if !validText(string(v)) {
+				return nil, nil, "", invalidText("form field workspace_id")
 			}
 			workspaceID = strings.TrimSpace(string(v))
 		}

@@ -78,7 +78,7 @@ type admittedBot struct {
 
 type admission struct {
 	tokenID string
-	dms     string // the conversations its permissions name
+	grants  string // what its permissions allow it to read (grantKey)
 	expires time.Time
 }
 
@@ -273,7 +273,7 @@ func (a *AuthCallout) admit(ctx context.Context, req *jwt.AuthorizationRequestCl
 	if a.cfg.System != nil {
 		a.mu.Lock()
 		a.admitted[admittedBot{server: req.Server.ID, cid: req.ClientInformation.ID}] = admission{
-			tokenID: st.TokenID, dms: strings.Join(st.DMs, ","), expires: expires}
+			tokenID: st.TokenID, grants: grantKey(st), expires: expires}
 		a.mu.Unlock()
 	}
 	return signed, nil
@@ -284,7 +284,7 @@ func (a *AuthCallout) admit(ctx context.Context, req *jwt.AuthorizationRequestCl
 func (a *AuthCallout) sweep(ctx context.Context) {
 	now := time.Now()
 	byToken := map[string][]admittedBot{}
-	dms := map[admittedBot]string{}
+	grants := map[admittedBot]string{}
 	a.mu.Lock()
 	for c, ad := range a.admitted {
 		if now.After(ad.expires) {
@@ -292,10 +292,10 @@ func (a *AuthCallout) sweep(ctx context.Context) {
 			continue
 		}
 		byToken[ad.tokenID] = append(byToken[ad.tokenID], c)
-		dms[c] = ad.dms
+		grants[c] = ad.grants
 	}
 	a.mu.Unlock()
-	for _, c := range staleBotConns(ctx, a.cfg.Store, a.cfg.Timeout, a.cfg.Logger, byToken, func(c admittedBot) string { return dms[c] }) {
+	for _, c := range staleBotConns(ctx, a.cfg.Store, a.cfg.Timeout, a.cfg.Logger, byToken, func(c admittedBot) string { return grants[c] }) {
 		if err := a.kick(c); err != nil {
 			a.cfg.Logger.Warn("cannot cut off a bot connection", "server_id", c.server, "cid", c.cid, "error", err)
 			continue

@@ -74,7 +74,7 @@ type BotAccess struct {
 	mu       sync.Mutex
 	closed   bool
 	inflight sync.WaitGroup
-	dms      map[uint64]string // client id → the conversations its permissions name
+	grants   map[uint64]string // client id → the subjects its permissions allow, joined
 }
 
 // NewBotAccess validates cfg and applies defaults.
@@ -94,7 +94,7 @@ func NewBotAccess(cfg BotAccessConfig) (*BotAccess, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	return &BotAccess{cfg: cfg, dms: map[uint64]string{}, ready: make(chan struct{})}, nil
+	return &BotAccess{cfg: cfg, grants: map[uint64]string{}, ready: make(chan struct{})}, nil
 }
 
 // Run admits bots, answers replay requests and rechecks connected bots until ctx ends; then bots
@@ -164,20 +164,24 @@ func (b *BotAccess) authenticate(c natsserver.ClientAuthentication, token string
 		return tx.BotStreamOpen(ctx, token)
 	})
 	if err != nil {
-		if _, ok := persist.ErrorOf(err); !ok {
+		if !persist.IsRefusal(err) {
 			b.cfg.Logger.Warn("bot nats authentication failed", "error", err)
 		}
 		return false
 	}
+	subjects := BotSubjects(st)
 	c.RegisterUser(&natsserver.User{Username: botUserPrefix + st.TokenID, Permissions: &natsserver.Permissions{
 		Publish:   &natsserver.SubjectPermission{Allow: []string{BotReplaySubject(st.TokenID)}},
-		Subscribe: &natsserver.SubjectPermission{Allow: append(BotSubjects(st), BotInboxPrefix(st.TokenID)+".>")},
+		Subscribe: &natsserver.SubjectPermission{Allow: append(subjects, BotInboxPrefix(st.TokenID)+".>")},
 	}})
 	b.mu.Lock()
-	b.dms[c.GetID()] = strings.Join(st.DMs, ",")
+	b.grants[c.GetID()] = grantKey(st)
 	b.mu.Unlock()
 	return true
 }
+
+// grantKey is what a bot connection's permissions allow it to read, as one comparable string.
+func grantKey(st persist.BotStream) string { return strings.Join(BotSubjects(st), " ") }
 
 // BotSubjects are the live subjects a bot may subscribe to: what its viewer may read.
 func BotSubjects(st persist.BotStream) []string {
@@ -198,7 +202,8 @@ func BotSubjects(st persist.BotStream) []string {
 }
 
 // sweep rechecks every connected bot and cuts off those whose token, bot, membership or scope
-// ended, or whose conversations changed since they connected. A database outage cuts nobody off.
+// ended, or whose readable subjects (conversations, guest standing) changed since they connected. A
+// database outage cuts nobody off.
 func (b *BotAccess) sweep(ctx context.Context) {
 	byToken, err := b.botClients()
 	if err != nil {
@@ -212,14 +217,14 @@ func (b *BotAccess) sweep(ctx context.Context) {
 			live[id] = true
 		}
 	}
-	for id := range b.dms {
+	for id := range b.grants {
 		if !live[id] {
-			delete(b.dms, id)
+			delete(b.grants, id)
 		}
 	}
-	known := make(map[uint64]string, len(b.dms))
-	for id, dms := range b.dms {
-		known[id] = dms
+	known := make(map[uint64]string, len(b.grants))
+	for id, g := range b.grants {
+		known[id] = g
 	}
 	b.mu.Unlock()
 	for _, id := range staleBotConns(ctx, b.cfg.Store, b.cfg.Timeout, b.cfg.Logger, byToken, func(id uint64) string { return known[id] }) {
@@ -230,11 +235,12 @@ func (b *BotAccess) sweep(ctx context.Context) {
 }
 
 // staleBotConns rechecks the token of each group of bot connections and returns the connections
-// to cut off: those whose token, bot, membership or scope ended, or whose conversations (dmsOf,
-// as joined when they connected) changed since. A token that cannot be checked (the database is
-// unreachable) keeps its connections.
+// to cut off: those whose token, bot, membership or scope ended, or whose readable subjects
+// (grantsOf, their grantKey when they connected: conversations, guest standing, a user bot's
+// owner's) changed since. A token that cannot be checked (the database is unreachable) keeps its
+// connections.
 func staleBotConns[C any](ctx context.Context, store *persist.Store, timeout time.Duration, logger *slog.Logger,
-	byToken map[string][]C, dmsOf func(C) string) []C {
+	byToken map[string][]C, grantsOf func(C) string) []C {
 	var out []C
 	for tokenID, conns := range byToken {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -242,13 +248,15 @@ func staleBotConns[C any](ctx context.Context, store *persist.Store, timeout tim
 			return tx.BotStreamCheck(cctx, tokenID)
 		})
 		cancel()
-		if _, isApp := persist.ErrorOf(err); err != nil && !isApp {
+		if err != nil && !persist.IsRefusal(err) { // an outage cuts nobody off
 			logger.Warn("bot recheck failed", "error", err)
 			continue
 		}
-		dms := strings.Join(st.DMs, ",")
+		// Any change of what it may read (a new conversation, the bot or its owner made a guest)
+		// cuts the connection: it reconnects with the permissions of now.
+		grants := grantKey(st)
 		for _, c := range conns {
-			if err != nil || dmsOf(c) != dms {
+			if err != nil || grantsOf(c) != grants {
 				out = append(out, c)
 			}
 		}
@@ -326,17 +334,7 @@ func (b *BotAccess) onReplay(m *nats.Msg) {
 
 func (b *BotAccess) replay(m *nats.Msg) ([]byte, error) {
 	tokenID := strings.TrimSuffix(strings.TrimPrefix(m.Subject, botRoot), replaySuffix)
-	req := replayRequest{Limit: 200}
-	if len(m.Data) > 0 {
-		if err := json.Unmarshal(m.Data, &req); err != nil {
-			return nil, persist.Errorf(persist.CodeInvalidJSON, "the request must be a JSON object {after_cursor, limit, include_tail}")
-		}
-	}
-	if req.Limit < 1 {
-		return nil, persist.Invalid("limit must be a whole number from 1 to 500")
-	}
-	req.Limit = min(req.Limit, 500) // above the maximum is the maximum, as on every list
-	after, err := persist.ParseCursor(req.AfterCursor)
+	req, after, err := parseReplayRequest(m.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -372,6 +370,24 @@ func (b *BotAccess) replay(m *nats.Msg) ([]byte, error) {
 		out.Events = out.Events[:len(out.Events)/2]
 		out.NextCursor, out.HasMore = cursorText(out.Events[len(out.Events)-1].Cursor), true
 	}
+}
+
+// parseReplayRequest reads a bot's replay request: an optional JSON object {after_cursor, limit
+// (at least 1, default 200; above 500 means 500), include_tail}. Codes: invalid_json,
+// invalid_request, resync_required.
+func parseReplayRequest(data []byte) (replayRequest, int64, error) {
+	req := replayRequest{Limit: 200}
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, &req); err != nil {
+			return req, 0, persist.Errorf(persist.CodeInvalidJSON, "the request must be a JSON object {after_cursor, limit, include_tail}")
+		}
+	}
+	if req.Limit < 1 {
+		return req, 0, persist.Invalid("limit must be a whole number from 1 to 500")
+	}
+	req.Limit = min(req.Limit, 500) // above the maximum is the maximum, as on every list
+	after, err := persist.ParseCursor(req.AfterCursor)
+	return req, after, err
 }
 
 func cursorText(c int64) string {

@@ -76,8 +76,14 @@ func ParseSubject(subject string) (workspaceID string, scope persist.EventScope,
 		eventType = rest
 	case "ch":
 		scope.ChannelID, eventType, _ = strings.Cut(rest, ".")
+		if scope.ChannelID == "" {
+			return "", scope, "", false // would read as workspace-wide
+		}
 	case "dm":
 		scope.DirectConversationID, eventType, _ = strings.Cut(rest, ".")
+		if scope.DirectConversationID == "" {
+			return "", scope, "", false // would read as workspace-wide, visible beyond the conversation
+		}
 	default:
 		return "", scope, "", false
 	}

@@ -2,7 +2,7 @@
 // Access) puts on every request it lets through: RS256 JWTs signed by keys published at
 // <team-domain>/cdn-cgi/access/certs. It fetches and caches that key set itself, through a
 // client that uses no proxy, follows no redirects, reaches only public addresses by default and
-// bounds the time and size of each fetch. It imports no project package.
+// bounds the time and size of each fetch. It imports only netpolicy.
 package accessproxy
 
 import (
@@ -16,16 +16,16 @@ import (
 	"fmt"
 	"io"
 	"math/big"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // Header is the request header that carries the assertion, as Cloudflare Access names it.
@@ -67,7 +67,7 @@ type Config struct {
 	// RootCAs verifies the key server's certificate. Default nil (the system roots).
 	RootCAs *x509.CertPool
 	// AllowAddress decides which addresses the key fetch may connect to. Default
-	// PublicAddress: no loopback, private, link-local, shared or otherwise special address.
+	// netpolicy.PublicOnly, Natter's one outbound address policy.
 	AllowAddress func(netip.Addr) bool
 }
 
@@ -142,7 +142,7 @@ func New(cfg Config) (*Verifier, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.AllowAddress == nil {
-		cfg.AllowAddress = PublicAddress
+		cfg.AllowAddress = netpolicy.PublicOnly
 	}
 	if cfg.KeySetTTL < 0 || cfg.RefreshInterval < 0 || cfg.FetchTimeout < 0 || cfg.MaxKeySetBytes < 0 || cfg.Leeway < 0 {
 		return nil, errors.New("accessproxy: durations and sizes must not be negative")
@@ -163,17 +163,7 @@ func New(cfg Config) (*Verifier, error) {
 // keyClient is the only client that fetches keys: no proxy, no redirects, only addresses the
 // policy allows, bounded in time.
 func keyClient(cfg Config) *http.Client {
-	dialer := &net.Dialer{Timeout: cfg.FetchTimeout, Control: func(_, address string, _ syscall.RawConn) error {
-		host, _, err := net.SplitHostPort(address)
-		if err != nil {
-			return err
-		}
-		ip, err := netip.ParseAddr(host)
-		if err != nil || !cfg.AllowAddress(ip.Unmap()) {
-			return fmt.Errorf("the key server resolves to %s, an address that is not allowed", host)
-		}
-		return nil
-	}}
+	dialer := &netpolicy.Dialer{Policy: cfg.AllowAddress, Timeout: cfg.FetchTimeout}
 	return &http.Client{
 		Timeout: cfg.FetchTimeout,
 		Transport: &http.Transport{
@@ -188,38 +178,6 @@ func keyClient(cfg Config) *http.Client {
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-}
-
-// PublicAddress is the default address policy: public unicast addresses only.
-func PublicAddress(ip netip.Addr) bool {
-	if !ip.IsValid() || !ip.IsGlobalUnicast() || ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() {
-		return false
-	}
-	for _, p := range specialPrefixes {
-		if p.Contains(ip) {
-			return false
-		}
-	}
-	return true
-}
-
-var specialPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),       // this network
-	netip.MustParsePrefix("100.64.0.0/10"),   // shared address space (carrier-grade NAT)
-	netip.MustParsePrefix("192.0.0.0/24"),    // protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-	netip.MustParsePrefix("240.0.0.0/4"),     // reserved
-	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64, which can reach private IPv4
-	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
-	netip.MustParsePrefix("2001:db8::/32"),   // documentation
-	netip.MustParsePrefix("2002::/16"),       // 6to4, which embeds IPv4
-	netip.MustParsePrefix("2001::/32"),       // Teredo
-	netip.MustParsePrefix("fec0::/10"),       // site-local
-	netip.MustParsePrefix("100::/64"),        // discard-only
-	netip.MustParsePrefix("192.88.99.0/24"),  // 6to4 relay anycast
-	netip.MustParsePrefix("198.51.100.0/24"), // documentation
-	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
-	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
 }
 
 // claims are the parts of an Access assertion Natter reads.

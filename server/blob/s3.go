@@ -6,17 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // S3Config configures an S3-compatible object store, reached with path-style requests
@@ -33,9 +33,8 @@ type S3Config struct {
 	// AccessKeyID and SecretAccessKey are the credentials. Required.
 	AccessKeyID, SecretAccessKey string
 	// AllowAddress decides which addresses the store may be dialled at, checked on the address
-	// actually connected to. Default: public unicast addresses only (no loopback, private,
-	// link-local, unspecified or multicast address), so the store cannot be pointed into the
-	// deployment's own network.
+	// actually connected to. Default netpolicy.PublicOnly, Natter's one outbound address policy,
+	// so the store cannot be pointed into the deployment's own network.
 	AllowAddress func(netip.Addr) bool
 	// Timeout bounds the wait for response headers and for each read of a response body.
 	// Default 30s.
@@ -75,7 +74,7 @@ func NewS3(cfg S3Config) (*S3, error) {
 		cfg.Region = "us-east-1"
 	}
 	if cfg.AllowAddress == nil {
-		cfg.AllowAddress = PublicAddress
+		cfg.AllowAddress = netpolicy.PublicOnly
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
@@ -83,14 +82,7 @@ func NewS3(cfg S3Config) (*S3, error) {
 	if cfg.TempDir == "" {
 		cfg.TempDir = os.TempDir()
 	}
-	allow := cfg.AllowAddress
-	dialer := &net.Dialer{Timeout: cfg.Timeout, Control: func(_, address string, _ syscall.RawConn) error {
-		ap, err := netip.ParseAddrPort(address)
-		if err != nil || !allow(ap.Addr().Unmap()) {
-			return fmt.Errorf("blob: the S3 store may not be reached at %s", address)
-		}
-		return nil
-	}}
+	dialer := &netpolicy.Dialer{Policy: cfg.AllowAddress, Timeout: cfg.Timeout}
 	transport := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           dialer.DialContext,
@@ -107,16 +99,6 @@ func NewS3(cfg S3Config) (*S3, error) {
 		return nil, fmt.Errorf("blob: S3 client: %w", err)
 	}
 	return &S3{cfg: cfg, client: client}, nil
-}
-
-// PublicAddress admits public unicast addresses: not loopback, private, link-local,
-// unspecified, multicast or the IPv4 shared address space.
-func PublicAddress(a netip.Addr) bool {
-	if !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
-		return false
-	}
-	return !netip.MustParsePrefix("100.64.0.0/10").Contains(a)
 }
 
 // Put implements Store. The object is spooled to a temporary file first: the store needs its

@@ -14,8 +14,9 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
-	"syscall"
 	"time"
+
+	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // Header names of a signed callback (CONTRACT.md: the spec's X-Service-* with our vendor word).
@@ -25,20 +26,18 @@ const (
 	HeaderEventID   = "X-Natter-Event-ID"
 )
 
-// ErrRefused is returned (wrapped) when a destination is not allowed by the address policy, or
-// the URL is not an absolute http(s) URL.
-var ErrRefused = errors.New("callback destination refused")
+// ErrRefused is returned (wrapped) when a destination is not allowed by the address policy
+// (it is netpolicy.ErrRefused), or the URL is not an absolute http(s) URL.
+var ErrRefused = netpolicy.ErrRefused
 
 // Resolver looks host names up; *net.Resolver is one.
-type Resolver interface {
-	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
-}
+type Resolver = netpolicy.Resolver
 
 // Config configures a Client.
 type Config struct {
 	// AllowAddr decides whether a resolved address may be called. Every address a host
-	// resolves to must pass, or the call is refused. Default PublicOnly; tests that call
-	// receivers on 127.0.0.1 widen it.
+	// resolves to must pass, or the call is refused. Default netpolicy.PublicOnly; tests that
+	// call receivers on 127.0.0.1 widen it.
 	AllowAddr func(netip.Addr) bool
 	// Resolver resolves callback hosts. Default net.DefaultResolver.
 	Resolver Resolver
@@ -59,7 +58,7 @@ type Client struct {
 // New validates cfg and applies its defaults.
 func New(cfg Config) (*Client, error) {
 	if cfg.AllowAddr == nil {
-		cfg.AllowAddr = PublicOnly
+		cfg.AllowAddr = netpolicy.PublicOnly
 	}
 	if cfg.Resolver == nil {
 		cfg.Resolver = net.DefaultResolver
@@ -77,9 +76,10 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("callback: Config.MaxResponseBytes must be positive, not %d", cfg.MaxResponseBytes)
 	}
 	c := &Client{cfg: cfg}
+	dialer := &netpolicy.Dialer{Policy: cfg.AllowAddr, Resolver: cfg.Resolver}
 	transport := &http.Transport{
 		Proxy:                  nil, // never an environment proxy: it would dial on our behalf
-		DialContext:            c.dial,
+		DialContext:            dialer.DialContext,
 		DisableKeepAlives:      true, // every call resolves and checks its destination afresh
 		TLSHandshakeTimeout:    cfg.Timeout,
 		ResponseHeaderTimeout:  cfg.Timeout,
@@ -92,45 +92,6 @@ func New(cfg Config) (*Client, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return c, nil
-}
-
-// dial resolves host, refuses the call unless every answer passes the policy, and dials the
-// checked addresses themselves (never resolving again), so a second answer cannot slip in.
-func (c *Client) dial(ctx context.Context, network, hostport string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil {
-		return nil, err
-	}
-	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{a}
-	} else if addrs, err = c.cfg.Resolver.LookupNetIP(ctx, "ip", host); err != nil {
-		return nil, fmt.Errorf("resolve %s: %w", host, err)
-	}
-	if len(addrs) == 0 {
-		return nil, fmt.Errorf("resolve %s: no addresses", host)
-	}
-	for _, a := range addrs {
-		if !c.cfg.AllowAddr(a) {
-			return nil, fmt.Errorf("%w: %s resolves to %s, which is not a public address", ErrRefused, host, a)
-		}
-	}
-	d := &net.Dialer{Control: func(_, address string, _ syscall.RawConn) error {
-		ap, err := netip.ParseAddrPort(address)
-		if err != nil || !c.cfg.AllowAddr(ap.Addr()) {
-			return fmt.Errorf("%w: %s", ErrRefused, address)
-		}
-		return nil
-	}}
-	var last error
-	for _, a := range addrs {
-		conn, err := d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
-		if err == nil {
-			return conn, nil
-		}
-		last = err
-	}
-	return nil, last
 }
 
 // Request is one callback.
@@ -165,6 +126,33 @@ func (r Result) Problem() string {
 		return fmt.Sprintf("the callback answered HTTP %d", r.Status)
 	}
 	return ""
+}
+
+// Failure is the sentence a person is shown for a failed call: one fixed sentence per class of
+// failure (refused, unresolvable, unreachable, too slow, an error status, an unreadable answer),
+// "" for a 2xx answer. Unlike Problem it never names a resolver, a resolved address or any
+// other detail of the network the server sits in: any user may create a workspace and a
+// command, and must not map internal names through it. The detail stays in Problem, for the
+// stored record and the log.
+func (r Result) Failure() string {
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	switch {
+	case r.OK():
+		return ""
+	case r.Err == nil:
+		return fmt.Sprintf("it answered HTTP %d", r.Status)
+	case errors.Is(r.Err, ErrRefused):
+		return "its address is not allowed: callbacks go only to public addresses over http(s)"
+	case errors.As(r.Err, &dnsErr):
+		return "its host name could not be resolved"
+	case errors.Is(r.Err, context.DeadlineExceeded) || (errors.As(r.Err, &netErr) && netErr.Timeout()):
+		return "it did not answer in time"
+	case r.Status != 0:
+		return "its answer could not be read"
+	default:
+		return "it could not be reached"
+	}
 }
 
 // Post sends a signed JSON callback. It never returns a response it did not bound: the body is

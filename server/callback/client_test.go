@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -13,43 +14,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-)
 
-func TestPublicOnly(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		addr string
-		want bool
-	}{
-		{"93.184.216.34", true},
-		{"2606:2800:220:1:248:1893:25c8:1946", true},
-		{"::ffff:93.184.216.34", true},
-		{"127.0.0.1", false},
-		{"::1", false},
-		{"10.1.2.3", false},
-		{"172.16.0.1", false},
-		{"192.168.1.1", false},
-		{"169.254.169.254", false},
-		{"fe80::1", false},
-		{"fc00::1", false},
-		{"0.0.0.0", false},
-		{"::", false},
-		{"100.64.0.1", false},
-		{"192.0.2.1", false},
-		{"198.18.0.1", false},
-		{"203.0.113.9", false},
-		{"240.0.0.1", false},
-		{"255.255.255.255", false},
-		{"224.0.0.1", false},
-		{"::ffff:127.0.0.1", false},
-		{"::ffff:10.0.0.1", false},
-		{"64:ff9b::a00:1", false},
-		{"2001:db8::1", false},
-		{"2002:a00:1::1", false},
-	} {
-		require.Equal(t, tc.want, PublicOnly(netip.MustParseAddr(tc.addr)), tc.addr)
-	}
-}
+	"github.com/natterchat/natter/server/netpolicy"
+)
 
 // receiver is an httptest server on 127.0.0.1 that hands each request to the test.
 type received struct {
@@ -126,7 +93,7 @@ func TestMixedAnswersAreRefused(t *testing.T) {
 	require.NoError(t, err)
 	// One public answer beside the loopback receiver: the whole name is refused, even by a
 	// policy that would admit each public address.
-	c := newClient(t, Config{AllowAddr: PublicOnly,
+	c := newClient(t, Config{AllowAddr: netpolicy.PublicOnly,
 		Resolver: fixedResolver{netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("127.0.0.1")}})
 	res := c.Post(t.Context(), Request{URL: "http://hooks.example.com:" + u.Port(), Secret: "s", Body: []byte(`{}`)})
 	require.ErrorIs(t, res.Err, ErrRefused)
@@ -196,4 +163,58 @@ func TestNoProxyAndBadURLs(t *testing.T) {
 	}
 	_, err := New(Config{Timeout: -1})
 	require.Error(t, err)
+}
+
+// failingResolver fails every lookup as a real resolver does, naming itself in the error.
+type failingResolver struct{}
+
+func (failingResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "no such host", Name: host, Server: "10.255.255.53:53", IsNotFound: true}
+}
+
+// TestFailureSentences: what a person is shown is one fixed sentence per class; the resolver,
+// the name's addresses and the dialled address appear only in Problem (stored and logged).
+func TestFailureSentences(t *testing.T) {
+	t.Parallel()
+	srv, _ := receiver(t, func(w http.ResponseWriter) { w.WriteHeader(http.StatusTeapot) })
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) })
+
+	strict := newClient(t, Config{Resolver: fixedResolver{netip.MustParseAddr("10.1.2.3")}})
+	unresolvable := newClient(t, Config{AllowAddr: loopback, Resolver: failingResolver{}})
+	loose := newClient(t, Config{AllowAddr: loopback, Timeout: 200 * time.Millisecond})
+	post := func(c *Client, target string) Result {
+		return c.Post(t.Context(), Request{URL: target, Secret: "s", Body: []byte(`{}`)})
+	}
+	for _, tc := range []struct {
+		name     string
+		res      Result
+		sentence string
+		detail   string // what Problem keeps and Failure must not show
+	}{
+		{"Refused", post(strict, "http://internal.example/x"), "its address is not allowed: callbacks go only to public addresses over http(s)", "10.1.2.3"},
+		{"Unresolvable", post(unresolvable, "http://db.internal/x"), "its host name could not be resolved", "10.255.255.53"},
+		{"Unreachable", post(loose, "http://127.0.0.1:1/x"), "it could not be reached", "127.0.0.1"},
+		{"TooSlow", post(loose, slow.URL), "it did not answer in time", "127.0.0.1"},
+		{"ErrorStatus", post(loose, "http://127.0.0.1:"+u.Port()+"/x"), "it answered HTTP 418", "418"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.sentence, tc.res.Failure())
+			require.Contains(t, tc.res.Problem(), tc.detail)
+			if tc.name != "ErrorStatus" {
+				require.NotContains(t, tc.res.Failure(), tc.detail)
+			}
+		})
+	}
+	require.Empty(t, Result{Status: 204}.Failure())
 }

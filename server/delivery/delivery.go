@@ -34,7 +34,15 @@ type Config struct {
 	// OnAttempt, when set, is called after each stored attempt: a signal for tests. It must
 	// not block. Default nil.
 	OnAttempt func(persist.EventDeliveryAttempt)
+	// AckWait is how long an event handed to a replica stays its own without word from it.
+	// While a delivery is under way its replica says so every AckWait/3, so only a replica that
+	// died (crashed, killed, cut off) lets it lapse, and its event goes to the next consumer (a
+	// restarted process or another replica) that soon after. Default 5s.
+	AckWait time.Duration
 }
+
+// defaultAckWait is Config.AckWait's default: a crash delays the subscription this long at most.
+const defaultAckWait = 5 * time.Second
 
 // Deliverer runs the subscriptions' consumers. Every replica may run one: replicas share each
 // durable consumer, which hands every event to one of them, one at a time.
@@ -65,6 +73,12 @@ func New(cfg Config) (*Deliverer, error) {
 	}
 	if cfg.SyncInterval < 0 {
 		return nil, fmt.Errorf("delivery: Config.SyncInterval must be positive, not %s", cfg.SyncInterval)
+	}
+	if cfg.AckWait == 0 {
+		cfg.AckWait = defaultAckWait
+	}
+	if cfg.AckWait < 30*time.Millisecond {
+		return nil, fmt.Errorf("delivery: Config.AckWait must be at least 30ms, not %s", cfg.AckWait)
 	}
 	js, err := jetstream.New(cfg.NATS)
 	if err != nil {
@@ -178,11 +192,14 @@ func (d *Deliverer) start(ctx context.Context, s persist.SubscriptionConsumer) e
 			DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
 			OptStartSeq:   uint64(s.Resume) + 1,
 			AckPolicy:     jetstream.AckExplicitPolicy,
-			// How long a replica's crash in the middle of a delivery holds the subscription
-			// before another replica takes the event: longer than a callback may take (10s).
-			AckWait:       30 * time.Second,
+			AckWait:       d.cfg.AckWait,
 			MaxAckPending: 1, // one event at a time, in cursor order
 		})
+	} else if err == nil && cons.CachedInfo().Config.AckWait != d.cfg.AckWait {
+		// A consumer made by an older release (a minute's ack wait) or under another setting.
+		cfg := cons.CachedInfo().Config
+		cfg.AckWait = d.cfg.AckWait
+		cons, err = stream.UpdateConsumer(ctx, cfg)
 	}
 	if err != nil {
 		return err
@@ -215,6 +232,32 @@ func (d *Deliverer) remove(ctx context.Context, id, workspaceID string) error {
 	return err
 }
 
+// keepClaimed tells JetStream every AckWait/3 that m is still being worked on, until the
+// returned stop is called (it waits for the ticker's goroutine): the short ack wait then ends a
+// claim only when this replica is gone.
+func (d *Deliverer) keepClaimed(m jetstream.Msg) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(d.cfg.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = m.InProgress()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
 // delivery is the signed body of an outgoing delivery.
 type delivery struct {
 	SubscriptionID string          `json:"subscription_id"`
@@ -225,6 +268,8 @@ type delivery struct {
 // to the bot), post once, store the attempt, acknowledge. A database failure before the post
 // asks for the event again later; nothing is ever posted twice on purpose.
 func (d *Deliverer) handle(ctx context.Context, subscriptionID string, m jetstream.Msg) {
+	stop := d.keepClaimed(m)
+	defer stop()
 	meta, err := m.Metadata()
 	if err != nil {
 		_ = m.Term()
@@ -273,8 +318,14 @@ func (d *Deliverer) handle(ctx context.Context, subscriptionID string, m jetstre
 		_ = m.Nak()
 		return
 	}
+	// The stored attempt is shown to the workspace's managers (GET …/deliveries): it keeps the
+	// fixed sentence of the failure's class; the detail, which may name internal resolvers and
+	// addresses, goes to the log only.
 	outcome := persist.DeliveryOutcome{EventID: envelope.ID, Cursor: cursor, EventType: eventType, Status: res.Status,
-		Body: string(res.Body), Error: res.Problem(), StartedAt: started}
+		Body: string(res.Body), Error: res.Failure(), StartedAt: started}
+	if problem := res.Problem(); problem != "" {
+		d.logger.Info("event delivery failed", "subscription_id", subscriptionID, "cursor", cursor, "error", problem)
+	}
 	store := context.WithoutCancel(ctx)
 	a, err := persist.WithTxV(store, d.cfg.Store, func(tx *persist.Tx) (persist.EventDeliveryAttempt, error) {
 		return tx.EventDeliveryRecord(store, p.target, outcome)

@@ -26,6 +26,7 @@ import (
 	"github.com/natterchat/natter/server/blob"
 	"github.com/natterchat/natter/server/callback"
 	"github.com/natterchat/natter/server/delivery"
+	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/server/webpush"
 	"github.com/natterchat/natter/streams"
 	"github.com/natterchat/natter/streams/streamstest"
@@ -78,7 +79,7 @@ func WithWebPush(fn func(*webpush.Config)) Option {
 }
 
 // WithCallbackPolicy replaces the address policy of outgoing callbacks, which by default admits
-// public addresses and loopback (the tests' receivers); pass callback.PublicOnly for the
+// public addresses and loopback (the tests' receivers); pass netpolicy.PublicOnly for the
 // production policy.
 func WithCallbackPolicy(allow func(netip.Addr) bool) Option {
 	return func(o *options) { o.allowAddr = allow }
@@ -130,7 +131,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 		t.Fatalf("bot access: %v", err)
 	}
 	if o.allowAddr == nil {
-		o.allowAddr = webpush.PublicOrLoopback
+		o.allowAddr = netpolicy.PublicOrLoopback
 	}
 	callbacks, err := callback.New(callback.Config{AllowAddr: o.allowAddr, Timeout: 10 * time.Second})
 	if err != nil {
@@ -152,7 +153,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 		if _, err := webpush.EnsureKey(context.Background(), store); err != nil {
 			t.Fatalf("push key: %v", err)
 		}
-		pcfg := webpush.Config{Store: store, NATS: nc, Logger: logger, Policy: webpush.PublicOrLoopback,
+		pcfg := webpush.Config{Store: store, NATS: nc, Logger: logger, Policy: netpolicy.PublicOrLoopback,
 			DiscoverInterval: 50 * time.Millisecond}
 		o.push(&pcfg)
 		if push, err = webpush.New(pcfg); err != nil {
@@ -188,7 +189,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 		LocalImpersonation: true,
 		Collectors:         append(hub.Collectors(), relay.Collectors()...)}
 	if push != nil {
-		cfg.PushPolicy = webpush.PublicOrLoopback
+		cfg.PushPolicy = netpolicy.PublicOrLoopback
 		cfg.Collectors = append(cfg.Collectors, push.Collectors()...)
 	}
 	if o.config != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/streams"
 )
 
@@ -33,7 +34,8 @@ type Config struct {
 	// Logger receives one line per dropped push, per failure and per minute of queue overflow.
 	// Default slog.Default().
 	Logger *slog.Logger
-	// Policy decides which addresses push services may be reached at. Default PublicOnly.
+	// Policy decides which addresses push services may be reached at. Default
+	// netpolicy.PublicOnly.
 	Policy AddressPolicy
 	// RootCAs replaces the system's certificate roots for push services. Default nil (system).
 	RootCAs *x509.CertPool
@@ -139,7 +141,7 @@ func New(cfg Config) (*Deliverer, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Policy == nil {
-		cfg.Policy = PublicOnly
+		cfg.Policy = netpolicy.PublicOnly
 	}
 	if cfg.Subscriber == "" {
 		cfg.Subscriber = "mailto:webpush@natter.invalid"

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -13,38 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/server/netpolicy"
 )
-
-func TestPublicOnly(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		addr string
-		ok   bool
-	}{
-		{"93.184.216.34", true},
-		{"2606:4700::1111", true},
-		{"127.0.0.1", false},
-		{"::1", false},
-		{"10.1.2.3", false},
-		{"172.16.0.1", false},
-		{"192.168.1.1", false},
-		{"169.254.169.254", false},
-		{"fe80::1", false},
-		{"fc00::1", false},
-		{"100.64.0.1", false},
-		{"0.0.0.0", false},
-		{"::", false},
-		{"224.0.0.1", false},
-		{"255.255.255.255", false},
-		{"::ffff:127.0.0.1", false},
-		{"::ffff:10.0.0.1", false},
-		{"64:ff9b::a00:1", false},
-	} {
-		require.Equal(t, tc.ok, PublicOnly(netip.MustParseAddr(tc.addr)), tc.addr)
-	}
-	require.True(t, PublicOrLoopback(netip.MustParseAddr("127.0.0.1")))
-	require.False(t, PublicOrLoopback(netip.MustParseAddr("10.0.0.1")))
-}
 
 func TestParseSubscription(t *testing.T) {
 	t.Parallel()
@@ -81,7 +50,7 @@ func TestParseSubscription(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sub, err := ParseSubscription(tc.endpoint, tc.p256dh, tc.auth, " Firefox ", PublicOnly)
+			sub, err := ParseSubscription(tc.endpoint, tc.p256dh, tc.auth, " Firefox ", netpolicy.PublicOnly)
 			if !tc.ok {
 				e, ok := persist.ErrorOf(err)
 				require.True(t, ok, "%v", err)
@@ -95,7 +64,7 @@ func TestParseSubscription(t *testing.T) {
 			require.Equal(t, "Firefox", sub.Label)
 		})
 	}
-	_, err = ParseSubscription("https://127.0.0.1:8443/x", point, secret, "", PublicOrLoopback)
+	_, err = ParseSubscription("https://127.0.0.1:8443/x", point, secret, "", netpolicy.PublicOrLoopback)
 	require.NoError(t, err, "the policy is injectable")
 }
 

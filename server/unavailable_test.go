@@ -1,0 +1,44 @@
+package server_test
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/server/servertest"
+)
+
+// TestDatabaseOutage: while the database cannot be reached, requests answer 503 unavailable
+// with Retry-After (not 500 internal), and the API recovers once it is back.
+func TestDatabaseOutage(t *testing.T) {
+	t.Parallel()
+	route, outage := persisttest.WithOutage(t)
+	h := servertest.New(t, servertest.WithStoreOptions(route))
+	owner := h.NewUser(t)
+	ws := persisttest.Workspace(t, h.Store, owner.User.ID)
+	general := persisttest.Channel(t, h.Store, persist.ActorFor(owner.User), ws.ID, "general")
+	h.Get(t, "/api/me", owner.Token).RequireStatus(t, http.StatusOK)
+
+	outage.Cut()
+	for _, r := range []*servertest.Response{
+		h.Get(t, "/api/me", owner.Token),
+		h.Get(t, "/api/workspaces/"+ws.ID, owner.Token),
+		h.Post(t, "/api/channels/"+general.ID+"/messages", owner.Token, map[string]any{"body": "hello"}),
+	} {
+		r.RequireError(t, http.StatusServiceUnavailable, persist.CodeUnavailable)
+		after, err := strconv.Atoi(r.Header.Get("Retry-After"))
+		require.NoError(t, err, "Retry-After is a number of seconds")
+		require.Positive(t, after)
+		require.NotContains(t, string(r.Body), "dial")
+	}
+	h.Get(t, "/readyz", "").RequireStatus(t, http.StatusServiceUnavailable)
+
+	outage.Restore()
+	h.Get(t, "/api/me", owner.Token).RequireStatus(t, http.StatusOK)
+	h.Post(t, "/api/channels/"+general.ID+"/messages", owner.Token, map[string]any{"body": "hello"}).
+		RequireStatus(t, http.StatusCreated)
+}
