@@ -22,6 +22,13 @@ func commandMenu(t *testing.T, tab context.Context) {
 	if got := eval[string](t, tab, `document.querySelector('.cmd-menu li.cmd .cmd-bot').textContent`); got == "" {
 		t.Fatal("a menu entry does not name its bot")
 	}
+	// A bot's words are text: its description's markup stays markup-as-text.
+	if got := eval[string](t, tab, `[...document.querySelectorAll('.cmd-menu .cmd-desc')].pop().textContent`); got != "Start today's standup <img src=x onerror=alert(1)>" {
+		t.Fatalf("the standup description reads %q", got)
+	}
+	if n := eval[int](t, tab, `document.querySelectorAll('.cmd-menu img:not(.avatar)').length`); n != 0 {
+		t.Fatalf("a bot's description produced %d img elements", n)
+	}
 	shot(t, tab, "command-menu")
 	// Filtered as the command is typed.
 	do(t, tab, "type r", chromedp.SendKeys(box, "r"))
@@ -81,7 +88,7 @@ func TestBrowserManage(t *testing.T) {
 		{"command": "deploy", "description": "Deploy a branch", "args_hint": "<branch> [env]"},
 		{"command": "rollback", "description": "Roll back the last deploy"}}}, nil)
 	e.api(t, person{token: standupTok.Token}, "PUT", "/api/bots/self/commands", map[string]any{"commands": []map[string]string{
-		{"command": "standup", "description": "Start today's standup"}}}, nil)
+		{"command": "standup", "description": "Start today's standup <img src=x onerror=alert(1)>"}}}, nil)
 
 	t.Run("CommandMenu", func(t *testing.T) { commandMenu(t, bTab) })
 	t.Run("AgentProgress", func(t *testing.T) { agentProgress(t, e, deployer, wsID, general.Channel.ID, bTab) })
@@ -110,7 +117,7 @@ func keyboardAndRoles(t *testing.T, tab context.Context) {
 	do(t, tab, "open the settings", chromedp.Click(`.conv-header button[aria-label="Channel settings"]`))
 	waitFor(t, tab, "a dialog named by its title", `(d => d && d.getAttribute('role') === 'dialog'
 		&& document.getElementById(d.getAttribute('aria-labelledby'))?.textContent === 'Channel settings')(document.querySelector('.panel:not([hidden])'))`)
-	do(t, tab, "focus the name field", chromedp.Focus(`.panel form.settings input[name=name]`))
+	waitFor(t, tab, "focus in the dialog's first field", `document.activeElement?.name === 'name' && document.activeElement.closest('.panel')`)
 	do(t, tab, "press Esc", chromedp.KeyEvent(kb.Escape))
 	waitFor(t, tab, "the panel closed", `document.querySelector('.panel').hidden`)
 

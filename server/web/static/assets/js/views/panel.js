@@ -38,7 +38,11 @@ export class Panel {
     else if (p.kind === 'search' && fresh) this.search(p.q);
     else if (p.kind === 'members' && fresh) this.members();
     else if (p.kind === 'shortcuts' && fresh) this.shortcuts();
-    else if (p.kind === 'channel' && (fresh || topics.has('channel'))) renderChannelSettings(this.body, p.channelId);
+    else if (p.kind === 'channel' && (fresh || topics.has('channel'))) {
+      renderChannelSettings(this.body, p.channelId);
+      // A dialog opened from the keyboard puts the keyboard in it.
+      if (fresh) { const first = this.body.querySelector('input'); if (first) first.focus(); }
+    }
   }
 
   async pins() {
