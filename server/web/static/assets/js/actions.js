@@ -28,6 +28,7 @@ export async function openWorkspace(wsId, target, route) {
   state.threads = new Map();
   state.messages = new Map();
   state.mentions = new Map();
+  state.progress = new Map();
   state.memberCount = null;
   state.panel = null;
   state.view = null;

@@ -67,3 +67,11 @@ export async function createChannel(name) {
   await openPlace({ kind: 'channel', id: res.channel.id });
 }
 
+
+// updateChannel patches a channel; the answer (and later its event) updates the store.
+export async function updateChannel(id, patch) {
+  const res = await api.patch(`/api/channels/${id}`, patch);
+  const old = state.channels.get(id) || {};
+  state.channels.set(id, { ...old, ...res.channel, unread_count: old.unread_count || 0, last_read_seq: old.last_read_seq || 0 });
+  touch('sidebar', 'header', 'channel');
+}

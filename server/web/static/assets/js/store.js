@@ -1,3 +1,5 @@
+import { applyProgress } from './progress.js';
+
 // store.js holds the client's one state, fed by API answers and by the event stream through one
 // reducer per event type. Views subscribe to topics; changes are flushed to them at most once
 // per animation frame, however many events arrive.
@@ -19,6 +21,7 @@ export const state = {
   view: null, // { kind: 'channel' | 'dm', id }
   panel: null, // { kind: 'thread', rootId } | { kind: 'pins' | 'search' | 'members' | 'profile', ... }
   typing: new Map(), // place id → Map(user id → expiry ms)
+  progress: new Map(), // place id → Map(bot id → { turn, lines, until }), see progress.js
   mentions: new Map(), // place id → mentions seen live while unread
   conn: 'idle', // idle | connecting | open | reconnecting
   editing: null, // id of the message being edited
@@ -216,7 +219,7 @@ const reducers = {
     if (!c) return [];
     const old = state.channels.get(c.id) || {};
     state.channels.set(c.id, { ...old, ...c, unread_count: old.unread_count || 0, last_read_seq: old.last_read_seq || 0 });
-    return ['sidebar', 'header'];
+    return ['sidebar', 'header', 'channel'];
   },
   'workspace.updated'(ev) {
     const w = ev.payload && ev.payload.workspace;
@@ -225,6 +228,7 @@ const reducers = {
   },
   'typing.started'(ev) { return typing(ev, true); },
   'typing.stopped'(ev) { return typing(ev, false); },
+  'agent.progress'(ev) { return applyProgress(ev); },
 };
 
 function setThreadState(rootId, ts) {

@@ -4,21 +4,25 @@ import { h, replace, icon, displayName } from '../dom.js';
 import { state, touch, conv } from '../store.js';
 import * as actions from '../actions.js';
 import { dmName } from './sidebar.js';
+import { CommandMenu } from './commands.js';
 
 export class Composer {
   constructor() {
     this.box = h('textarea', { class: 'compose-box', rows: 1, 'aria-label': 'Message', placeholder: 'Message',
-      onkeydown: (e) => this.key(e), oninput: () => { this.grow(); if (this.box.value) actions.typing(); },
+      'aria-controls': 'cmd-menu', onkeydown: (e) => this.key(e),
+      oninput: () => { this.grow(); this.menu.update(this.box.value); if (this.box.value) actions.typing(); },
+      onblur: () => this.menu.close(),
       onpaste: (e) => this.paste(e) });
     this.file = h('input', { type: 'file', multiple: true, hidden: true, onchange: () => { this.sendFiles([...this.file.files]); this.file.value = ''; } });
     this.quote = h('div', { class: 'quote-chip', hidden: true });
+    this.menu = new CommandMenu((text) => { this.box.value = text; this.box.focus(); this.grow(); });
     this.el = h('form', { class: 'composer', onsubmit: (e) => { e.preventDefault(); this.submit(); } },
-      this.quote,
+      this.quote, this.menu.el,
       h('div', { class: 'compose-row' },
         h('button', { class: 'icon-btn', type: 'button', title: 'Attach files', 'aria-label': 'Attach files', onclick: () => this.file.click() }, icon('clip')),
         this.box, this.file,
         h('button', { class: 'icon-btn send', type: 'submit', title: 'Send (Enter)', 'aria-label': 'Send' }, icon('send'))),
-      h('p', { class: 'compose-hint' }, 'Enter to send · Shift+Enter for a new line · ↑ to edit your last message'));
+      h('p', { class: 'compose-hint' }, 'Enter to send · Shift+Enter for a new line · ↑ to edit your last message · / for bot commands'));
     // Files dropped anywhere on the conversation are sent to it.
     document.addEventListener('dragover', (e) => { if (state.view && e.dataTransfer && [...e.dataTransfer.types].includes('Files')) { e.preventDefault(); document.body.classList.add('dropping'); } });
     document.addEventListener('dragleave', (e) => { if (!e.relatedTarget) document.body.classList.remove('dropping'); });
@@ -53,6 +57,7 @@ export class Composer {
   }
 
   key(e) {
+    if (this.menu.key(e, this.box.value)) return;
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); this.submit(); return; }
     if (e.key === 'ArrowUp' && !this.box.value && state.view) {
       const c = conv(state.view.id);

@@ -48,6 +48,7 @@ export class Header {
     replace(this.buttons,
       typeof state.memberCount === 'number' ? h('button', { class: 'members-count', title: 'People in this workspace', onclick: () => actions.openPanel({ kind: 'members' }) },
         icon('people'), String(state.memberCount)) : null,
-      v.kind === 'channel' ? tool('pin', 'Pinned messages', { kind: 'pins' }) : null);
+      v.kind === 'channel' ? tool('pin', 'Pinned messages', { kind: 'pins' }) : null,
+      v.kind === 'channel' ? tool('gear', 'Channel settings', { kind: 'channel', channelId: v.id }) : null);
   }
 }

@@ -5,14 +5,15 @@ import { state } from '../store.js';
 import * as actions from '../actions.js';
 import { ThreadView } from './thread.js';
 import { renderRow } from './row.js';
+import { renderChannelSettings } from './channel.js';
 
-const titles = { thread: 'Thread', pins: 'Pinned messages', search: 'Search', members: 'People', shortcuts: 'Keyboard shortcuts' };
+const titles = { thread: 'Thread', pins: 'Pinned messages', search: 'Search', members: 'People', shortcuts: 'Keyboard shortcuts', channel: 'Channel settings' };
 
 export class Panel {
   constructor() {
-    this.title = h('h2');
+    this.title = h('h2', { id: 'panel-title' });
     this.body = h('div', { class: 'panel-body' });
-    this.el = h('aside', { class: 'panel', hidden: true, 'aria-label': 'Side panel' },
+    this.el = h('aside', { class: 'panel', hidden: true, role: 'dialog', 'aria-modal': 'false', 'aria-labelledby': 'panel-title' },
       h('div', { class: 'panel-head' }, this.title,
         h('button', { class: 'icon-btn', title: 'Close (Esc)', 'aria-label': 'Close panel', onclick: () => actions.openPanel(null) }, icon('close'))),
       this.body);
@@ -37,6 +38,11 @@ export class Panel {
     else if (p.kind === 'search' && fresh) this.search(p.q);
     else if (p.kind === 'members' && fresh) this.members();
     else if (p.kind === 'shortcuts' && fresh) this.shortcuts();
+    else if (p.kind === 'channel' && (fresh || topics.has('channel'))) {
+      renderChannelSettings(this.body, p.channelId);
+      // A dialog opened from the keyboard puts the keyboard in it.
+      if (fresh) { const first = this.body.querySelector('input'); if (first) first.focus(); }
+    }
   }
 
   async pins() {

@@ -8,6 +8,7 @@ import { Header } from './header.js';
 import { MessageList } from './list.js';
 import { Composer } from './composer.js';
 import { Panel } from './panel.js';
+import { renderProgress } from './progress.js';
 
 export function mountShell(root) {
   const sidebar = new Sidebar();
@@ -17,10 +18,11 @@ export function mountShell(root) {
   const panel = new Panel();
   const banner = h('div', { class: 'banner', role: 'status', 'aria-live': 'polite', hidden: true });
   const typing = h('div', { class: 'typing', 'aria-live': 'polite' });
+  const progress = h('div', { class: 'agents', role: 'status', 'aria-label': 'Agents at work', hidden: true });
   const toast = h('div', { class: 'toast', role: 'status', hidden: true });
   const empty = h('div', { class: 'empty', hidden: true });
   const conversation = h('section', { class: 'conversation', 'aria-label': 'Conversation' },
-    header.el, banner, empty, list.wrap, typing, composer.el);
+    header.el, banner, empty, list.wrap, progress, typing, composer.el);
   replace(root, h('div', { class: 'shell' }, sidebar.el, conversation, panel.el, toast));
 
   let offlineSince = 0;
@@ -28,9 +30,10 @@ export function mountShell(root) {
     if (t.has('sidebar') || t.has('view') || t.has('conn')) sidebar.render();
     if (t.has('header') || t.has('view') || t.has('sidebar') || t.has('panel')) header.render();
     if (t.has('messages') || t.has('view')) list.render();
-    if (t.has('view') || t.has('quote') || t.has('uploads')) composer.render();
-    if (t.has('panel') || t.has('thread') || t.has('pins') || (t.has('messages') && state.panel)) panel.render(t);
+    if (t.has('view') || t.has('quote') || t.has('uploads') || t.has('channel')) composer.render();
+    if (t.has('panel') || t.has('thread') || t.has('pins') || t.has('channel') || (t.has('messages') && state.panel)) panel.render(t);
     if (t.has('typing') || t.has('view')) renderTyping(typing);
+    if (t.has('progress') || t.has('view') || t.has('sidebar')) renderProgress(progress);
     if (t.has('conn')) {
       if (state.conn === 'open') offlineSince = 0;
       else if (!offlineSince) offlineSince = Date.now();
@@ -44,6 +47,8 @@ export function mountShell(root) {
   });
   // Typing lines fade after a few seconds without a new event.
   setInterval(() => touch('typing'), 2000);
+  // A quiet agent's block expires; the check rides on the same clock.
+  setInterval(() => { if (state.progress.size) touch('progress'); }, 2000);
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState === 'visible' && state.view) actions.markRead(state.view);
   });

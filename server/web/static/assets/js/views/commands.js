@@ -1,0 +1,84 @@
+// views/commands.js: the command menu. Typing "/" at the start of the composer offers every
+// bot's commands with their argument hints, filtered as the command is typed; ↑/↓ move, Enter
+// or Tab takes one, Esc closes the menu.
+import { h, replace, avatar, displayName } from '../dom.js';
+import { state } from '../store.js';
+import * as api from '../api.js';
+
+export class CommandMenu {
+  constructor(onPick) {
+    this.onPick = onPick;
+    this.el = h('ul', { class: 'cmd-menu', id: 'cmd-menu', role: 'listbox', 'aria-label': 'Bot commands', hidden: true });
+    this.items = [];
+    this.sel = 0;
+    this.list = null; // { wsId, commands } loaded when the menu first opens in a workspace
+    this.closedFor = null; // the text Esc closed the menu on: it stays closed until that changes
+  }
+
+  get open() { return !this.el.hidden; }
+
+  // update follows the composer's text: the menu shows while it is "/" and a command's first word.
+  async update(text) {
+    const m = /^\/(\S*)$/.exec(text);
+    if (!m || text === this.closedFor) { this.close(); return; }
+    this.closedFor = null;
+    const wsId = state.wsId;
+    if (!this.list || this.list.wsId !== wsId) {
+      this.list = { wsId, commands: [] };
+      try {
+        this.list.commands = (await api.get(`/api/workspaces/${wsId}/bot-commands`)).bot_commands || [];
+      } catch { this.list = null; return; }
+    }
+    const typed = m[1].toLowerCase();
+    const name = (c) => c.command.replace(/^\//, '').toLowerCase();
+    this.items = this.list.commands.filter((c) => name(c).startsWith(typed) || (c.bot && c.bot.handle.toLowerCase().startsWith(typed)));
+    this.sel = Math.min(this.sel, Math.max(this.items.length - 1, 0));
+    this.render(text);
+  }
+
+  render(text) {
+    if (!this.items.length) {
+      replace(this.el, h('li', { class: 'cmd-none', role: 'option', 'aria-disabled': 'true' },
+        this.list.commands.length ? `No command starts with ${text}` : 'No bot in this workspace offers commands yet.'));
+    } else {
+      replace(this.el, ...this.items.map((c, i) => h('li', {
+        class: `cmd${i === this.sel ? ' sel' : ''}`, role: 'option', id: `cmd-${i}`, 'aria-selected': i === this.sel ? 'true' : 'false',
+        onmousedown: (e) => { e.preventDefault(); this.pick(i); },
+      }, avatar(c.bot, 'xs'), h('span', { class: 'cmd-name' }, c.command), c.args_hint ? h('span', { class: 'cmd-args' }, c.args_hint) : null,
+      h('span', { class: 'cmd-desc' }, c.description || ''), h('span', { class: 'cmd-bot' }, displayName(c.bot)))));
+    }
+    this.el.hidden = false;
+    this.el.setAttribute('aria-activedescendant', this.items.length ? `cmd-${this.sel}` : '');
+  }
+
+  close() { this.el.hidden = true; this.sel = 0; }
+
+  pick(i) {
+    const c = this.items[i];
+    if (!c) return;
+    this.close();
+    this.onPick(`${c.command} `);
+  }
+
+  // key handles a keydown in the composer; true means the menu used it.
+  key(e, text) {
+    if (!this.open) return false;
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      if (!this.items.length) return false;
+      const n = this.items.length;
+      this.sel = (this.sel + (e.key === 'ArrowDown' ? 1 : n - 1)) % n;
+      this.render(text);
+    } else if ((e.key === 'Enter' && !e.shiftKey) || e.key === 'Tab') {
+      if (!this.items.length) return false;
+      this.pick(this.sel);
+    } else if (e.key === 'Escape') {
+      this.closedFor = text;
+      this.close();
+    } else {
+      return false;
+    }
+    e.preventDefault();
+    e.stopPropagation();
+    return true;
+  }
+}
