@@ -146,12 +146,16 @@ func TestSlashCommandReplies(t *testing.T) {
 		})
 		_, secret := e.register(t, inst, "/whisper", recv.srv.URL)
 		recv.setSecret(secret)
-		before := len(e.eventsOf(t, "message.created"))
-		r := e.slash(t, general.ID, e.owner.Token, "/whisper", "")
+		// A channel of its own: the siblings post into general while this one counts.
+		quiet := persisttest.Channel(t, e.h.Store, persist.ActorFor(e.owner.User), e.ws.ID, "whisper-room")
+		r := e.slash(t, quiet.ID, e.owner.Token, "/whisper", "")
 		r.RequireStatus(t, http.StatusCreated)
 		recv.next(t)
 		require.Equal(t, map[string]any{"response_type": "ephemeral", "text": "only you"}, r.JSON(t))
-		require.Len(t, e.eventsOf(t, "message.created"), before)
+		for _, ev := range e.eventsOf(t, "message.created") {
+			require.NotEqual(t, quiet.ID, ev.ChannelID, "an ephemeral answer was posted")
+		}
+		require.Empty(t, pageOf(t, e.h.Get(t, "/api/channels/"+quiet.ID+"/messages", e.owner.Token)).Messages)
 	})
 	t.Run("FailingCallbackIs502", func(t *testing.T) {
 		t.Parallel()
