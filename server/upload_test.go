@@ -15,7 +15,6 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
-	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/servertest"
 )
 
@@ -118,7 +117,7 @@ func TestUploadCreate(t *testing.T) {
 		// The file part's content, then the closing boundary: one byte more than the limit in all.
 		closing := head[bytes.LastIndex(head, []byte("\r\n--")):]
 		opening := head[:bytes.LastIndex(head, []byte("\r\n--"))]
-		size := server.MaxUploadBody + 1 - len(opening) - len(closing)
+		size := 64<<20 + 1 - len(opening) - len(closing) // SPEC §Limits: 64 MiB per request
 		body := io.MultiReader(bytes.NewReader(opening), io.LimitReader(zeros{}, int64(size)), bytes.NewReader(closing))
 		h.Do(t, servertest.Request{Method: http.MethodPost, Path: "/api/uploads?workspace_id=" + c.ws.ID + "&nonce=big",
 			Token: c.alice.Token, Body: body, Header: map[string]string{"Content-Type": ct}}).
