@@ -94,7 +94,8 @@ func TestUploadCreate(t *testing.T) {
 		f := filePart{Name: "a.txt", Data: []byte("hi")}
 		upload(t, h, c.alice.Token, "", f).RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
 		upload(t, h, c.alice.Token, "?nonce=n1", f, "workspace_id", c.ws.ID).RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
-		upload(t, h, c.alice.Token, "?workspace_id="+c.ws.ID+"&nonce="+strings.Repeat("n", persist.MaxNonceLength+1), f).
+		// SPEC §Limits: an upload nonce is at most 128 characters.
+		upload(t, h, c.alice.Token, "?workspace_id="+c.ws.ID+"&nonce="+strings.Repeat("n", 129), f).
 			RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
 		h.Post(t, "/api/uploads?workspace_id="+c.ws.ID, c.alice.Token, map[string]any{"file": "x"}).
 			RequireError(t, http.StatusUnsupportedMediaType, persist.CodeUnsupportedMediaType)
