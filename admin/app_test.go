@@ -53,6 +53,7 @@ func TestInvalidConfiguration(t *testing.T) {
 		{"PlainHTTPProxyTeamDomain", []string{"dev", "--proxy-team-domain", "http://team.cloudflareaccess.com", "--proxy-audience", "tag"}, "--proxy-team-domain"},
 		{"ProxyTeamDomainWithPath", []string{"dev", "--proxy-team-domain", "https://team.cloudflareaccess.com/x", "--proxy-audience", "tag"}, "--proxy-team-domain"},
 		{"S3WithoutBucket", []string{"dev", "--upload-s3-endpoint", "https://s3.example.com"}, "--upload-s3-endpoint"},
+		{"NoSocketsPerUser", []string{"dev", "--max-sockets-per-user", "0"}, "--max-sockets-per-user"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -69,6 +70,12 @@ func TestEnvironmentVariables(t *testing.T) {
 	t.Setenv("NATTER_ADDR", "still nonsense")
 	_, err := run(t, "dev")
 	require.ErrorContains(t, err, "invalid configuration: --addr")
+}
+
+func TestSocketsPerUserEnvironment(t *testing.T) {
+	t.Setenv("NATTER_MAX_SOCKETS_PER_USER", "-1")
+	_, err := run(t, "dev")
+	require.ErrorContains(t, err, "invalid configuration: --max-sockets-per-user")
 }
 
 func TestAdminCommands(t *testing.T) {

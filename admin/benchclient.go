@@ -126,6 +126,9 @@ func (s *benchSocket) dial(ctx context.Context, base, workspaceID, token string)
 		u += "&after_cursor=" + strconv.FormatInt(after, 10)
 	}
 	conn, br, _, err := d.Dial(ctx, u)
+	if errors.Is(err, ws.StatusError(http.StatusTooManyRequests)) {
+		return fmt.Errorf("%w: the server caps sockets per account; start it with --max-sockets-per-user at least --sockets", err)
+	}
 	if err != nil {
 		return err
 	}

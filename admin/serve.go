@@ -71,11 +71,13 @@ func serverFlags(dev bool) []cli.Flag {
 		&cli.StringFlag{Name: "cookie-namespace", EnvVars: []string{"NATTER_COOKIE_NAMESPACE"},
 			Usage: "suffix for the session cookie name (cc_session_<namespace>) when deployments share a domain"},
 		&cli.StringFlag{Name: "api-base-url", EnvVars: []string{"NATTER_API_BASE_URL"},
-			Usage: "the trusted canonical API base bot installers store, such as https://chat.example.com (a path prefix is kept); adds claim_url and api_base_url to setup codes"},
+			Usage: "the trusted canonical API base bot installers store, such as https://chat.example.com (a path prefix is kept); setup codes give it as api_base_url and build claim_url on it (default: --public-url, else the request's scheme and host)"},
 		&cli.BoolFlag{Name: "web-push", EnvVars: []string{"NATTER_WEB_PUSH"}, Value: true,
 			Usage: "send Web Push notifications to registered devices (a server key pair is generated on first start); false turns push off: no key, no sends, and the push write endpoints answer 404"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
+		&cli.IntFlag{Name: "max-sockets-per-user", EnvVars: []string{"NATTER_MAX_SOCKETS_PER_USER"}, Value: 64,
+			Usage: "open realtime sockets one person, or one bot token, may hold on this server; more are refused with 429 before the upgrade"},
 	}, append(signInFlags(), uploadFlags()...)...)
 }
 
@@ -85,13 +87,17 @@ type serverConfig struct {
 	addr           string
 	natsURL        string
 	natsListen     string
+	socketsPerUser int
 	server         server.Config
 	signIn         signInConfig
 }
 
 func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	cfg = serverConfig{addr: c.String("addr"), natsURL: c.String("nats-url"), natsListen: c.String("nats-listen"),
-		streamReplicas: c.Int("stream-replicas")}
+		streamReplicas: c.Int("stream-replicas"), socketsPerUser: c.Int("max-sockets-per-user")}
+	if cfg.socketsPerUser < 1 || cfg.socketsPerUser > 100000 {
+		return cfg, configError("max-sockets-per-user", "must be 1 to 100000, not %d", cfg.socketsPerUser)
+	}
 	if cfg.streamReplicas < 1 || cfg.streamReplicas > 5 {
 		return cfg, configError("stream-replicas", "must be 1 to 5 (1 for the embedded server, 3 in a cluster), not %d", cfg.streamReplicas)
 	}
@@ -205,7 +211,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if err != nil {
 		return err
 	}
-	hub, err := realtime.New(realtime.Config{Store: db.Store, NATS: nc, Logger: logger})
+	hub, err := realtime.New(realtime.Config{Store: db.Store, NATS: nc, Logger: logger, MaxSocketsPerUser: cfg.socketsPerUser})
 	if err != nil {
 		return err
 	}

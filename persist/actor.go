@@ -20,6 +20,10 @@ type Actor struct {
 	// store is called; the store consults Scopes only for rules that depend on the request body
 	// (agent_activity:write for agent messages and agent.progress). Empty for humans.
 	Scopes []string
+	// CorrelationID is the X-Correlation-ID of the request acting, recorded in the payload of
+	// the message events it appends so a client can match an event to its own request.
+	// Empty when no request is behind the operation.
+	CorrelationID string
 }
 
 // IsBotToken reports whether the actor authenticated with a bot token.

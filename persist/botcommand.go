@@ -47,12 +47,13 @@ type WorkspaceBotCommand struct {
 	UpdatedAt   time.Time     `json:"updated_at"`
 }
 
-// BotCommandBot is the bot embedded in a WorkspaceBotCommand.
+// BotCommandBot is the bot embedded in a WorkspaceBotCommand. AvatarURL is always present, null
+// when the bot has none: ClickClack menus read the key (CONTRACT.md §Compatibility).
 type BotCommandBot struct {
-	ID          string `json:"id"`
-	Handle      string `json:"handle,omitempty"`
-	DisplayName string `json:"display_name"`
-	AvatarURL   string `json:"avatar_url,omitempty"`
+	ID          string  `json:"id"`
+	Handle      string  `json:"handle,omitempty"`
+	DisplayName string  `json:"display_name"`
+	AvatarURL   *string `json:"avatar_url"`
 }
 
 // NormalizeBotCommand accepts a command with or without its leading slash and returns it
@@ -164,7 +165,7 @@ func (tx *Tx) BotCommandListByWorkspace(ctx context.Context, actor Actor, worksp
 	}
 	rows, err := tx.query(ctx, `
 		SELECT c.id, c.command, c.description, coalesce(c.args_hint, ''), c.created_at, c.updated_at,
-			u.id, coalesce(u.handle, ''), u.display_name, coalesce(u.avatar_url, '')
+			u.id, coalesce(u.handle, ''), u.display_name, nullif(u.avatar_url, '')
 		FROM bot_commands c
 		JOIN users u ON u.id = c.bot_user_id
 		JOIN workspace_members m ON m.workspace_id = c.workspace_id AND m.user_id = c.bot_user_id

@@ -112,13 +112,6 @@ func (tx *Tx) ChannelCreate(ctx context.Context, actor Actor, workspaceID string
 	return c, ev, err
 }
 
-// channelEvent is the event of a channel mutation: the channel as the API shows it, and, as the
-// spec asks of channel.updated, the resulting archived flag.
-func channelEvent(typ string, c Channel, actorID string) EventInput {
-	return EventInput{WorkspaceID: c.WorkspaceID, Type: typ, ChannelID: c.ID, ActorID: actorID,
-		Payload: map[string]any{"channel": c, "archived": c.Archived}}
-}
-
 // ChannelList returns the channels the actor may see, ordered by name, archived ones included.
 // A guest sees only the guest channel, which is created (with channel.created) when missing.
 // Codes: not_found (workspace), forbidden (not a member).

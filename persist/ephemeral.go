@@ -27,7 +27,9 @@ type EphemeralInput struct {
 
 // EphemeralAuthorize checks that actor may send an ephemeral event to exactly one target it can
 // read, and returns the event to publish (cursor 0: clients never store it). agent.progress
-// further needs a bot token holding agent_activity:write, and dms:write for a conversation.
+// further needs a bot token holding agent_activity:write, and dms:write for a conversation. The
+// payload is the client's object with user_id (the publisher) and channel_id or
+// direct_conversation_id (the target) set by the server over anything the client sent there.
 // Codes: invalid_request, not_found (target, workspace), forbidden.
 func (tx *Tx) EphemeralAuthorize(ctx context.Context, actor Actor, in EphemeralInput) (Event, error) {
 	switch in.Type {
@@ -76,5 +78,29 @@ func (tx *Tx) EphemeralAuthorize(ctx context.Context, actor Actor, in EphemeralI
 	if in.WorkspaceID != "" && in.WorkspaceID != ev.WorkspaceID {
 		return Event{}, NotFound("channel or conversation in this workspace")
 	}
-	return ev, nil
+	var err error
+	ev.Payload, err = ephemeralPayload(payload, ev)
+	return ev, err
+}
+
+// ephemeralPayload sets on the client's payload object the fields the server vouches for: who
+// published the event and where, so no client can speak for another or name another place.
+// Codes: invalid_request (not a JSON object).
+func ephemeralPayload(raw json.RawMessage, ev Event) (json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return nil, Invalid("payload must be a JSON object")
+	}
+	delete(fields, "channel_id")
+	delete(fields, "direct_conversation_id")
+	set := func(key, value string) {
+		fields[key], _ = json.Marshal(value) // a string always encodes
+	}
+	set("user_id", ev.ActorID)
+	if ev.ChannelID != "" {
+		set("channel_id", ev.ChannelID)
+	} else {
+		set("direct_conversation_id", ev.DirectConversationID)
+	}
+	return json.Marshal(fields)
 }

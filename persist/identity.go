@@ -221,10 +221,7 @@ func (tx *Tx) placementJoin(ctx context.Context, userID string, p Placement) err
 	}
 	now := tx.now
 	entry.Role, entry.ModerationBy, entry.ModerationAt = RoleModerator, userID, &now
-	view := entry.Moderated(tx.now)
-	view.ModerationNote = ""
-	_, err = tx.EventAppend(ctx, EventInput{WorkspaceID: w.ID, Type: "member.moderation_updated",
-		ActorID: userID, Payload: map[string]any{"member": view}})
+	_, err = tx.EventAppend(ctx, memberModerationEvent(w.ID, userID, entry.Moderated(tx.now)))
 	return err
 }
 

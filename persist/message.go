@@ -64,13 +64,6 @@ func (m Message) Place() Place { return Place{ChannelID: m.ChannelID, DMID: m.Di
 // IsRoot reports whether the message starts a thread (it is not a reply).
 func (m Message) IsRoot() bool { return m.ParentMessageID == nil }
 
-// event is the envelope of an event about this message: its place, its id and its channel_seq.
-func (m Message) event(typ, actorID string, payload any) EventInput {
-	return EventInput{WorkspaceID: m.WorkspaceID, Type: typ, ChannelID: m.ChannelID,
-		DirectConversationID: m.DirectConversationID, MessageID: m.ID, Seq: m.ChannelSeq,
-		ActorID: actorID, Payload: payload}
-}
-
 // ThreadState summarises a root's replies; it is updated in the transaction of each reply.
 type ThreadState struct {
 	RootMessageID      string     `json:"root_message_id"`
@@ -275,7 +268,7 @@ func (tx *Tx) MessageCreate(ctx context.Context, actor Actor, p Place, in Messag
 		}
 		m.Attachments = []Upload{upload}
 	}
-	ev, err := tx.EventAppend(ctx, m.event("message.created", actor.UserID, map[string]any{"message": m}))
+	ev, err := tx.EventAppend(ctx, m.messageEvent("message.created", actor, nil))
 	return MessageCreated{Message: m, Event: ev}, err
 }
 

@@ -37,7 +37,7 @@ func (tx *Tx) MessageUpdate(ctx context.Context, actor Actor, id, body string) (
 	if err != nil || m.Body == body {
 		return MessageChanged{Message: out}, err
 	}
-	ev, err := tx.EventAppend(ctx, out.event("message.updated", actor.UserID, map[string]any{"message": out}))
+	ev, err := tx.EventAppend(ctx, out.messageEvent("message.updated", actor, nil))
 	return MessageChanged{Message: out, Events: []Event{ev}}, err
 }
 
@@ -99,7 +99,7 @@ func (tx *Tx) MessageDelete(ctx context.Context, actor Actor, id string) (Messag
 		events = append(events, ev)
 		return err
 	}
-	if err := appendEvent(out.event("message.deleted", actor.UserID, map[string]any{"message": out})); err != nil {
+	if err := appendEvent(out.messageEvent("message.deleted", actor, nil)); err != nil {
 		return MessageChanged{}, err
 	}
 	if pinned {
@@ -108,8 +108,7 @@ func (tx *Tx) MessageDelete(ctx context.Context, actor Actor, id string) (Messag
 		}
 	}
 	if !m.IsRoot() {
-		if err := appendEvent(root.event("thread.state_updated", actor.UserID,
-			map[string]any{"root_message_id": root.ID, "thread_state": ts})); err != nil {
+		if err := appendEvent(root.threadStateEvent(actor.UserID, ts)); err != nil {
 			return MessageChanged{}, err
 		}
 	}

@@ -121,10 +121,7 @@ func (tx *Tx) MemberModerate(ctx context.Context, actor Actor, workspaceID, user
 		}
 	}
 	view := target.Moderated(tx.now)
-	public := view
-	public.ModerationNote = ""
-	ev, err := tx.EventAppend(ctx, EventInput{WorkspaceID: workspaceID, Type: "member.moderation_updated",
-		ActorID: actor.UserID, Payload: map[string]any{"member": public}})
+	ev, err := tx.EventAppend(ctx, memberModerationEvent(workspaceID, actor.UserID, view))
 	return view, ev, err
 }
 

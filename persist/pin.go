@@ -11,7 +11,8 @@ import (
 // MaxPins is how many messages a channel may have pinned at once.
 const MaxPins = 100
 
-// Pin is a message pinned to a channel: shared channel state. Message is set in listings.
+// Pin is a message pinned to a channel: shared channel state. Message is set in listings and
+// on a new pin.
 type Pin struct {
 	WorkspaceID string    `json:"workspace_id"`
 	ChannelID   string    `json:"channel_id"`
@@ -21,17 +22,10 @@ type Pin struct {
 	Message     *Message  `json:"message,omitempty"`
 }
 
-// event is pin.added or pin.removed for this pin; seq is the message's channel_seq.
-func (p Pin) event(typ, actorID string, seq *int64) EventInput {
-	return EventInput{WorkspaceID: p.WorkspaceID, Type: typ, ChannelID: p.ChannelID, MessageID: p.MessageID,
-		Seq: seq, ActorID: actorID, Payload: map[string]any{"channel_id": p.ChannelID, "message_id": p.MessageID,
-			"pinned_by": p.PinnedBy}}
-}
-
-// PinAdd pins a message of a channel and appends pin.added. The channel's pin counter row is
-// locked to commit, so the limit holds under concurrency. Codes: not_found (channel, or a
-// message not in it), forbidden (guards), conflict (already pinned, or MaxPins reached),
-// message_deleted.
+// PinAdd pins a message of a channel and appends pin.added; the pin comes back with its full
+// message. The channel's pin counter row is locked to commit, so the limit holds under
+// concurrency. Codes: not_found (channel, or a message not in it), forbidden (guards), conflict
+// (already pinned, or MaxPins reached), message_deleted.
 func (tx *Tx) PinAdd(ctx context.Context, actor Actor, channelID, messageID string) (Pin, Event, error) {
 	c, _, err := tx.ChannelForChange(ctx, actor, channelID)
 	if err != nil {
@@ -67,6 +61,10 @@ func (tx *Tx) PinAdd(ctx context.Context, actor Actor, channelID, messageID stri
 	if err != nil {
 		return Pin{}, Event{}, err
 	}
+	if m, err = tx.messageHydrate(ctx, actor, m); err != nil {
+		return Pin{}, Event{}, err
+	}
+	p.Message = &m
 	ev, err := tx.EventAppend(ctx, p.event("pin.added", actor.UserID, m.ChannelSeq))
 	return p, ev, err
 }

@@ -151,7 +151,6 @@ func (tx *Tx) reactionChange(ctx context.Context, actor Actor, m Message, ev *re
 	if ev == nil {
 		return out, nil
 	}
-	out.Event, err = tx.EventAppend(ctx, m.event(ev.typ, actor.UserID, map[string]any{
-		"message_id": m.ID, "emoji": ev.emoji, "user_id": actor.UserID, "count": ev.count}))
+	out.Event, err = tx.EventAppend(ctx, m.reactionEvent(ev.typ, actor.UserID, ev.emoji, ev.count))
 	return out, err
 }

@@ -34,8 +34,10 @@ var AllScopes = []string{
 // DefaultScopes is what a token gets when its request names none.
 var DefaultScopes = []string{"bot:write"}
 
+// botRead is the spec's read bundle plus profile:read: runtimes call GET /api/me first to learn
+// their own id, so every bundle must allow it (CONTRACT.md §Compatibility).
 var botRead = []string{ScopeWorkspacesRead, ScopeChannelsRead, ScopeMessagesRead, ScopeThreadsRead,
-	ScopeDMsRead, ScopeRealtimeRead}
+	ScopeDMsRead, ScopeRealtimeRead, ScopeProfileRead}
 
 // scopeBundles are expanded into concrete scopes when a token is issued, so a later change here
 // never widens an existing token. agent_activity:write is in none of them: it is granted only

@@ -10,9 +10,10 @@ import (
 
 func TestExpandScopes(t *testing.T) {
 	t.Parallel()
-	read := []string{"channels:read", "dms:read", "messages:read", "realtime:read", "threads:read", "workspaces:read"}
+	// Every bundle holds profile:read, so a runtime can call GET /api/me (CONTRACT.md §Compatibility).
+	read := []string{"channels:read", "dms:read", "messages:read", "profile:read", "realtime:read", "threads:read", "workspaces:read"}
 	write := []string{"channels:read", "commands:write", "dms:read", "dms:write", "messages:read", "messages:write",
-		"realtime:read", "threads:read", "threads:write", "uploads:write", "workspaces:read"}
+		"profile:read", "realtime:read", "threads:read", "threads:write", "uploads:write", "workspaces:read"}
 	admin := []string{"channels:read", "channels:write", "commands:write", "dms:read", "dms:write", "messages:read",
 		"messages:write", "profile:read", "realtime:read", "threads:read", "threads:write", "uploads:write", "workspaces:read"}
 	for _, tc := range []struct {

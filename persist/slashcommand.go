@@ -274,14 +274,17 @@ func (tx *Tx) SlashCommandComplete(ctx context.Context, inv SlashInvocation, o S
 }
 
 // SlashCommandReply posts a callback's in_channel reply text as the command's bot user
-// (integration rule 5), under the bot's own membership and the channel's write rules.
-// Codes: those of MessageCreate.
-func (tx *Tx) SlashCommandReply(ctx context.Context, inv SlashInvocation, text string) (MessageCreated, error) {
+// (integration rule 5), under the bot's own membership and the channel's write rules; its
+// message.created carries correlationID, that of the invoking request. Codes: those of
+// MessageCreate.
+func (tx *Tx) SlashCommandReply(ctx context.Context, inv SlashInvocation, text, correlationID string) (MessageCreated, error) {
 	bot, err := tx.UserGet(ctx, inv.BotUserID)
 	if err != nil {
 		return MessageCreated{}, err
 	}
-	return tx.MessageCreate(ctx, ActorFor(bot), Place{ChannelID: inv.ChannelID}, MessageCreateParams{Body: text})
+	actor := ActorFor(bot)
+	actor.CorrelationID = correlationID
+	return tx.MessageCreate(ctx, actor, Place{ChannelID: inv.ChannelID}, MessageCreateParams{Body: text})
 }
 
 // SlashInvocationOutcomeForTest reads the stored callback outcome of an invocation (its

@@ -110,13 +110,11 @@ func (tx *Tx) ThreadReplyCreate(ctx context.Context, actor Actor, rootID string,
 		return ReplyCreated{}, err
 	}
 	out := ReplyCreated{Message: reply, ThreadState: ts}
-	created, err := tx.EventAppend(ctx, reply.event("thread.reply_created", actor.UserID,
-		map[string]any{"message": reply, "thread_state": ts}))
+	created, err := tx.EventAppend(ctx, reply.messageEvent("thread.reply_created", actor, &ts))
 	if err != nil {
 		return ReplyCreated{}, err
 	}
-	updated, err := tx.EventAppend(ctx, root.event("thread.state_updated", actor.UserID,
-		map[string]any{"root_message_id": root.ID, "thread_state": ts}))
+	updated, err := tx.EventAppend(ctx, root.threadStateEvent(actor.UserID, ts))
 	out.Events = []Event{created, updated}
 	return out, err
 }

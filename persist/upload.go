@@ -310,7 +310,7 @@ func (tx *Tx) UploadAttach(ctx context.Context, actor Actor, messageID, uploadID
 	if err != nil || !inserted {
 		return MessageChanged{Message: out}, err
 	}
-	ev, err := tx.EventAppend(ctx, out.event("message.updated", actor.UserID, map[string]any{"message": out}))
+	ev, err := tx.EventAppend(ctx, out.messageEvent("message.updated", actor, nil))
 	return MessageChanged{Message: out, Events: []Event{ev}}, err
 }
 

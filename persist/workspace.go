@@ -227,8 +227,7 @@ func (tx *Tx) WorkspaceUpdate(ctx context.Context, actor Actor, id string, p Wor
 	if err != nil {
 		return Workspace{}, Event{}, err
 	}
-	ev, err := tx.EventAppend(ctx, EventInput{WorkspaceID: id, Type: "workspace.updated",
-		ActorID: actor.UserID, Payload: map[string]any{"workspace": w}})
+	ev, err := tx.EventAppend(ctx, workspaceEvent("workspace.updated", w, actor.UserID, nil))
 	w.Role = m.Role
 	return w, ev, err
 }
@@ -252,6 +251,7 @@ func (tx *Tx) WorkspaceDelete(ctx context.Context, actor Actor, id string) error
 	if _, err := tx.exec(ctx, `DELETE FROM workspaces WHERE id = $1`, id); err != nil {
 		return err
 	}
+	tx.noteWorkspaceDeleted(id)
 	_, err = tx.exec(ctx, `DELETE FROM instance_settings WHERE key = $1 AND value = $2`, SettingDefaultWorkspace, id)
 	return err
 }
@@ -289,9 +289,8 @@ func (tx *Tx) WorkspaceTransferOwnership(ctx context.Context, actor Actor, id, t
 	if err != nil {
 		return Workspace{}, Event{}, err
 	}
-	ev, err := tx.EventAppend(ctx, EventInput{WorkspaceID: id, Type: "workspace.ownership_transferred",
-		ActorID: actor.UserID, Payload: map[string]any{"workspace": w, "previous_owner_id": actor.UserID,
-			"owner_id": targetUserID}})
+	ev, err := tx.EventAppend(ctx, workspaceEvent("workspace.ownership_transferred", w, actor.UserID,
+		map[string]any{"previous_owner_id": actor.UserID, "owner_id": targetUserID}))
 	w.Role = RoleModerator
 	return w, ev, err
 }

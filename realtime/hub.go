@@ -24,6 +24,8 @@ import (
 const (
 	// CloseRevoked: the socket's credentials or membership ended.
 	CloseRevoked = ws.StatusPolicyViolation // 1008
+	// CloseAbuse: the client asked for more than it reads (a ping flood).
+	CloseAbuse = ws.StatusPolicyViolation // 1008
 	// CloseTooSlow: the socket's write queue filled; reconnect from the last cursor.
 	CloseTooSlow ws.StatusCode = 1013
 	// CloseResync: the cursor is unknown or older than the retained events.
@@ -43,11 +45,23 @@ type Config struct {
 	// Workers is the size of the pool that reads, writes, catches up and revalidates sockets.
 	// Default 16.
 	Workers int
-	// MaxSockets caps the sockets of this process; more are refused with 503. Default 50000.
+	// MaxSockets caps the sockets of this process; more are refused with 503. Default 50000,
+	// and never more than the descriptor limit (RLIMIT_NOFILE) less FDReserve.
 	MaxSockets int
-	// QueueLimit is how many frames may wait for a slow socket before it is closed with 1013.
-	// Default 1024.
-	QueueLimit int
+	// FDReserve is how many of the process's file descriptors sockets leave to everything else
+	// (HTTP requests, the database pool, NATS, files), so the API keeps answering when sockets
+	// reach their cap. Default a quarter of RLIMIT_NOFILE, at most 1024.
+	FDReserve int
+	// MaxSocketsPerUser caps the open sockets of one person, and of one bot token, on this
+	// process; more are refused with 429 before the upgrade. Default 64.
+	MaxSocketsPerUser int
+	// QueueBytes bounds every frame waiting for one socket: events, backfill, pings, pongs (each
+	// counted though they are coalesced) and the close. An event past it closes the socket with
+	// 1013 (too slow); pongs owed past half of it close it with 1008 (a ping flood). A backfill
+	// page takes at most half, and live events that arrive during a backfill are held up to the
+	// other half, then read from Postgres instead.
+	// Default 1 MiB.
+	QueueBytes int
 	// SendBuffer, when positive, sets each socket's kernel send buffer (SO_SNDBUF), trading
 	// memory for how much a slow reader may lag before its queue fills. Default 0: the kernel's.
 	SendBuffer int
@@ -77,10 +91,14 @@ type Hub struct {
 	metrics hubMetrics
 	checks  checkCache
 
-	mu      sync.Mutex
-	running bool
-	sockets map[*socket]struct{}
-	feeds   map[string]*feed
+	// maxSockets is Config.MaxSockets within the descriptor limit less the reserve.
+	maxSockets int
+
+	mu       sync.Mutex
+	running  bool
+	sockets  map[*socket]struct{}
+	perOwner map[string]int // open sockets by socket.owner, capped by MaxSocketsPerUser
+	feeds    map[string]*feed
 }
 
 type hubMetrics struct {
@@ -115,11 +133,18 @@ func New(cfg Config) (*Hub, error) {
 	if cfg.MaxSockets == 0 {
 		cfg.MaxSockets = 50000
 	}
-	if cfg.QueueLimit == 0 {
-		cfg.QueueLimit = 1024
+	if cfg.QueueBytes == 0 {
+		cfg.QueueBytes = 1 << 20
 	}
-	if cfg.Workers < 1 || cfg.MaxSockets < 1 || cfg.QueueLimit < 1 {
-		return nil, errors.New("realtime: Config.Workers, MaxSockets and QueueLimit must be positive")
+	if cfg.MaxSocketsPerUser == 0 {
+		cfg.MaxSocketsPerUser = 64
+	}
+	if cfg.Workers < 1 || cfg.MaxSockets < 1 || cfg.QueueBytes < 1 || cfg.MaxSocketsPerUser < 1 || cfg.FDReserve < 0 {
+		return nil, errors.New("realtime: Config.Workers, MaxSockets, MaxSocketsPerUser and QueueBytes must be positive, FDReserve not negative")
+	}
+	maxSockets, err := socketCap(cfg.MaxSockets, cfg.FDReserve)
+	if err != nil {
+		return nil, err
 	}
 	js, err := jetstream.New(cfg.NATS)
 	if err != nil {
@@ -130,9 +155,11 @@ func New(cfg Config) (*Hub, error) {
 		return nil, err
 	}
 	return &Hub{cfg: cfg, store: cfg.Store, js: js, logger: cfg.Logger.With("component", "realtime"), poller: p,
-		// Each socket sits in the queue at most once, so MaxSockets slots never fill.
-		queue: make(chan *socket, cfg.MaxSockets), done: make(chan struct{}),
-		checks: checkCache{entries: map[string]checkEntry{}, share: min(checkShare, cfg.RevalidateInterval)}, sockets: map[*socket]struct{}{}, feeds: map[string]*feed{},
+		maxSockets: maxSockets,
+		// Each socket sits in the queue at most once, so maxSockets slots never fill.
+		queue: make(chan *socket, maxSockets), done: make(chan struct{}),
+		checks: checkCache{entries: map[string]checkEntry{}, share: min(checkShare, cfg.RevalidateInterval)}, sockets: map[*socket]struct{}{},
+		perOwner: map[string]int{}, feeds: map[string]*feed{},
 		metrics: hubMetrics{
 			sockets: prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_realtime_sockets", Help: "Open WebSocket connections."}),
 			feeds:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_realtime_feeds", Help: "Workspace stream consumers on this node."}),
@@ -260,6 +287,13 @@ func bearerProtocol(p string) bool {
 // close the socket (4001 for a cursor to resync).
 func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	ctx := r.Context()
+	// A caller at a cap is refused before the database is asked; the count is taken again below.
+	h.mu.Lock()
+	err := h.admitLocked(j.owner())
+	h.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	viewer, err := persist.ReadV(ctx, h.store, func(tx *persist.Tx) (persist.Viewer, error) {
 		return tx.ViewerFor(ctx, j.Actor, j.WorkspaceID)
 	})
@@ -267,16 +301,17 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 		return err
 	}
 	s := &socket{hub: h, viewer: viewer, actor: j.Actor, workspaceID: j.WorkspaceID, sessionID: j.SessionID,
-		tokenID: j.TokenID, checkedAt: time.Now(), state: stateJoining}
+		tokenID: j.TokenID, owner: j.owner(), checkedAt: time.Now(), state: stateJoining}
 	s.lastRead.Store(time.Now().UnixNano())
 	// The socket joins its feed before the upgrade answers, so whatever is published once the
 	// client holds an open socket reaches it: the pending list keeps it during the backfill.
 	h.mu.Lock()
-	if !h.running || len(h.sockets) >= h.cfg.MaxSockets {
+	if err := h.admitLocked(s.owner); err != nil {
 		h.mu.Unlock()
-		return persist.Errorf(persist.CodeUnavailable, "the realtime service is not accepting sockets right now; retry shortly")
+		return err
 	}
 	h.sockets[s] = struct{}{}
+	h.perOwner[s.owner]++
 	f, fresh := h.feedLocked(j.WorkspaceID)
 	f.attach(s)
 	h.mu.Unlock()
@@ -310,10 +345,32 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 		return nil
 	}
 	s.mu.Lock()
-	s.pos, s.state = after, stateCatchingUp
+	s.pos, s.state, s.armedRead = after, stateCatchingUp, true
 	s.addWorkLocked(workCatchUp | workRead)
 	s.mu.Unlock()
 	return nil
+}
+
+// admitLocked refuses a socket over the process's cap (503) or its account's (429). Caller
+// holds h.mu.
+func (h *Hub) admitLocked(owner string) error {
+	if !h.running || len(h.sockets) >= h.maxSockets {
+		return persist.Errorf(persist.CodeUnavailable, "the realtime service is not accepting sockets right now; retry shortly")
+	}
+	if h.perOwner[owner] >= h.cfg.MaxSocketsPerUser {
+		return persist.Errorf(persist.CodeRateLimited, "%d sockets are open for this account on this server, the most allowed; close one before opening another",
+			h.cfg.MaxSocketsPerUser)
+	}
+	return nil
+}
+
+// owner is what the per-account socket cap counts by: the bot token for bots, the person
+// otherwise.
+func (j Join) owner() string {
+	if j.TokenID != "" {
+		return "token:" + j.TokenID
+	}
+	return "user:" + j.Actor.UserID
 }
 
 // feedLocked returns the workspace's feed, creating it (fresh: the caller starts it). Caller
@@ -333,7 +390,12 @@ func (h *Hub) feedLocked(workspaceID string) (f *feed, fresh bool) {
 func (h *Hub) forget(s *socket) {
 	h.mu.Lock()
 	_, ok := h.sockets[s]
-	delete(h.sockets, s)
+	if ok {
+		delete(h.sockets, s)
+		if h.perOwner[s.owner]--; h.perOwner[s.owner] <= 0 {
+			delete(h.perOwner, s.owner)
+		}
+	}
 	h.mu.Unlock()
 	if ok {
 		h.metrics.sockets.Dec()

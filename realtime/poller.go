@@ -34,9 +34,13 @@ func (p *poller) add(s *socket) error {
 	return unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, s.fd, &unix.EpollEvent{Events: readEvents, Fd: int32(s.fd)})
 }
 
-// arm re-enables a socket's descriptor, with write readiness when its queue is stuck.
-func (p *poller) arm(s *socket, wantWrite bool) error {
-	ev := uint32(readEvents)
+// arm re-enables a socket's descriptor: read readiness unless it is closing, write readiness
+// when its queue is stuck. Hang-ups and errors are reported either way.
+func (p *poller) arm(s *socket, wantRead, wantWrite bool) error {
+	ev := uint32(unix.EPOLLONESHOT)
+	if wantRead {
+		ev |= readEvents
+	}
 	if wantWrite {
 		ev |= unix.EPOLLOUT
 	}

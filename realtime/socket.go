@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/gobwas/ws"
 	"golang.org/x/sys/unix"
 
 	"github.com/natterchat/natter/persist"
@@ -61,8 +59,10 @@ type socket struct {
 	workspaceID string
 	sessionID   string
 	tokenID     string
+	owner       string       // what the per-account cap counts by (Join.owner)
 	lastRead    atomic.Int64 // unix nanoseconds of the last bytes from the client
 	inbuf       []byte       // worker only: the start of a client frame not yet complete
+	fragmented  bool         // worker only: a client data message is unfinished
 
 	mu        sync.Mutex
 	viewer    persist.Viewer
@@ -70,9 +70,17 @@ type socket struct {
 	state     socketState
 	pos       int64        // the last cursor processed, sent or not visible
 	pending   []*liveEvent // live events that arrived during catch-up
+	pendBytes int          // the frames' bytes in pending, bounded by QueueBytes/2
 	overflow  bool         // pending overflowed: read Postgres again before going live
-	out       [][]byte     // frames to write, bounded by QueueLimit
+	out       [][]byte     // frames to write
 	outOff    int          // bytes of out[0] already written
+	outBytes  int          // bytes of out not yet written: with pongDebt, bounded by QueueBytes
+	// pong is the one answer to the client's pings waiting to be written: a ping that arrives
+	// before it is written replaces it (RFC 6455 §5.5.3), so a ping flood holds one pong.
+	pong []byte
+	// pongDebt is what the pongs asked for since the queue last drained would have cost: the
+	// client's share of the queue, counted as if none were coalesced.
+	pongDebt int
 	// deferredClose is a close frame queued while a worker was running: the worker may be in the
 	// middle of writing out, so the frame replaces the queue at the worker's next flush.
 	deferredClose []byte
@@ -82,7 +90,9 @@ type socket struct {
 	disarmed      bool // the poller delivered an event: arm again after this round
 	wantWrite     bool // the kernel buffer is full: wait for writability
 	armedWrite    bool
+	armedRead     bool
 	lastPing      time.Time
+	closingAt     time.Time // when the close frame was queued: it has closeGrace to be written
 }
 
 // addWorkLocked records work and queues the socket unless a worker has it already.
@@ -109,12 +119,15 @@ func (s *socket) addWorkLocked(w work) {
 func (s *socket) run(ctx context.Context, buf []byte) {
 	s.mu.Lock()
 	s.queued, s.running = false, true
-	for s.work != 0 && s.state != stateClosed {
+	more := false // the client is still sending: the socket goes to the back of the queue
+	for s.work != 0 && s.state != stateClosed && !more {
 		w := s.work
 		s.work = 0
 		s.mu.Unlock()
 		if w&workRead != 0 {
-			s.readFrames(buf)
+			if more = s.readFrames(buf); more {
+				w |= workFlush
+			}
 		}
 		if w&workCheck != 0 {
 			s.check(ctx)
@@ -130,9 +143,12 @@ func (s *socket) run(ctx context.Context, buf []byte) {
 		}
 		s.mu.Lock()
 	}
-	if s.state != stateClosed && (s.disarmed || s.wantWrite != s.armedWrite) {
-		s.disarmed, s.armedWrite = false, s.wantWrite
-		if err := s.hub.poller.arm(s, s.wantWrite); err != nil {
+	// A closing socket reads no more (RFC 6455 §5.5.1: nothing after the close matters); it
+	// waits only to write its close frame.
+	wantRead := s.state < stateClosing
+	if s.state != stateClosed && (s.disarmed || s.wantWrite != s.armedWrite || wantRead != s.armedRead) {
+		s.disarmed, s.armedWrite, s.armedRead = false, s.wantWrite, wantRead
+		if err := s.hub.poller.arm(s, wantRead, s.wantWrite); err != nil {
 			s.work |= workShutdown
 		}
 	}
@@ -143,57 +159,18 @@ func (s *socket) run(ctx context.Context, buf []byte) {
 	s.mu.Unlock()
 }
 
-// readFrames drains what the client sent: pings are answered, a close is answered and ends the
-// socket, data frames are ignored (clients send none).
-func (s *socket) readFrames(buf []byte) {
-	for {
-		have := copy(buf, s.inbuf)
-		n, rerr := unix.Read(s.fd, buf[have:])
-		if errors.Is(rerr, unix.EAGAIN) {
-			return
-		}
-		if rerr != nil || n <= 0 {
-			s.shutdown() // the client went away
-			return
-		}
-		s.lastRead.Store(time.Now().UnixNano())
-		data := buf[:have+n]
-		for len(data) > 0 {
-			f, used, code := parseClientFrame(data)
-			if code != 0 {
-				s.close(code, "")
-				return
-			}
-			if used == 0 {
-				break
-			}
-			data = data[used:]
-			switch f.op {
-			case ws.OpPing:
-				s.enqueue(ws.MustCompileFrame(ws.NewPongFrame(f.payload)))
-			case ws.OpClose:
-				code, _ := ws.ParseCloseFrameData(f.payload)
-				if code.Empty() {
-					code = ws.StatusNormalClosure
-				}
-				s.closeAs(code, "", false)
-				return
-			}
-		}
-		s.inbuf = append(s.inbuf[:0], data...)
-		if len(s.inbuf) == 0 {
-			s.inbuf = nil
-		}
+// queueLocked appends a frame the server sends on its own (an event, a ping) unless that would
+// take the queue past its bound: then the socket is closed with 1013, since its reader is too
+// slow, and it reports false.
+func (s *socket) queueLocked(frame []byte) bool {
+	if s.outBytes+s.pongDebt+len(frame) > s.hub.cfg.QueueBytes {
+		s.closeLocked(CloseTooSlow, "too slow; reconnect from your last cursor", true)
+		return false
 	}
-}
-
-func (s *socket) enqueue(frame []byte) {
-	s.mu.Lock()
-	if s.state < stateClosing {
-		s.out = append(s.out, frame)
-		s.addWorkLocked(workFlush)
-	}
-	s.mu.Unlock()
+	s.out = append(s.out, frame)
+	s.outBytes += len(frame)
+	s.addWorkLocked(workFlush)
+	return true
 }
 
 // deliver hands the socket a live event; the feed calls it in cursor order, holding its lock.
@@ -214,21 +191,18 @@ func (s *socket) deliver(ev *liveEvent) {
 		if s.writeNowLocked(ev.frame) {
 			return
 		}
-		if len(s.out) >= s.hub.cfg.QueueLimit {
-			s.closeLocked(CloseTooSlow, "too slow; reconnect from your last cursor", true)
-			return
-		}
-		s.out = append(s.out, ev.frame)
-		s.addWorkLocked(workFlush)
+		s.queueLocked(ev.frame)
 	case stateJoining, stateCatchingUp, stateWaiting:
 		if s.overflow {
 			return
 		}
-		if len(s.pending) >= s.hub.cfg.QueueLimit {
-			s.overflow, s.pending = true, nil
+		// Half the queue: with a backfill page (the other half at most) the hand-off fits.
+		if s.pendBytes+len(ev.frame) > s.hub.cfg.QueueBytes/2 {
+			s.overflow, s.pending, s.pendBytes = true, nil, 0
 			return
 		}
 		s.pending = append(s.pending, ev)
+		s.pendBytes += len(ev.frame)
 	}
 }
 
@@ -238,7 +212,7 @@ func (s *socket) deliver(ev *liveEvent) {
 // when the socket is busy or the kernel buffer is full. Caller holds s.mu, which keeps workers
 // away: they write only while running, and start running only under s.mu.
 func (s *socket) writeNowLocked(frame []byte) bool {
-	if s.running || s.queued || len(s.out) > 0 || s.wantWrite || s.staleLocked() {
+	if s.running || s.queued || len(s.out) > 0 || s.pong != nil || s.wantWrite || s.staleLocked() {
 		return false
 	}
 	n, err := unix.Write(s.fd, frame)
@@ -247,7 +221,7 @@ func (s *socket) writeNowLocked(frame []byte) bool {
 	}
 	if n > 0 {
 		// Part of the frame is on the wire: the rest must follow before anything else.
-		s.out, s.outOff, s.wantWrite = append(s.out, frame), n, true
+		s.out, s.outOff, s.outBytes, s.wantWrite = append(s.out, frame), n, len(frame)-n, true
 		s.addWorkLocked(workFlush)
 		return true
 	}
@@ -259,9 +233,9 @@ func (s *socket) resync() {
 	s.mu.Lock()
 	switch s.state {
 	case stateJoining:
-		s.overflow, s.pending = true, nil
+		s.overflow, s.pending, s.pendBytes = true, nil, 0
 	case stateLive, stateCatchingUp, stateWaiting:
-		s.state, s.overflow, s.pending = stateCatchingUp, true, nil
+		s.state, s.overflow, s.pending, s.pendBytes = stateCatchingUp, true, nil, 0
 		s.addWorkLocked(workCatchUp)
 	}
 	s.mu.Unlock()
@@ -298,14 +272,22 @@ func (s *socket) catchUp(ctx context.Context) {
 		s.closeFor(err)
 		return
 	}
+	// A page takes at most half the queue (and at least one event): the rest is room for the
+	// live events and pongs of the hand-off.
 	frames := make([][]byte, 0, len(page.Events))
-	for _, e := range page.Events {
+	size, next, more := 0, page.Next, page.HasMore
+	for i, e := range page.Events {
 		body, err := e.MarshalJSON()
 		if err != nil {
 			s.closeFor(err)
 			return
 		}
-		frames = append(frames, textFrame(body))
+		frame := textFrame(body)
+		if i > 0 && size+len(frame) > s.hub.cfg.QueueBytes/2 {
+			next, more = page.Events[i-1].Cursor, true
+			break
+		}
+		frames, size = append(frames, frame), size+len(frame)
 	}
 	liveFrom := s.feed.liveStart()
 	s.mu.Lock()
@@ -313,11 +295,11 @@ func (s *socket) catchUp(ctx context.Context) {
 	if s.state != stateCatchingUp {
 		return
 	}
-	s.out = append(s.out, frames...)
-	s.pos = page.Next
+	s.out, s.outBytes = append(s.out, frames...), s.outBytes+size
+	s.pos = next
 	s.hub.metrics.backfilled.Add(float64(len(frames)))
 	switch {
-	case page.HasMore:
+	case more:
 		// The next page follows once this one is written (flush asks for it).
 	case liveFrom == 0:
 		s.state = stateWaiting
@@ -333,10 +315,10 @@ func (s *socket) catchUp(ctx context.Context) {
 			}
 			s.pos = max(s.pos, ev.cursor)
 			if ev.visibleTo(s.viewer) {
-				s.out = append(s.out, ev.frame)
+				s.out, s.outBytes = append(s.out, ev.frame), s.outBytes+len(ev.frame)
 			}
 		}
-		s.pending, s.state = nil, stateLive
+		s.pending, s.pendBytes, s.state = nil, 0, stateLive
 	}
 	s.addWorkLocked(workFlush)
 }
@@ -349,21 +331,24 @@ func (s *socket) staleLocked() bool {
 // bot token. (Membership is checked with them.)
 func (s *socket) revalidates() bool { return s.sessionID != "" || s.tokenID != "" }
 
-// check revalidates the socket's actor; a revoked session or membership closes it with 1008.
-// A database outage keeps the socket and tries again later.
-// uses reports whether the socket rests on what r revoked: its session, its bot token, or its
-// (or its user bot owner's) membership of the socket's workspace. Set once at accept, read freely.
+// uses reports whether the socket rests on what r revoked: its session, its bot token, its (or
+// its user bot owner's) membership of the socket's workspace, or the workspace itself. Set once
+// at accept, read freely.
 func (s *socket) uses(r persist.Revocation) bool {
 	switch {
 	case r.SessionID != "":
 		return s.sessionID == r.SessionID
 	case r.TokenID != "":
 		return s.tokenID == r.TokenID
+	case r.WorkspaceID != s.workspaceID:
+		return false
 	default:
-		return r.WorkspaceID == s.workspaceID && (r.UserID == s.actor.UserID || r.UserID == s.actor.OwnerUserID)
+		return r.UserID == "" || r.UserID == s.actor.UserID || (s.actor.OwnerUserID != "" && r.UserID == s.actor.OwnerUserID)
 	}
 }
 
+// check revalidates the socket's actor; a revoked session or membership closes it with 1008.
+// A database outage keeps the socket and tries again later.
 func (s *socket) check(ctx context.Context) bool {
 	v, err := s.hub.revalidate(ctx, s)
 	if _, isApp := persist.ErrorOf(err); isApp {
@@ -397,12 +382,21 @@ func (s *socket) flush(ctx context.Context) {
 			s.queueCloseLocked(s.deferredClose)
 			s.deferredClose = nil
 		}
+		if len(s.out) == 0 && s.pong != nil {
+			// The pong goes out once what was queued before it has: on a socket that keeps up
+			// that is at once, and on one that does not it waits as the one pending pong.
+			s.out, s.outBytes, s.pong = append(s.out, s.pong), len(s.pong), nil
+		}
 		if len(s.out) == 0 {
-			s.out, s.wantWrite = nil, false
+			s.out, s.outBytes, s.wantWrite, s.pongDebt = nil, 0, false, 0
 			if s.state == stateCatchingUp {
 				s.work |= workCatchUp
 			}
+			closed := s.state == stateClosing
 			s.mu.Unlock()
+			if closed {
+				s.shutdown() // the close frame is on the wire
+			}
 			return
 		}
 		if s.state == stateLive && !checked && s.staleLocked() {
@@ -432,6 +426,7 @@ func (s *socket) flush(ctx context.Context) {
 			return
 		}
 		s.mu.Lock()
+		s.outBytes -= n
 		written := 0
 		for n > 0 && written < len(iovs) {
 			if n < len(iovs[written]) {
@@ -465,69 +460,21 @@ func (s *socket) tick(now time.Time) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.state == stateClosing && now.Sub(s.closingAt) > closeGrace {
+		s.addWorkLocked(workShutdown) // a peer that reads nothing never gets its close frame
+	}
 	if s.state >= stateClosing {
 		return
 	}
 	if now.Sub(s.lastPing) >= ping {
 		s.lastPing = now
-		s.out = append(s.out, pingFrame)
-		s.addWorkLocked(workFlush)
+		if !s.queueLocked(pingFrame) {
+			return
+		}
 	}
 	if s.revalidates() && now.Sub(s.checkedAt) >= s.hub.cfg.RevalidateInterval {
 		s.addWorkLocked(workCheck)
 	}
-}
-
-// closeFor closes the socket with the close code of an error: the one place errors become
-// close codes.
-func (s *socket) closeFor(err error) {
-	e, ok := persist.ErrorOf(err)
-	switch {
-	case ok && e.Code == persist.CodeResyncRequired:
-		s.close(CloseResync, "resync required")
-	case ok && (e.Code == persist.CodeUnauthenticated || e.Code == persist.CodeForbidden || e.Code == persist.CodeNotFound):
-		s.close(CloseRevoked, "credentials revoked")
-	default:
-		s.hub.logger.Error("socket failed", "workspace_id", s.workspaceID, "error", err)
-		s.close(ws.StatusInternalServerError, "")
-	}
-}
-
-// close queues a close frame after anything being written and ends the socket.
-func (s *socket) close(code ws.StatusCode, reason string) { s.closeAs(code, reason, true) }
-
-func (s *socket) closeAs(code ws.StatusCode, reason string, count bool) {
-	s.mu.Lock()
-	s.closeLocked(code, reason, count)
-	s.mu.Unlock()
-}
-
-func (s *socket) closeLocked(code ws.StatusCode, reason string, count bool) {
-	if s.state >= stateClosing {
-		return
-	}
-	if frame := closeFrame(code, reason); s.running {
-		// A worker may be writing out right now, outside the lock: replacing the queue under it
-		// would lose its place. It swaps the close in at its next flush.
-		s.deferredClose = frame
-	} else {
-		s.queueCloseLocked(frame)
-	}
-	s.state, s.pending = stateClosing, nil
-	if count {
-		s.hub.metrics.closes.WithLabelValues(strconv.Itoa(int(code))).Inc()
-	}
-	s.addWorkLocked(workShutdown)
-}
-
-// queueCloseLocked replaces what is queued with the close frame, after the frame partly on the
-// wire (if any) so the peer still reads whole frames. No write may be in flight.
-func (s *socket) queueCloseLocked(frame []byte) {
-	keep := 0
-	if s.outOff > 0 {
-		keep = 1
-	}
-	s.out = append(s.out[:keep:keep], frame)
 }
 
 // shutdown releases the socket: poller, feed, hub, connection.
@@ -537,7 +484,7 @@ func (s *socket) shutdown() {
 		s.mu.Unlock()
 		return
 	}
-	s.state, s.out, s.pending, s.work = stateClosed, nil, nil, 0
+	s.state, s.out, s.outBytes, s.pong, s.pending, s.pendBytes, s.work = stateClosed, nil, 0, nil, nil, 0, 0
 	conn := s.conn
 	s.mu.Unlock()
 	if conn != nil {
@@ -584,12 +531,4 @@ func (s *socket) setConn(conn net.Conn) error {
 		return err
 	}
 	return serr
-}
-
-// rejectNow closes a socket that never started: the close frame is written directly.
-func (s *socket) rejectNow(code ws.StatusCode, reason string) {
-	_ = s.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	_, _ = s.conn.Write(closeFrame(code, reason))
-	s.hub.metrics.closes.WithLabelValues(strconv.Itoa(int(code))).Inc()
-	s.shutdown()
 }

@@ -123,6 +123,7 @@ func (s *Server) enforce(a access, h http.HandlerFunc) http.HandlerFunc {
 				s.writeError(w, r, err)
 				return
 			}
+			caller.correlationID = correlationID(r.Context())
 			r = r.WithContext(withCaller(r.Context(), caller))
 		}
 		h(w, r)

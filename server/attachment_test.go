@@ -73,12 +73,10 @@ func TestMessageCreateWithUpload(t *testing.T) {
 			RequireStatus(t, http.StatusCreated)
 		pins := h.Get(t, "/api/channels/"+c.general.ID+"/pins", c.mod.Token)
 		var pl struct {
-			Pins []struct {
-				Message persist.Message `json:"message"`
-			} `json:"pins"`
+			Messages []persist.Message `json:"messages"`
 		}
 		pins.Decode(t, &pl)
-		require.Equal(t, []string{a.ID, b.ID}, uploadIDs(pl.Pins[0].Message.Attachments))
+		require.Equal(t, []string{a.ID, b.ID}, uploadIDs(pl.Messages[0].Attachments))
 
 		deleted := c.del(t, c.alice, "/api/messages/"+withFiles.ID)
 		deleted.RequireStatus(t, http.StatusOK)

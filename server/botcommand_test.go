@@ -62,9 +62,18 @@ func TestBotCommandMenus(t *testing.T) {
 			order = append(order, c.Bot.Handle+c.Command)
 		}
 		require.Equal(t, []string{"alpha/z", "zeta/a", "zeta/b", "/a"}, order)
-		require.Equal(t, persist.BotCommandBot{ID: zeta.Bot.ID, Handle: "zeta", DisplayName: "Zeta", AvatarURL: "https://img.example/z.png"}, got[1].Bot)
+		avatar := "https://img.example/z.png"
+		require.Equal(t, persist.BotCommandBot{ID: zeta.Bot.ID, Handle: "zeta", DisplayName: "Zeta", AvatarURL: &avatar}, got[1].Bot)
 		require.Equal(t, "<x>", got[1].ArgsHint)
 		require.Equal(t, plain.Bot.ID, got[3].Bot.ID)
+
+		// avatar_url is present on every entry, null for a bot without one.
+		raw := v.h.Get(t, "/api/workspaces/"+v.ws.ID+"/bot-commands", v.guest.Token).JSON(t)["bot_commands"].([]any)
+		for i, want := range []any{nil, avatar, avatar, nil} {
+			bot := raw[i].(map[string]any)["bot"].(map[string]any)
+			require.Contains(t, bot, "avatar_url")
+			require.Equal(t, want, bot["avatar_url"])
+		}
 
 		// Bot tokens with workspaces:read bound to the workspace may list too.
 		require.Len(t, listCommands(t, v.h, v.ws.ID, alpha.BotToken.Token), 4)

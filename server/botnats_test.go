@@ -166,6 +166,8 @@ func TestBotNATS(t *testing.T) {
 			"type": "typing.started"}).RequireStatus(t, http.StatusAccepted)
 		e, _ = nb.next(t)
 		require.Equal(t, "typing.started", e.Type)
+		require.JSONEq(t, `{"user_id":"`+b.member.User.ID+`","channel_id":"`+b.general+`"}`, string(e.Payload),
+			"the server's fields reach bots over NATS too")
 
 		// Anything wider or elsewhere is refused.
 		for _, subject := range []string{"natter.events." + b.ws.ID + ".>", "natter.events." + b.ws.ID + ".dm." + b.dm + ".>",

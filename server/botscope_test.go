@@ -34,6 +34,17 @@ func TestBotScopesEndToEnd(t *testing.T) {
 		w.h.Post(t, replies, writer, map[string]any{"body": "re"}).RequireStatus(t, http.StatusCreated)
 		w.h.Get(t, "/api/messages/"+msg["id"].(string)+"/thread", reader).RequireStatus(t, http.StatusOK)
 	})
+	// EveryBundleCallsMe: runtimes ask GET /api/me first, so each bundle includes profile:read
+	// (CONTRACT.md §Compatibility); a token without it is still refused.
+	t.Run("EveryBundleCallsMe", func(t *testing.T) {
+		t.Parallel()
+		for _, bundle := range []string{"bot:read", "bot:write", "bot:admin"} {
+			bot, token := w.serviceBot(t, bundle)
+			require.Equal(t, bot.ID, meID(t, w.h.Get(t, "/api/me", token)), bundle)
+		}
+		_, noProfile := w.serviceBot(t, "messages:read")
+		w.h.Get(t, "/api/me", noProfile).RequireError(t, http.StatusForbidden, persist.CodeMissingScope)
+	})
 	t.Run("AgentActivityOnlyWithItsScope", func(t *testing.T) {
 		t.Parallel()
 		_, admin := w.serviceBot(t, "bot:admin")

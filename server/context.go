@@ -36,12 +36,15 @@ type Caller struct {
 	// issuedToken is the raw token of a session started by this very request (identity-proxy
 	// sign-in), which the response sets as the session cookie.
 	issuedToken string
+	// correlationID is the request's X-Correlation-ID, carried into the store with the actor.
+	correlationID string
 }
 
 // Actor is the caller as the store sees it: for a bot token, the bot with the token's workspace,
 // scopes and (for a user bot) owner.
 func (c *Caller) Actor() persist.Actor {
 	a := persist.ActorFor(c.User)
+	a.CorrelationID = c.correlationID
 	if c.Token != nil {
 		a.TokenWorkspaceID = c.Token.WorkspaceID
 		a.Scopes = c.Token.Scopes

@@ -128,8 +128,8 @@ func TestMessageDelete(t *testing.T) {
 		require.Equal(t, "pin.removed", out.Events[1].Type)
 		require.Equal(t, c.owner.User.ID, out.Events[1].Payload["pinned_by"])
 		require.Equal(t, c.mod.User.ID, out.Events[1].ActorID)
-		pins := h.Get(t, "/api/channels/"+c.general.ID+"/pins", c.owner.Token).JSON(t)["pins"].([]any)
-		require.Empty(t, pins)
+		pinned := h.Get(t, "/api/channels/"+c.general.ID+"/pins", c.owner.Token).JSON(t)["messages"].([]any)
+		require.Empty(t, pinned)
 		h.Post(t, "/api/messages/"+m.ID+"/reactions", c.owner.Token, map[string]any{"emoji": "❤️"}).
 			RequireError(t, http.StatusConflict, persist.CodeMessageDeleted)
 		h.Post(t, "/api/channels/"+c.general.ID+"/pins", c.owner.Token, map[string]any{"message_id": m.ID}).

@@ -8,8 +8,9 @@ import (
 	"github.com/natterchat/natter/persist"
 )
 
-// handlePinList serves GET /api/channels/{channel_id}/pins: {pins}, newest pin first, each
-// with its full message.
+// handlePinList serves GET /api/channels/{channel_id}/pins: {messages, pins}, newest pin first.
+// messages are the full pinned messages, the shape ClickClack clients read; pins, in the same
+// order, say who pinned each and when.
 func (s *Server) handlePinList(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	pins, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) ([]persist.Pin, error) {
@@ -19,7 +20,11 @@ func (s *Server) handlePinList(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"pins": pins})
+	messages := make([]*persist.Message, len(pins))
+	for i := range pins {
+		messages[i], pins[i].Message = pins[i].Message, nil
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"messages": messages, "pins": pins})
 }
 
 type pinChange struct {
@@ -27,7 +32,8 @@ type pinChange struct {
 	ev  persist.Event
 }
 
-// handlePinAdd serves POST /api/channels/{channel_id}/pins: 201 {pin, event}.
+// handlePinAdd serves POST /api/channels/{channel_id}/pins: 201 {event, pinned_message, pin}, the
+// pinned message in full.
 func (s *Server) handlePinAdd(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		MessageID string `json:"message_id"`
@@ -49,7 +55,9 @@ func (s *Server) handlePinAdd(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"pin": res.pin, "event": res.ev})
+	msg := res.pin.Message
+	res.pin.Message = nil
+	writeJSON(w, http.StatusCreated, map[string]any{"event": res.ev, "pinned_message": msg, "pin": res.pin})
 }
 
 // handlePinRemove serves DELETE /api/channels/{channel_id}/pins/{message_id}: {pin, event}.

@@ -16,9 +16,10 @@ import (
 
 func pins(channelID string) string { return "/api/channels/" + channelID + "/pins" }
 
-// pinList is the body of GET pins.
+// pinList is the body of GET pins: the pinned messages, and who pinned each.
 type pinList struct {
-	Pins []persist.Pin `json:"pins"`
+	Messages []persist.Message `json:"messages"`
+	Pins     []persist.Pin     `json:"pins"`
 }
 
 func TestPins(t *testing.T) {
@@ -36,17 +37,26 @@ func TestPins(t *testing.T) {
 		require.Equal(t, "pin.added", ev.Type)
 		require.Equal(t, c.general.ID, ev.ChannelID)
 		require.Equal(t, map[string]any{"channel_id": c.general.ID, "message_id": first.ID, "pinned_by": c.alice.User.ID}, ev.Payload)
+		var added struct {
+			PinnedMessage persist.Message `json:"pinned_message"`
+		}
+		r.Decode(t, &added)
+		require.Equal(t, first.ID, added.PinnedMessage.ID, "the pinned message in full")
+		require.Equal(t, "first", added.PinnedMessage.Body)
+		require.Equal(t, c.alice.User.ID, added.PinnedMessage.AuthorID)
 		h.Post(t, pins(c.general.ID), c.owner.Token, map[string]any{"message_id": second.ID}).RequireStatus(t, http.StatusCreated)
 		h.Post(t, "/api/messages/"+first.ID+"/reactions", c.owner.Token, map[string]any{"emoji": "📌"}).RequireStatus(t, http.StatusCreated)
 
 		var list pinList
 		h.Get(t, pins(c.general.ID), c.mod.Token).Decode(t, &list)
+		require.Len(t, list.Messages, 2)
+		require.Equal(t, second.ID, list.Messages[0].ID, "newest pin first")
+		require.Equal(t, "second", list.Messages[0].Body, "full message objects")
+		require.Equal(t, first.ID, list.Messages[1].ID)
+		require.Equal(t, []persist.ReactionSummary{{Emoji: "📌", Count: 1}}, list.Messages[1].Reactions)
 		require.Len(t, list.Pins, 2)
-		require.Equal(t, second.ID, list.Pins[0].MessageID, "newest pin first")
-		require.Equal(t, "second", list.Pins[0].Message.Body, "full message objects")
+		require.Equal(t, second.ID, list.Pins[0].MessageID, "pins in the same order")
 		require.Equal(t, c.owner.User.ID, list.Pins[0].PinnedBy)
-		require.Equal(t, first.ID, list.Pins[1].Message.ID)
-		require.Equal(t, []persist.ReactionSummary{{Emoji: "📌", Count: 1}}, list.Pins[1].Message.Reactions)
 
 		h.Post(t, pins(c.general.ID), c.mod.Token, map[string]any{"message_id": first.ID}).RequireError(t, http.StatusConflict, persist.CodeConflict)
 		r = c.del(t, c.mod, pins(c.general.ID)+"/"+first.ID)
@@ -57,8 +67,9 @@ func TestPins(t *testing.T) {
 		require.Equal(t, c.mod.User.ID, ev.ActorID, "who unpinned it")
 		require.Equal(t, *first.ChannelSeq, *ev.Seq)
 		c.del(t, c.mod, pins(c.general.ID)+"/"+first.ID).RequireError(t, http.StatusNotFound, persist.CodeNotFound)
+		list = pinList{}
 		h.Get(t, pins(c.general.ID), c.mod.Token).Decode(t, &list)
-		require.Len(t, list.Pins, 1)
+		require.Len(t, list.Messages, 1)
 		require.Len(t, c.eventsOfType(t, "pin.added"), 2)
 		require.Len(t, c.eventsOfType(t, "pin.removed"), 1)
 	})
@@ -114,7 +125,7 @@ func TestPins(t *testing.T) {
 		require.Equal(t, 5, created)
 		var list pinList
 		h.Get(t, pins(c.general.ID), c.alice.Token).Decode(t, &list)
-		require.Len(t, list.Pins, 100)
+		require.Len(t, list.Messages, 100)
 
 		var unpinned string
 		for _, id := range ids {
@@ -124,14 +135,14 @@ func TestPins(t *testing.T) {
 			}
 		}
 		h.Post(t, pins(c.general.ID), c.alice.Token, map[string]any{"message_id": unpinned}).RequireError(t, http.StatusConflict, persist.CodeConflict)
-		c.del(t, c.alice, "/api/messages/"+list.Pins[0].MessageID).RequireStatus(t, http.StatusOK)
+		c.del(t, c.alice, "/api/messages/"+list.Messages[0].ID).RequireStatus(t, http.StatusOK)
 		h.Post(t, pins(c.general.ID), c.alice.Token, map[string]any{"message_id": unpinned}).RequireStatus(t, http.StatusCreated)
 	})
 }
 
 func pinned(l pinList, id string) bool {
-	for _, p := range l.Pins {
-		if p.MessageID == id {
+	for _, m := range l.Messages {
+		if m.ID == id {
 			return true
 		}
 	}

@@ -12,9 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/servertest"
+	"github.com/natterchat/natter/streams"
 )
 
 func (b *realtimeBundle) wsPath(after string) string {
@@ -189,7 +191,7 @@ func TestSocketResync(t *testing.T) {
 // closed with 1013, and a reconnect from the last cursor read gets the rest exactly once.
 func TestSocketTooSlow(t *testing.T) {
 	t.Parallel()
-	b := setupRealtime(t, servertest.WithRealtime(func(c *realtime.Config) { c.QueueLimit = 4; c.SendBuffer = 4096 }),
+	b := setupRealtime(t, servertest.WithRealtime(func(c *realtime.Config) { c.QueueBytes = 32 << 10; c.SendBuffer = 4096 }),
 		servertest.WithConfig(func(c *server.Config) { c.Metrics = true }))
 	s, status := b.h.DialSocket(t, servertest.Dial{Path: b.wsPath("2"), Token: b.owner.Token, RecvBuffer: 4096})
 	require.Equal(t, http.StatusSwitchingProtocols, status)
@@ -270,4 +272,22 @@ func TestSocketRouteWithoutUpgrade(t *testing.T) {
 	require.Equal(t, "websocket", r.Header.Get("Upgrade"))
 	b.h.Post(t, "/api/realtime/ephemeral", b.owner.Token, map[string]any{"workspace_id": b.ws.ID, "channel_id": b.general,
 		"type": "typing.started"}).RequireStatus(t, http.StatusAccepted)
+}
+
+// TestWorkspaceDeleteClosesConnections deletes a workspace through the API while people hold
+// sockets and a bot a NATS connection: the deletion is announced like a revocation, so they
+// end at once (sockets with 1008), though no periodic check is due for an hour.
+func TestWorkspaceDeleteClosesConnections(t *testing.T) {
+	t.Parallel()
+	b := setupRealtime(t, servertest.WithRealtime(func(c *realtime.Config) { c.RevalidateInterval = time.Hour }),
+		servertest.WithBotAccess(func(c *streams.BotAccessConfig) { c.RevalidateInterval = time.Hour }))
+	owner, member := b.dial(t, b.owner.Token, "2"), b.dial(t, b.member.Token, "2")
+	_, tok := persisttest.Bot(t, b.h.Store, b.owner.User, b.ws.ID, &persisttest.BotOpts{Scopes: []string{"bot:read"}})
+	nb, err := connectBot(t, b.h, tok, false)
+	require.NoError(t, err)
+	require.Empty(t, nb.replay(t, map[string]any{}).Code, "the bot is connected and answered")
+	b.h.Do(t, servertest.Request{Method: http.MethodDelete, Path: "/api/workspaces/" + b.ws.ID, Token: b.owner.Token}).RequireStatus(t, http.StatusNoContent)
+	require.Equal(t, ws.StatusCode(1008), owner.ExpectClose(t))
+	require.Equal(t, ws.StatusCode(1008), member.ExpectClose(t))
+	nb.expectClosed(t)
 }

@@ -171,6 +171,26 @@ func TestRealtimeEphemeral(t *testing.T) {
 		require.Equal(t, "presence.changed", guest.Next(t).Type, "the guest missed typing in #general but sees its conversation")
 		require.Equal(t, []string{"1", "2"}, eventCursors(b.page(t, b.owner.Token, "").Events), "ephemeral events are not stored")
 	})
+	// ServerSetsPublisherAndPlace: user_id and the target's id in the payload are the server's,
+	// over whatever the client put there; the client's other fields pass through. (Its own
+	// bundle: the sockets of DeliveredLiveNotStored must not see these.)
+	t.Run("ServerSetsPublisherAndPlace", func(t *testing.T) {
+		t.Parallel()
+		b := setupRealtime(t)
+		post := func(token string, body map[string]any) *servertest.Response {
+			return b.h.Post(t, "/api/realtime/ephemeral", token, body)
+		}
+		forged := map[string]any{"user_id": b.owner.User.ID, "channel_id": "chn_forged", "direct_conversation_id": "dm_forged", "note": "kept"}
+		r := post(b.member.Token, map[string]any{"workspace_id": b.ws.ID, "channel_id": b.general, "type": "typing.started", "payload": forged})
+		r.RequireStatus(t, http.StatusAccepted)
+		require.Equal(t, map[string]any{"user_id": b.member.User.ID, "channel_id": b.general, "note": "kept"}, eventOf(t, r).Payload)
+		r = post(b.guest.Token, map[string]any{"direct_conversation_id": b.dm, "type": "typing.stopped", "payload": forged})
+		r.RequireStatus(t, http.StatusAccepted)
+		require.Equal(t, map[string]any{"user_id": b.guest.User.ID, "direct_conversation_id": b.dm, "note": "kept"}, eventOf(t, r).Payload)
+		r = post(b.owner.Token, map[string]any{"channel_id": b.general, "type": "presence.changed"})
+		r.RequireStatus(t, http.StatusAccepted)
+		require.Equal(t, map[string]any{"user_id": b.owner.User.ID, "channel_id": b.general}, eventOf(t, r).Payload, "with no payload sent")
+	})
 	t.Run("Refusals", func(t *testing.T) {
 		t.Parallel()
 		for _, tc := range []struct {

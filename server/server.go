@@ -34,9 +34,9 @@ type Config struct {
 	// accepted Origin and the cookie's Secure flag. Default "" (derived from each request).
 	PublicURL string
 	// APIBaseURL is the trusted canonical base of this API as bot installers should store it,
-	// such as https://chat.example.com or https://example.com/natter (a path prefix is kept).
-	// When set, setup-code responses carry contract_version, api_base_url and claim_url; remote
-	// URLs never come from request headers. Default "" (those fields are omitted).
+	// such as https://chat.example.com or https://example.com/natter (a path prefix is kept):
+	// setup-code responses name it as api_base_url and build claim_url on it. Default ""
+	// (PublicURL, else the scheme and host each request was sent to).
 	APIBaseURL string
 	// DevBootstrap enables the development fallback identity for local requests. Default false.
 	DevBootstrap bool

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -12,20 +13,31 @@ import (
 // endpoint, never to be extended by consumers.
 const setupContractVersion = 1
 
-// setupContract is what a configured --api-base-url adds to setup-code responses.
+// setupContract is what setup-code responses tell an installer about where to reach the API.
 type setupContract struct {
-	ContractVersion int    `json:"contract_version,omitempty"`
+	ContractVersion int    `json:"contract_version"`
 	ClaimURL        string `json:"claim_url,omitempty"`
-	APIBaseURL      string `json:"api_base_url,omitempty"`
+	APIBaseURL      string `json:"api_base_url"`
 }
 
-// contract returns the setup contract fields, empty without a trusted API base.
-func (s *Server) contract() setupContract {
-	if s.apiBaseURL == "" {
-		return setupContract{}
+// contract returns the setup contract fields for a request. The base is --api-base-url, else
+// --public-url, else the scheme and host the request was sent to: ClickClack installers read
+// these fields on every answer (CONTRACT.md §Compatibility), and a deployment behind a proxy
+// that changes the host or terminates TLS sets one of the two flags.
+func (s *Server) contract(r *http.Request) setupContract {
+	base := s.apiBaseURL
+	if base == "" {
+		base = s.publicOrigin
 	}
-	return setupContract{ContractVersion: setupContractVersion, APIBaseURL: s.apiBaseURL,
-		ClaimURL: s.apiBaseURL + "/api/bot-setup-codes/claim"}
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		base = scheme + "://" + strings.ToLower(r.Host)
+	}
+	return setupContract{ContractVersion: setupContractVersion, APIBaseURL: base,
+		ClaimURL: base + "/api/bot-setup-codes/claim"}
 }
 
 type setupCodeRequest struct {
@@ -35,15 +47,15 @@ type setupCodeRequest struct {
 }
 
 // setupCodeView is a minted code; the contract fields appear both inside it (where ClickClack
-// installers read them) and beside it (CONTRACT.md).
+// installers read them) and beside it (CONTRACT.md §Shapes not written here).
 type setupCodeView struct {
 	persist.SetupCode
 	setupContract
 }
 
 // handleBotSetupCodeCreate serves POST /api/workspaces/{workspace_id}/bots/{bot_user_id}/setup-codes:
-// 201 {setup_code: {code, expires_at, …}} with the plaintext code shown once, plus
-// contract_version, claim_url and api_base_url when a trusted API base is configured.
+// 201 {setup_code: {code, expires_at, contract_version, claim_url, api_base_url, …}} with the
+// plaintext code shown once; the contract fields are repeated beside setup_code.
 func (s *Server) handleBotSetupCodeCreate(w http.ResponseWriter, r *http.Request) {
 	var req setupCodeRequest
 	if err := decodeOptionalJSON(w, r, &req); err != nil {
@@ -59,7 +71,7 @@ func (s *Server) handleBotSetupCodeCreate(w http.ResponseWriter, r *http.Request
 		s.writeError(w, r, err)
 		return
 	}
-	c := s.contract()
+	c := s.contract(r)
 	writeJSON(w, http.StatusCreated, struct {
 		SetupCode setupCodeView `json:"setup_code"`
 		setupContract
@@ -90,13 +102,13 @@ type setupClaimResponse struct {
 	Bot             setupClaimBot         `json:"bot"`
 	Workspace       setupClaimWorkspace   `json:"workspace"`
 	Defaults        persist.SetupDefaults `json:"defaults"`
-	ContractVersion int                   `json:"contract_version,omitempty"`
-	APIBaseURL      string                `json:"api_base_url,omitempty"`
+	ContractVersion int                   `json:"contract_version"`
+	APIBaseURL      string                `json:"api_base_url"`
 }
 
 // handleBotSetupCodeClaim serves POST /api/bot-setup-codes/claim: unauthenticated and rate
 // limited per client address; it consumes the code and mints its token at once, answering
-// {token, bot, workspace, defaults} (plus contract_version and api_base_url when configured).
+// {token, bot, workspace, defaults, api_base_url, contract_version}.
 // Unknown, expired and claimed codes all get the same 404.
 func (s *Server) handleBotSetupCodeClaim(w http.ResponseWriter, r *http.Request) {
 	if !s.claimLimiter.allow(clientAddress(r)) {
@@ -116,7 +128,7 @@ func (s *Server) handleBotSetupCodeClaim(w http.ResponseWriter, r *http.Request)
 		s.writeError(w, r, err)
 		return
 	}
-	c := s.contract()
+	c := s.contract(r)
 	b, ws := claim.Bot, claim.Workspace
 	writeJSON(w, http.StatusOK, setupClaimResponse{Token: claim.Token.Token,
 		Bot:       setupClaimBot{ID: b.ID, Kind: b.Kind, OwnerUserID: b.OwnerUserID, Handle: b.Handle, DisplayName: b.DisplayName},

@@ -79,8 +79,9 @@ func TestSetupCodes(t *testing.T) {
 		r := w.h.Post(t, w.botsPath()+"/"+bot.ID+"/setup-codes", w.owner.Token, map[string]any{"name": "gateway", "scopes": []string{"bot:read"}})
 		r.RequireStatus(t, http.StatusCreated)
 		body := r.JSON(t)
-		require.NotContains(t, body, "claim_url", "no contract fields without a trusted API base")
-		require.NotContains(t, body, "contract_version")
+		require.Equal(t, float64(1), body["contract_version"], "without a configured base, the request's own")
+		require.Equal(t, w.h.URL, body["api_base_url"])
+		require.Equal(t, w.h.URL+"/api/bot-setup-codes/claim", body["claim_url"])
 		var minted struct {
 			SetupCode persist.SetupCode `json:"setup_code"`
 		}
@@ -102,7 +103,8 @@ func TestSetupCodes(t *testing.T) {
 		require.Equal(t, w.ws.RouteID, got.Workspace.RouteID)
 		require.Equal(t, w.ws.Slug, got.Workspace.Slug)
 		require.Equal(t, "channel:general", got.Defaults.DefaultTo, "generic codes suggest #general")
-		require.Zero(t, got.ContractVersion)
+		require.Equal(t, 1, got.ContractVersion)
+		require.Equal(t, w.h.URL, got.APIBaseURL)
 
 		w.h.Get(t, "/api/workspaces/"+w.ws.ID+"/bot-commands", got.Token).RequireStatus(t, http.StatusOK)
 		var found bool
@@ -211,22 +213,48 @@ func TestSetupCodeDefaultChannel(t *testing.T) {
 	}
 }
 
+// TestSetupCodeContract checks where api_base_url comes from: --api-base-url, else
+// --public-url, else the scheme and host the request was sent to.
 func TestSetupCodeContract(t *testing.T) {
 	t.Parallel()
-	w := newBotWorld(t, servertest.WithConfig(func(c *server.Config) { c.APIBaseURL = "https://Chat.Example.com/natter/" }))
-	bot, _ := w.serviceBot(t)
-	r := w.h.Post(t, w.botsPath()+"/"+bot.ID+"/setup-codes", w.owner.Token, nil)
-	r.RequireStatus(t, http.StatusCreated)
-	body := r.JSON(t)
-	const base, claimURL = "https://chat.example.com/natter", "https://chat.example.com/natter/api/bot-setup-codes/claim"
-	for _, m := range []map[string]any{body, body["setup_code"].(map[string]any)} {
-		require.Equal(t, float64(1), m["contract_version"])
-		require.Equal(t, base, m["api_base_url"])
-		require.Equal(t, claimURL, m["claim_url"])
+	for _, tc := range []struct {
+		name   string
+		config func(*server.Config)
+		host   string // the request's Host header, when set
+		base   string
+	}{
+		{"APIBaseURLWins", func(c *server.Config) {
+			c.APIBaseURL, c.PublicURL = "https://Chat.Example.com/natter/", "https://public.example.com"
+		}, "", "https://chat.example.com/natter"},
+		{"ThenThePublicURL", func(c *server.Config) { c.PublicURL = "https://Public.Example.com" }, "", "https://public.example.com"},
+		{"ElseTheRequestHost", func(*server.Config) {}, "Chat.Example.org:8443", "http://chat.example.org:8443"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newBotWorld(t, servertest.WithConfig(tc.config))
+			bot, _ := w.serviceBot(t)
+			header := map[string]string{}
+			if tc.host != "" {
+				header["Host"] = tc.host
+			}
+			r := w.h.Do(t, servertest.Request{Method: http.MethodPost, Path: w.botsPath() + "/" + bot.ID + "/setup-codes",
+				Token: w.owner.Token, Header: header})
+			r.RequireStatus(t, http.StatusCreated)
+			body := r.JSON(t)
+			for _, m := range []map[string]any{body, body["setup_code"].(map[string]any)} {
+				require.Equal(t, float64(1), m["contract_version"])
+				require.Equal(t, tc.base, m["api_base_url"])
+				require.Equal(t, tc.base+"/api/bot-setup-codes/claim", m["claim_url"])
+			}
+			r = w.h.Do(t, servertest.Request{Method: http.MethodPost, Path: "/api/bot-setup-codes/claim",
+				Body: map[string]any{"code": body["setup_code"].(map[string]any)["code"]}, Header: header})
+			r.RequireStatus(t, http.StatusOK)
+			var got claimed
+			r.Decode(t, &got)
+			require.Equal(t, 1, got.ContractVersion)
+			require.Equal(t, tc.base, got.APIBaseURL)
+		})
 	}
-	got := claimOK(t, w.h, body["setup_code"].(map[string]any)["code"].(string))
-	require.Equal(t, 1, got.ContractVersion)
-	require.Equal(t, base, got.APIBaseURL)
 }
 
 func TestSetupCodeClaimRateLimit(t *testing.T) {

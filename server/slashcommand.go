@@ -137,7 +137,7 @@ func (s *Server) handleSlashHook(w http.ResponseWriter, r *http.Request) {
 	out := map[string]any{"response_type": reply.ResponseType, "text": reply.Text}
 	if reply.Text != "" && reply.ResponseType == "in_channel" {
 		posted, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.MessageCreated, error) {
-			return tx.SlashCommandReply(ctx, *st.Invocation, reply.Text)
+			return tx.SlashCommandReply(ctx, *st.Invocation, reply.Text, correlationID(ctx))
 		})
 		if err != nil {
 			s.writeError(w, r, err)

@@ -128,7 +128,11 @@ func TestSlashCommandRoundTrip(t *testing.T) {
 	require.Equal(t, e.bot.ID, msg["author_id"], "the reply is posted as the command's bot")
 	require.Equal(t, "deploying **main**", msg["body"])
 	require.Equal(t, general.ID, msg["channel_id"])
-	require.Equal(t, "message.created", out["event"].(map[string]any)["type"])
+	event := out["event"].(map[string]any)
+	require.Equal(t, "message.created", event["type"])
+	require.Equal(t, r.Header.Get("X-Correlation-ID"), event["payload"].(map[string]any)["correlation_id"],
+		"the bot's reply carries the invoking request's correlation id")
+	require.Equal(t, e.bot.ID, event["payload"].(map[string]any)["author_id"])
 	created := e.eventsOf(t, "message.created")
 	require.Equal(t, e.bot.ID, created[len(created)-1].ActorID)
 }
