@@ -2,13 +2,17 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/natterchat/natter/persist"
 )
 
 // Run executes the command line args (args[0] is the program name) and returns its error, for
@@ -21,6 +25,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func RunWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	app := &cli.App{
 		Name:      "natter",
+		Version:   BuildVersion(),
 		Usage:     "a team-chat server: HTTP/JSON API, WebSocket realtime, Postgres and NATS JetStream",
 		Reader:    stdin,
 		Writer:    stdout,
@@ -28,9 +33,13 @@ func RunWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		Commands: []*cli.Command{
 			serveCommand(),
 			devCommand(),
+			clusterCommand(),
 			migrateCommand(),
 			adminCommand(),
 			benchCommand(),
+			benchBaselineCommand(),
+			watchCommand(),
+			versionCommand(),
 		},
 		// Errors are returned to main, which prints them once.
 		ExitErrHandler: func(*cli.Context, error) {},
@@ -60,9 +69,25 @@ func releaseOnAction(cmds []*cli.Command, release func()) {
 	}
 }
 
-// newLogger writes text logs to the command's error writer.
+// newLogger writes logs to the command's error writer: for serve and dev at --log-level in
+// --log-format (checked by readServerConfig), for other commands at info.
 func newLogger(c *cli.Context) *slog.Logger {
-	return slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	level, _ := parseLogLevel(c.String("log-level"))
+	opts := &slog.HandlerOptions{Level: level}
+	if c.String("log-format") == "json" {
+		return slog.New(slog.NewJSONHandler(c.App.ErrWriter, opts))
+	}
+	return slog.New(slog.NewTextHandler(c.App.ErrWriter, opts))
+}
+
+// parseLogLevel reads --log-level; empty is info.
+func parseLogLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if s == "" {
+		return slog.LevelInfo, nil
+	}
+	err := l.UnmarshalText([]byte(s))
+	return l, err
 }
 
 // configError is an invalid setting: it names the flag and says what is wrong, in one line.
@@ -71,7 +96,7 @@ func configError(flag, format string, args ...any) error {
 }
 
 func adminCommand() *cli.Command {
-	return &cli.Command{
+	cmd := &cli.Command{
 		Name:  "admin",
 		Usage: "operator commands; each works against --database-url or the data dir of a running `natter dev`",
 		Subcommands: []*cli.Command{
@@ -83,6 +108,48 @@ func adminCommand() *cli.Command {
 			passwordCommand(),
 			pushCommand(),
 			uploadsCommand(),
+			workspaceCommand(),
 		},
 	}
+	nameErrors("admin", cmd.Subcommands)
+	return cmd
 }
+
+// nameErrors makes every action's error say which command failed, so that main prints
+// "natter: admin member add: <why>".
+func nameErrors(prefix string, cmds []*cli.Command) {
+	for _, c := range cmds {
+		name := prefix + " " + c.Name
+		nameErrors(name, c.Subcommands)
+		if action := c.Action; action != nil {
+			c.Action = func(c *cli.Context) error {
+				if err := action(c); err != nil {
+					return fmt.Errorf("%s: %w", name, forPeople(err))
+				}
+				return nil
+			}
+		}
+	}
+}
+
+// forPeople drops the machine-readable code of a store error from the text (it is for API
+// clients), keeping the error itself for errors.Is and errors.As.
+func forPeople(err error) error {
+	var pe *persist.Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	msg := pe.Message
+	if pe.Err != nil {
+		msg += ": " + pe.Err.Error()
+	}
+	return &peopleError{text: strings.Replace(err.Error(), pe.Error(), msg, 1), err: err}
+}
+
+type peopleError struct {
+	text string
+	err  error
+}
+
+func (e *peopleError) Error() string { return e.text }
+func (e *peopleError) Unwrap() error { return e.err }

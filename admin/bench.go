@@ -2,20 +2,17 @@ package admin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sync/errgroup"
 )
 
 // Bench limits: the load stays on this machine and ends by itself.
@@ -33,9 +30,10 @@ func benchCommand() *cli.Command {
 			"posters at a target rate; reports messages/s, post-to-delivery p50/p99/p999, lost and duplicate deliveries, " +
 			"connect time, the server's RSS per socket and the load generator's CPU per delivered frame",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "url", EnvVars: []string{"NATTER_URL"}, Value: "http://127.0.0.1:8080", Usage: "base URL of the server (loopback only)"},
-			&cli.StringFlag{Name: "token", EnvVars: []string{"NATTER_TOKEN"}, Usage: "bearer token (sst_ or ccb_); empty relies on the development fallback of `natter dev`"},
-			&cli.StringFlag{Name: "workspace", EnvVars: []string{"NATTER_WORKSPACE"}, Usage: "workspace id (default: the caller's first)"},
+			&cli.StringSliceFlag{Name: "url", EnvVars: []string{"NATTER_URL"}, Value: cli.NewStringSlice("http://127.0.0.1:8080"),
+				Usage: "base URL of the server (loopback only); repeat it for the replicas of a cluster (natter cluster): sockets and natter posts are spread over them"},
+			&cli.StringFlag{Name: "token", EnvVars: []string{"NATTER_TOKEN"}, Usage: "bearer token (sst_ or ccb_); empty relies on the development fallback of natter dev"},
+			&cli.StringFlag{Name: "workspace", EnvVars: []string{"NATTER_WORKSPACE"}, Usage: "workspace id to load (default: a new workspace bench-<time>, created for this run)"},
 			&cli.StringFlag{Name: "channel", EnvVars: []string{"NATTER_CHANNEL"}, Usage: "channel id to post into (default: #bench, created if missing)"},
 			&cli.IntFlag{Name: "sockets", EnvVars: []string{"NATTER_SOCKETS"}, Value: 1000, Usage: "WebSocket clients, at most 20000"},
 			&cli.IntFlag{Name: "posters", EnvVars: []string{"NATTER_POSTERS"}, Value: 4, Usage: "concurrent HTTP posters, at most 64"},
@@ -45,37 +43,66 @@ func benchCommand() *cli.Command {
 			&cli.IntFlag{Name: "connect-concurrency", EnvVars: []string{"NATTER_CONNECT_CONCURRENCY"}, Value: 200, Usage: "handshakes in flight at once"},
 			&cli.DurationFlag{Name: "drain", EnvVars: []string{"NATTER_DRAIN"}, Value: 10 * time.Second, Usage: "how long to wait for the last deliveries"},
 			&cli.BoolFlag{Name: "reconnect", EnvVars: []string{"NATTER_RECONNECT"}, Usage: "at the end, drop every socket, post a burst, and reconnect all at once from their cursors"},
-			&cli.IntFlag{Name: "server-pid", EnvVars: []string{"NATTER_SERVER_PID"}, Usage: "the server's pid for RSS (default: found by its listening port)"},
+			&cli.IntFlag{Name: "server-pid", EnvVars: []string{"NATTER_SERVER_PID"}, Usage: "the server's pid for RSS and CPU (default: found by its listening port)"},
+			&cli.StringFlag{Name: "mode", EnvVars: []string{"NATTER_BENCH_MODE"}, Value: "fanout", Usage: "fanout (sockets and posters) or posts (posters only: posts/s, answer latency, CPU per post)"},
+			&cli.BoolFlag{Name: "closed-loop", EnvVars: []string{"NATTER_CLOSED_LOOP"}, Usage: "posts mode: each poster posts again as soon as it is answered, ignoring --rate"},
+			&cli.BoolFlag{Name: "baseline", EnvVars: []string{"NATTER_BASELINE"}, Usage: "fanout mode: after Natter, run a bare gobwas/ws server on loopback (no checks, no database) with the same sockets, posters and frames, and print Natter's figures as ratios of it"},
+			&cli.IntFlag{Name: "postgres-pid", EnvVars: []string{"NATTER_POSTGRES_PID"}, Usage: "posts mode: the postmaster's pid, to report Postgres CPU per post"},
+			&cli.StringFlag{Name: "postgres-data-dir", EnvVars: []string{"NATTER_POSTGRES_DATA_DIR"}, Usage: "posts mode: the cluster's data directory (its postmaster.pid names the postmaster; `natter dev` keeps it in <data-dir>/pg/data)"},
 		},
 		Action: runBench,
 	}
 }
 
 type benchConfig struct {
+	bases                              []string // every --url; base is the first, for set-up
 	base, token, workspace, channel    string
 	sockets, posters, sources, dialers int
 	rate                               float64
 	duration, drain                    time.Duration
 	reconnect                          bool
 	pid                                int
+	mode                               string
+	closedLoop, baseline               bool
+	pgPID                              int
 }
 
 func readBenchConfig(c *cli.Context) (benchConfig, error) {
-	b := benchConfig{base: c.String("url"), token: c.String("token"), workspace: c.String("workspace"), channel: c.String("channel"),
+	b := benchConfig{bases: c.StringSlice("url"), token: c.String("token"), workspace: c.String("workspace"), channel: c.String("channel"),
 		sockets: c.Int("sockets"), posters: c.Int("posters"), sources: c.Int("source-addrs"), dialers: c.Int("connect-concurrency"),
 		rate: c.Float64("rate"), duration: c.Duration("duration"), drain: c.Duration("drain"), reconnect: c.Bool("reconnect"),
-		pid: c.Int("server-pid")}
-	u, err := url.Parse(b.base)
-	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return b, configError("url", "%q must be http://host:port", b.base)
+		pid: c.Int("server-pid"), mode: c.String("mode"), closedLoop: c.Bool("closed-loop"), baseline: c.Bool("baseline"), pgPID: c.Int("postgres-pid")}
+	if dir := c.String("postgres-data-dir"); dir != "" && b.pgPID == 0 {
+		pid, err := postmasterPID(dir)
+		if err != nil {
+			return b, configError("postgres-data-dir", "no running postmaster there: %v", err)
+		}
+		b.pgPID = pid
 	}
-	ips, err := net.LookupIP(u.Hostname())
-	if err != nil || len(ips) == 0 {
-		return b, configError("url", "cannot resolve %q", u.Hostname())
+	if b.mode != "fanout" && b.mode != "posts" {
+		return b, configError("mode", "must be fanout or posts")
 	}
-	for _, ip := range ips {
-		if !ip.IsLoopback() {
-			return b, configError("url", "the bench only targets loopback addresses, and %s is %s", u.Hostname(), ip)
+	if len(b.bases) == 0 {
+		return b, configError("url", "give at least one server URL")
+	}
+	b.base = b.bases[0]
+	var u *url.URL
+	for i, base := range b.bases {
+		p, err := url.Parse(base)
+		if err != nil || p.Scheme != "http" || p.Host == "" {
+			return b, configError("url", "%q must be http://host:port", base)
+		}
+		ips, err := net.LookupIP(p.Hostname())
+		if err != nil || len(ips) == 0 {
+			return b, configError("url", "cannot resolve %q", p.Hostname())
+		}
+		for _, ip := range ips {
+			if !ip.IsLoopback() {
+				return b, configError("url", "the bench only targets loopback addresses, and %s is %s", p.Hostname(), ip)
+			}
+		}
+		if i == 0 {
+			u = p
 		}
 	}
 	switch {
@@ -101,9 +128,13 @@ func readBenchConfig(c *cli.Context) (benchConfig, error) {
 
 type benchRun struct {
 	cfg     benchConfig
-	api     *benchHTTP
+	api     *benchHTTP   // the first --url, for set-up
+	apis    []*benchHTTP // one per --url: natter posts go round them
+	dials   atomic.Int64 // sockets dialled so far: they go round the --urls
 	sockets []*benchSocket
 	out     io.Writer
+	started time.Time
+	posts   atomic.Int64 // bench posts numbered so far in this run
 }
 
 func runBench(c *cli.Context) error {
@@ -114,12 +145,19 @@ func runBench(c *cli.Context) error {
 	ctx, cancel := context.WithTimeout(c.Context, cfg.duration+cfg.drain+5*time.Minute)
 	defer cancel()
 	raiseFileLimit()
-	r := &benchRun{cfg: cfg, out: c.App.Writer, api: &benchHTTP{base: cfg.base, token: cfg.token,
-		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: benchMaxPosters}}}}
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: benchMaxPosters}}
+	r := &benchRun{cfg: cfg, out: c.App.Writer, started: time.Now()}
+	for _, base := range cfg.bases {
+		r.apis = append(r.apis, &benchHTTP{base: base, token: cfg.token, client: client})
+	}
+	r.api = r.apis[0]
 	if err := r.resolveTargets(ctx); err != nil {
 		return err
 	}
 	defer r.closeAll()
+	if cfg.mode == "posts" {
+		return r.runPosts(ctx)
+	}
 	return r.run(ctx)
 }
 
@@ -135,16 +173,17 @@ func raiseFileLimit() {
 // resolveTargets picks the workspace and the channel, creating #bench when needed.
 func (r *benchRun) resolveTargets(ctx context.Context) error {
 	if r.cfg.workspace == "" {
-		var list struct {
-			Workspaces []struct{ ID string } `json:"workspaces"`
+		// A run of its own: the bench's messages never land in a workspace people use.
+		name := "bench-" + time.Now().UTC().Format("20060102-150405")
+		var created struct {
+			Workspace struct{ ID, Slug string } `json:"workspace"`
 		}
-		if _, err := r.api.do(ctx, http.MethodGet, "/api/workspaces", nil, &list); err != nil {
-			return fmt.Errorf("bench: list workspaces: %w", err)
+		if _, err := r.api.do(ctx, http.MethodPost, "/api/workspaces", map[string]string{"name": name}, &created); err != nil {
+			return fmt.Errorf("bench: create the workspace %s (pass --workspace to load an existing one): %w", name, err)
 		}
-		if len(list.Workspaces) == 0 {
-			return errors.New("bench: the caller belongs to no workspace; pass --workspace")
-		}
-		r.cfg.workspace = list.Workspaces[0].ID
+		r.cfg.workspace = created.Workspace.ID
+		fmt.Fprintf(r.out, "bench: created workspace %s (%s) for this run; pass --workspace to load another\n",
+			created.Workspace.Slug, created.Workspace.ID)
 	}
 	if r.cfg.channel != "" {
 		return nil
@@ -168,237 +207,5 @@ func (r *benchRun) resolveTargets(ctx context.Context) error {
 		return fmt.Errorf("bench: create #bench: %w", err)
 	}
 	r.cfg.channel = created.Channel.ID
-	return nil
-}
-
-// tail is the newest cursor the caller may see now.
-func (r *benchRun) tail(ctx context.Context) (int64, error) {
-	var page struct {
-		TailCursor string `json:"tail_cursor"`
-	}
-	if _, err := r.api.do(ctx, http.MethodGet, "/api/realtime/events?limit=1&include_tail=true&workspace_id="+r.cfg.workspace, nil, &page); err != nil {
-		return 0, fmt.Errorf("bench: read the tail cursor: %w", err)
-	}
-	if page.TailCursor == "" {
-		return 0, nil
-	}
-	return strconv.ParseInt(page.TailCursor, 10, 64)
-}
-
-// connect opens every socket (at most connect-concurrency handshakes at once) and returns the
-// handshake durations.
-func (r *benchRun) connect(ctx context.Context, sockets []*benchSocket) ([]time.Duration, error) {
-	took := make([]time.Duration, len(sockets))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(r.cfg.dialers)
-	for i, s := range sockets {
-		g.Go(func() error {
-			start := time.Now()
-			if err := s.dial(gctx, r.cfg.base, r.cfg.workspace, r.cfg.token); err != nil {
-				return fmt.Errorf("bench: socket %d from %s: %w", i, s.source, err)
-			}
-			took[i] = time.Since(start)
-			return nil
-		})
-	}
-	return took, g.Wait()
-}
-
-func (r *benchRun) closeAll() {
-	for _, s := range r.sockets {
-		if s.conn != nil {
-			_ = s.conn.Close()
-			<-s.closed
-		}
-	}
-}
-
-// post runs the posters at the target rate until the duration ends and returns the cursors the
-// server acknowledged with 2xx.
-func (r *benchRun) post(ctx context.Context, duration time.Duration, rate float64) ([]int64, int) {
-	var mu sync.Mutex
-	var acked []int64
-	var failed atomic.Int64
-	interval := time.Duration(float64(time.Second) * float64(r.cfg.posters) / rate)
-	deadline := time.Now().Add(duration)
-	var wg sync.WaitGroup
-	for p := 0; p < r.cfg.posters; p++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			next := time.Now().Add(time.Duration(p) * interval / time.Duration(r.cfg.posters))
-			for i := 0; ; i++ {
-				if next.After(deadline) || ctx.Err() != nil {
-					return
-				}
-				time.Sleep(time.Until(next))
-				next = next.Add(interval)
-				var resp struct {
-					Event struct {
-						Cursor string `json:"cursor"`
-					} `json:"event"`
-				}
-				body := map[string]string{"body": benchMarker + strconv.FormatInt(time.Now().UnixNano(), 10),
-					"nonce": fmt.Sprintf("bench-%d-%d-%d", deadline.UnixNano(), p, i)}
-				if _, err := r.api.do(ctx, http.MethodPost, "/api/channels/"+r.cfg.channel+"/messages", body, &resp); err != nil {
-					if failed.Add(1) == 1 {
-						fmt.Fprintf(r.out, "post failed (further failures are only counted): %v\n", err)
-					}
-					continue
-				}
-				if c, err := strconv.ParseInt(resp.Event.Cursor, 10, 64); err == nil {
-					mu.Lock()
-					acked = append(acked, c)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return acked, int(failed.Load())
-}
-
-// waitCaughtUp blocks until every socket has received cursor or the drain time passes, and
-// returns how long that took.
-func (r *benchRun) waitCaughtUp(ctx context.Context, cursor int64, within time.Duration) (time.Duration, bool) {
-	start := time.Now()
-	chans := make([]chan struct{}, 0, len(r.sockets))
-	for _, s := range r.sockets {
-		s.mu.Lock()
-		if s.cursor < cursor {
-			ch := make(chan struct{})
-			s.caught = ch
-			s.target.Store(cursor)
-			chans = append(chans, ch)
-		}
-		s.mu.Unlock()
-	}
-	timeout := time.NewTimer(within)
-	defer timeout.Stop()
-	for _, ch := range chans {
-		select {
-		case <-ch:
-		case <-timeout.C:
-			return time.Since(start), false
-		case <-ctx.Done():
-			return time.Since(start), false
-		}
-	}
-	return time.Since(start), true
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func (r *benchRun) run(ctx context.Context) error {
-	cfg := r.cfg
-	rssBefore, _ := rssBytes(cfg.pid)
-	startCursor, err := r.tail(ctx)
-	if err != nil {
-		return err
-	}
-	r.sockets = make([]*benchSocket, cfg.sockets)
-	for i := range r.sockets {
-		r.sockets[i] = &benchSocket{source: net.IPv4(127, 0, 0, byte(1+i%cfg.sources)), cursor: startCursor, base: startCursor}
-	}
-	fmt.Fprintf(r.out, "bench: %d sockets from %d source addresses, %d posters at %.1f posts/s for %s into %s\n",
-		cfg.sockets, cfg.sources, cfg.posters, cfg.rate, cfg.duration, cfg.channel)
-	connectStart := time.Now()
-	took, err := r.connect(ctx, r.sockets)
-	if err != nil {
-		return err
-	}
-	connectAll := time.Since(connectStart)
-	fmt.Fprintf(r.out, "connect: %d sockets in %s (handshake p50 %s, p99 %s)\n", cfg.sockets, connectAll.Round(time.Millisecond),
-		percentile(took, 0.5).Round(time.Microsecond), percentile(took, 0.99).Round(time.Microsecond))
-	if cfg.pid > 0 && cfg.sockets > 0 {
-		time.Sleep(2 * time.Second) // let the server settle before reading its memory
-		rssAfter, _ := rssBytes(cfg.pid)
-		fmt.Fprintf(r.out, "memory: server RSS %.1f MiB -> %.1f MiB, %.0f bytes per socket\n", float64(rssBefore)/(1<<20),
-			float64(rssAfter)/(1<<20), float64(rssAfter-rssBefore)/float64(cfg.sockets))
-	}
-
-	frames0, cpu0 := r.frames(), cpuTime()
-	postStart := time.Now()
-	acked, failed := r.post(ctx, cfg.duration, cfg.rate)
-	posted := time.Since(postStart)
-	last := startCursor
-	for _, c := range acked {
-		last = max(last, c)
-	}
-	caughtIn, ok := r.waitCaughtUp(ctx, last, cfg.drain)
-	elapsed := time.Since(postStart)
-	frames, cpu := r.frames()-frames0, cpuTime()-cpu0
-	fmt.Fprintf(r.out, "posts: %d acknowledged (%.1f/s), %d failed\n", len(acked), float64(len(acked))/posted.Seconds(), failed)
-	fmt.Fprintf(r.out, "deliveries: %d frames in %s (%.0f/s); last delivery %s after the last post%s\n", frames,
-		elapsed.Round(time.Millisecond), float64(frames)/elapsed.Seconds(), caughtIn.Round(time.Millisecond), map[bool]string{false: " (drain timed out)", true: ""}[ok])
-	r.reportDeliveries(acked)
-	if frames > 0 {
-		fmt.Fprintf(r.out, "load generator: %s CPU, %.2f µs per delivered frame\n", cpu.Round(time.Millisecond),
-			float64(cpu.Microseconds())/float64(frames))
-	}
-	if !cfg.reconnect {
-		return nil
-	}
-	return r.reconnectAll(ctx)
-}
-
-func (r *benchRun) frames() int {
-	n := 0
-	for _, s := range r.sockets {
-		s.mu.Lock()
-		n += s.frames
-		s.mu.Unlock()
-	}
-	return n
-}
-
-// reportDeliveries checks every acknowledged cursor against every socket and prints latency.
-func (r *benchRun) reportDeliveries(acked []int64) {
-	var lost, dups, order int
-	var hist histogram
-	closed := 0
-	for _, s := range r.sockets {
-		s.mu.Lock()
-		for _, c := range acked {
-			if !s.has(c) {
-				lost++
-			}
-		}
-		dups, order = dups+s.dups, order+s.order
-		hist.merge(&s.hist)
-		s.hist = histogram{}
-		if s.closeBy != 0 {
-			closed++
-		}
-		s.mu.Unlock()
-	}
-	fmt.Fprintf(r.out, "latency post-to-delivery: p50 %s, p99 %s, p999 %s over %d deliveries\n", hist.quantile(0.5).Round(time.Microsecond),
-		hist.quantile(0.99).Round(time.Microsecond), hist.quantile(0.999).Round(time.Microsecond), hist.n)
-	fmt.Fprintf(r.out, "integrity: %d lost (acknowledged, not delivered when the drain ended), %d duplicated, %d out of order, %d sockets closed by the server\n",
-		lost, dups, order, closed)
-}
-
-// reconnectAll drops every socket, posts a burst while they are away, reconnects them all at
-// once from their cursors and measures until every socket has caught up.
-func (r *benchRun) reconnectAll(ctx context.Context) error {
-	r.closeAll()
-	acked, _ := r.post(ctx, 2*time.Second, r.cfg.rate)
-	last := int64(0)
-	for _, c := range acked {
-		last = max(last, c)
-	}
-	start := time.Now()
-	if _, err := r.connect(ctx, r.sockets); err != nil {
-		return err
-	}
-	connected := time.Since(start)
-	caught, ok := r.waitCaughtUp(ctx, last, 60*time.Second)
-	fmt.Fprintf(r.out, "reconnect: %d sockets back in %s, all caught up to cursor %d in %s%s\n", len(r.sockets),
-		connected.Round(time.Millisecond), last, (connected + caught).Round(time.Millisecond), map[bool]string{false: " (timed out)", true: ""}[ok])
-	r.reportDeliveries(acked)
 	return nil
 }

@@ -16,15 +16,46 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gobwas/ws"
 )
 
 // benchMarker prefixes the body of every message the bench posts, followed by the post's send
-// time in unix nanoseconds, so a socket can measure post-to-delivery latency from the frame.
+// time in unix nanoseconds and, after a colon, the post's number in this run, so a socket can
+// measure post-to-delivery latency and tell which post a frame carries without reading cursors
+// (they are opaque).
 const benchMarker = "natter-bench-ts:"
+
+// benchBody is the body of post number n sent now.
+func benchBody(n int64) string {
+	return benchMarker + strconv.FormatInt(time.Now().UnixNano(), 10) + ":" + strconv.FormatInt(n, 10)
+}
+
+// benchPostOf reads the send time and the number of a bench post from a frame.
+func benchPostOf(p []byte) (sent time.Time, n int64, ok bool) {
+	i := bytes.Index(p, []byte(benchMarker))
+	if i < 0 {
+		return time.Time{}, 0, false
+	}
+	rest := p[i+len(benchMarker):]
+	digits := func() (int64, bool) {
+		end := bytes.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+		if end < 0 {
+			end = len(rest)
+		}
+		v, err := strconv.ParseInt(string(rest[:end]), 10, 64)
+		rest = rest[end:]
+		return v, err == nil
+	}
+	ns, ok := digits()
+	if !ok || len(rest) == 0 || rest[0] != ':' {
+		return time.Time{}, 0, false
+	}
+	rest = rest[1:]
+	n, ok = digits()
+	return time.Unix(0, ns), n, ok
+}
 
 // histogram counts durations in log-spaced buckets (about 1% apart) from 1µs to ~100s.
 type histogram struct {
@@ -67,64 +98,51 @@ func (h *histogram) quantile(q float64) time.Duration {
 	return time.Duration(math.Pow(histBase, float64(len(h.counts))) * float64(time.Microsecond))
 }
 
-// benchSocket is one client socket of the bench: a goroutine reads its frames and records the
-// cursors and latencies of the bench's messages.
+// benchSocket is one client socket of the bench: a goroutine reads its frames and records which
+// bench posts arrived and with what latency.
 type benchSocket struct {
 	source  net.IP
 	conn    net.Conn
 	mu      sync.Mutex
-	cursor  int64 // the last cursor received
-	base    int64 // cursor the socket started after
-	seen    []uint64
+	cursor  string   // the last cursor received, opaque: the socket resumes after it
+	seen    []uint64 // bench posts received, a bit per post number
 	dups    int
-	order   int // cursors received out of order
 	frames  int
 	hist    histogram
 	closed  chan struct{}
 	closeBy ws.StatusCode
-	caught  chan struct{} // closed when the socket reaches target
-	target  atomic.Int64
+	caught  chan struct{} // closed when every post of want has arrived
+	want    []uint64
+	missing int
+	keep    bool   // keep the last bench frame in sample (one socket does, for the baseline)
+	sample  []byte // a frame as the server wrote it
 }
 
-func (s *benchSocket) mark(c int64) bool {
-	i := c - s.base - 1
-	if i < 0 {
+func setBit(set *[]uint64, n int64) bool {
+	for int(n/64) >= len(*set) {
+		*set = append(*set, 0)
+	}
+	w, b := n/64, uint(n%64)
+	if (*set)[w]&(1<<b) != 0 {
 		return false
 	}
-	for int(i/64) >= len(s.seen) {
-		s.seen = append(s.seen, 0)
-	}
-	w, b := i/64, uint(i%64)
-	if s.seen[w]&(1<<b) != 0 {
-		return false
-	}
-	s.seen[w] |= 1 << b
+	(*set)[w] |= 1 << b
 	return true
 }
 
-func (s *benchSocket) has(c int64) bool {
-	i := c - s.base - 1
-	return i >= 0 && int(i/64) < len(s.seen) && s.seen[i/64]&(1<<uint(i%64)) != 0
+func hasBit(set []uint64, n int64) bool {
+	return n >= 0 && int(n/64) < len(set) && set[n/64]&(1<<uint(n%64)) != 0
 }
 
-// dial connects from the socket's source address after its cursor.
-func (s *benchSocket) dial(ctx context.Context, base, workspaceID, token string) error {
-	header := http.Header{}
-	if token != "" {
-		header.Set("Authorization", "Bearer "+token)
-	}
+func (s *benchSocket) has(n int64) bool { return hasBit(s.seen, n) }
+
+// dial connects from the socket's source address.
+func (s *benchSocket) dial(ctx context.Context, u string, header http.Header) error {
 	d := ws.Dialer{Header: ws.HandshakeHeaderHTTP(header), Timeout: 30 * time.Second,
 		NetDial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			nd := net.Dialer{LocalAddr: &net.TCPAddr{IP: s.source}}
 			return nd.DialContext(ctx, network, addr)
 		}}
-	s.mu.Lock()
-	after := s.cursor
-	s.mu.Unlock()
-	u := "ws" + strings.TrimPrefix(base, "http") + "/api/realtime/ws?workspace_id=" + workspaceID
-	if after > 0 {
-		u += "&after_cursor=" + strconv.FormatInt(after, 10)
-	}
 	conn, br, _, err := d.Dial(ctx, u)
 	if errors.Is(err, ws.StatusError(http.StatusTooManyRequests)) {
 		return fmt.Errorf("%w: the server caps sockets per account; start it with --max-sockets-per-user at least --sockets", err)
@@ -172,52 +190,48 @@ func (s *benchSocket) read(r io.Reader) {
 	}
 }
 
-// onEvent records a frame: its cursor (duplicates and order), and for bench messages the
+// onEvent records a frame: its cursor (to resume from), and for bench posts duplicates and the
 // latency from the post.
 func (s *benchSocket) onEvent(p []byte, now time.Time) {
-	c := cursorOf(p)
+	cursor := cursorOf(p)
+	sent, n, ok := benchPostOf(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.frames++
-	if c == 0 {
+	if cursor != "" {
+		s.cursor = cursor
+	}
+	if !ok {
 		return
 	}
-	if c <= s.cursor {
-		s.order++
-	}
-	if !s.mark(c) {
+	if !setBit(&s.seen, n) {
 		s.dups++
+		return
 	}
-	s.cursor = max(s.cursor, c)
-	if i := bytes.Index(p, []byte(benchMarker)); i >= 0 {
-		rest := p[i+len(benchMarker):]
-		end := bytes.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
-		if end < 0 {
-			end = len(rest)
-		}
-		if ns, err := strconv.ParseInt(string(rest[:end]), 10, 64); err == nil {
-			s.hist.add(now.Sub(time.Unix(0, ns)))
-		}
+	s.hist.add(now.Sub(sent))
+	if s.keep {
+		s.sample = append(s.sample[:0], p...)
 	}
-	if t := s.target.Load(); t > 0 && s.cursor >= t && s.caught != nil {
-		close(s.caught)
-		s.caught = nil
+	if s.caught != nil && hasBit(s.want, n) {
+		if s.missing--; s.missing == 0 {
+			close(s.caught)
+			s.caught = nil
+		}
 	}
 }
 
-// cursorOf reads the envelope's cursor without decoding the whole frame.
-func cursorOf(p []byte) int64 {
+// cursorOf reads the envelope's cursor, an opaque string, without decoding the whole frame.
+func cursorOf(p []byte) string {
 	i := bytes.Index(p, []byte(`"cursor":"`))
 	if i < 0 {
-		return 0
+		return ""
 	}
 	rest := p[i+len(`"cursor":"`):]
 	end := bytes.IndexByte(rest, '"')
 	if end <= 0 {
-		return 0
+		return ""
 	}
-	c, _ := strconv.ParseInt(string(rest[:end]), 10, 64)
-	return c
+	return string(rest[:end])
 }
 
 // benchHTTP is the bench's JSON client for the API.

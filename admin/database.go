@@ -32,6 +32,8 @@ func databaseURLFlag() cli.Flag {
 type database struct {
 	Store   *persist.Store
 	cluster *pglocal.Cluster
+	// Applied are the migrations this open applied.
+	Applied []int
 }
 
 // Close closes the store and stops the private cluster if this process started it.
@@ -75,6 +77,7 @@ func openDatabase(ctx context.Context, c *cli.Context, logger *slog.Logger, cfg 
 		_ = d.Close(ctx)
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
+	d.Applied = append([]int{}, applied...)
 	if len(applied) > 0 {
 		logger.Info("migrations applied", "versions", applied)
 	}
@@ -90,7 +93,9 @@ func ensureDatabase(ctx context.Context, adminURL, db string) error {
 	defer conn.Close(ctx)
 	_, err = conn.Exec(ctx, `CREATE DATABASE `+pgx.Identifier{db}.Sanitize())
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "42P04" { // duplicate_database
+	// duplicate_database; or unique_violation when another process (a natter dev starting up
+	// beside an admin command) creates it at the same moment.
+	if errors.As(err, &pe) && (pe.Code == "42P04" || pe.Code == "23505") {
 		return nil
 	}
 	return err

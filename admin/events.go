@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -22,7 +21,7 @@ func eventsCommand() *cli.Command {
 				&cli.StringFlag{Name: "workspace", EnvVars: []string{"NATTER_WORKSPACE"}, Required: true, Usage: "the workspace's id, route id or slug"},
 				&cli.IntFlag{Name: "older-than-days", EnvVars: []string{"NATTER_OLDER_THAN_DAYS"}, Usage: "delete events created more than this many days ago"},
 				&cli.Int64Flag{Name: "keep-latest", EnvVars: []string{"NATTER_KEEP_LATEST"}, Usage: "always keep at least this many of the newest events"},
-				databaseURLFlag(), dataDirFlag(),
+				databaseURLFlag(), dataDirFlag(), jsonFlag(), verboseFlag(),
 			},
 			Action: func(c *cli.Context) error {
 				var p persist.EventPruneParams
@@ -52,11 +51,11 @@ func eventsCommand() *cli.Command {
 						return result{w.ID, r}, err
 					})
 					if err != nil {
-						return fmt.Errorf("natter admin events prune: %w", err)
+						return err
 					}
-					fmt.Fprintf(c.App.Writer, "pruned %d events of %s; the oldest retained cursor is %d\n",
-						res.Deleted, res.workspaceID, res.PrunedThrough+1)
-					return nil
+					return report(c, map[string]any{"workspace_id": res.workspaceID, "deleted": res.Deleted,
+						"oldest_retained_cursor": res.PrunedThrough + 1},
+						"pruned %d events of %s; the oldest retained cursor is %d", res.Deleted, res.workspaceID, res.PrunedThrough+1)
 				})
 			},
 		}},

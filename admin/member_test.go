@@ -22,7 +22,7 @@ func TestAdminMemberAdd(t *testing.T) {
 	w := persisttest.Workspace(t, store, owner.ID)
 	known := persisttest.User(t, store, nil)
 	add := func(args ...string) (persist.Member, error) {
-		out, err := run(t, append([]string{"admin", "member", "add", "--database-url", url}, args...)...)
+		out, err := run(t, append([]string{"admin", "member", "add", "--json", "--database-url", url}, args...)...)
 		if err != nil {
 			return persist.Member{}, err
 		}
@@ -50,9 +50,25 @@ func TestAdminMemberAdd(t *testing.T) {
 	m, err = add("--workspace", w.ID, "--user", known.ID)
 	require.NoError(t, err)
 	require.Equal(t, persist.RoleMember, m.Role, "member is the default role")
-	m, err = add("--workspace", w.RouteID, "--user", known.ID, "--role", "moderator")
+	_, err = add("--workspace", w.RouteID, "--user", known.ID, "--role", "moderator")
+	require.ErrorContains(t, err, "is already a member of "+w.Slug+"; pass --update to make them a moderator")
+	m, err = persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.Member, error) { return tx.MemberGet(ctx, w.ID, known.ID) })
 	require.NoError(t, err)
-	require.Equal(t, persist.RoleMember, m.Role, "an existing member keeps their role")
+	require.Equal(t, persist.RoleMember, m.Role, "a refused add changes nothing")
+
+	out, err := run(t, "admin", "member", "add", "--database-url", url, "--workspace", w.Slug, "--user", known.ID)
+	require.NoError(t, err)
+	require.Contains(t, out, "is already a member of "+w.Slug+"; nothing changed")
+
+	out, err = run(t, "admin", "member", "add", "--database-url", url, "--workspace", w.Slug, "--user", known.ID,
+		"--role", "moderator", "--update")
+	require.NoError(t, err)
+	require.Equal(t, known.Email+" ("+known.ID+") is now a moderator of "+w.Slug+"\n", out)
+	m, err = persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.Member, error) { return tx.MemberGet(ctx, w.ID, known.ID) })
+	require.NoError(t, err)
+	require.Equal(t, persist.RoleModerator, m.Role, "--update changes the role")
+	_, err = add("--workspace", w.Slug, "--user", owner.ID, "--role", "guest", "--update")
+	require.ErrorContains(t, err, "ownership transfer", "the owner's role is not --update's to change")
 
 	for _, args := range [][]string{
 		{"--workspace", w.ID},

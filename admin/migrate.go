@@ -13,13 +13,20 @@ func migrateCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "migrate",
 		Usage: "apply pending database migrations ahead of a deploy (serve and dev also apply them at start)",
-		Flags: []cli.Flag{databaseURLFlag(), dataDirFlag()},
+		Flags: adminFlags(),
 		Action: func(c *cli.Context) error {
-			db, err := openDatabase(c.Context, c, newLogger(c), persist.Config{MaxConns: 2})
+			db, err := openDatabase(c.Context, c, adminLogger(c), persist.Config{MaxConns: 2})
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(c.App.Writer, "database is up to date")
+			sentence := "database is up to date"
+			if len(db.Applied) > 0 {
+				sentence = fmt.Sprintf("database is up to date; applied migrations %v", db.Applied)
+			}
+			if err := report(c, map[string]any{"applied": db.Applied}, "%s", sentence); err != nil {
+				_ = db.Close(context.WithoutCancel(c.Context))
+				return err
+			}
 			return db.Close(context.WithoutCancel(c.Context))
 		},
 	}

@@ -29,7 +29,7 @@ func passwordCommand() *cli.Command {
 			Name: "set",
 			Usage: "set (or replace) a person's password, enrolling the account; the secret is read from a prompt, " +
 				"or from stdin when it is not a terminal (8 to 256 characters; one trailing newline is dropped)",
-			Flags: []cli.Flag{emailFlag(), databaseURLFlag(), dataDirFlag()},
+			Flags: adminFlags(emailFlag()),
 			Action: func(c *cli.Context) error {
 				secret, err := readSecret(c)
 				if err != nil {
@@ -50,17 +50,21 @@ func passwordCommand() *cli.Command {
 					u, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.User, error) {
 						return tx.PasswordSet(ctx, c.String("email"), hash)
 					})
+					if e, ok := persist.ErrorOf(err); ok && e.Code == persist.CodeNotFound {
+						return fmt.Errorf("no account has the email %s; let the person in first with "+
+							"natter admin member add --workspace <slug> --email %s", c.String("email"), c.String("email"))
+					}
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(c.App.Writer, "password set for %s (%s)\n", u.Email, u.ID)
-					return nil
+					return report(c, map[string]any{"user_id": u.ID, "email": u.Email, "password": "set"},
+						"password set for %s (%s)", u.Email, u.ID)
 				})
 			},
 		}, {
 			Name:  "clear",
 			Usage: "remove a person's password, so that password sign-in no longer reaches the account",
-			Flags: []cli.Flag{emailFlag(), databaseURLFlag(), dataDirFlag()},
+			Flags: adminFlags(emailFlag()),
 			Action: func(c *cli.Context) error {
 				return withStore(c, func(ctx context.Context, store *persist.Store) error {
 					u, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.User, error) {
@@ -69,8 +73,8 @@ func passwordCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(c.App.Writer, "password cleared for %s (%s)\n", u.Email, u.ID)
-					return nil
+					return report(c, map[string]any{"user_id": u.ID, "email": u.Email, "password": "cleared"},
+						"password cleared for %s (%s)", u.Email, u.ID)
 				})
 			},
 		}},

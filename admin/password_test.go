@@ -45,7 +45,7 @@ func TestAdminPassword(t *testing.T) {
 	}
 	require.Empty(t, credential().Hash, "nothing was set")
 	_, err = runWithInput(t, "correct horse\n", "admin", "password", "set", "--database-url", url, "--email", "nobody@example.com")
-	require.ErrorContains(t, err, "not found")
+	require.ErrorContains(t, err, "no account has the email nobody@example.com; let the person in first with natter admin member add")
 
 	out, err := runWithInput(t, "correct horse\r\n", "admin", "password", "set", "--database-url", url, "--email", "NIA@example.com")
 	require.NoError(t, err)

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,18 +18,19 @@ func pushCommand() *cli.Command {
 			Usage: "replace the server's VAPID key pair: every device registration is invalidated (browsers register " +
 				"again when the app opens; nothing is sent under the retired key, and devices that do not come back " +
 				"within 30 days are swept)",
-			Flags: []cli.Flag{databaseURLFlag(), dataDirFlag()},
+			Flags: adminFlags(),
 			Action: func(c *cli.Context) error {
 				return withStore(c, func(ctx context.Context, store *persist.Store) error {
 					next, retired, err := webpush.RotateKey(ctx, store)
 					if err != nil {
-						return fmt.Errorf("natter admin push rotate-key: %w", err)
+						return err
 					}
-					if retired == "" {
-						retired = "none"
+					shown := retired
+					if shown == "" {
+						shown = "none"
 					}
-					fmt.Fprintf(c.App.Writer, "new push key %s (public key %s); retired %s\n", next.Fingerprint, next.PublicKey, retired)
-					return nil
+					return report(c, map[string]any{"fingerprint": next.Fingerprint, "public_key": next.PublicKey, "retired": retired},
+						"new push key %s (public key %s); retired %s", next.Fingerprint, next.PublicKey, shown)
 				})
 			},
 		}},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -74,11 +75,19 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "the trusted canonical API base bot installers store, such as https://chat.example.com (a path prefix is kept); setup codes give it as api_base_url and build claim_url on it (default: --public-url, else the request's scheme and host)"},
 		&cli.BoolFlag{Name: "web-push", EnvVars: []string{"NATTER_WEB_PUSH"}, Value: true,
 			Usage: "send Web Push notifications to registered devices (a server key pair is generated on first start); false turns push off: no key, no sends, and the push write endpoints answer 404"},
+		&cli.BoolFlag{Name: "callback-allow-loopback", EnvVars: []string{"NATTER_CALLBACK_ALLOW_LOOPBACK"},
+			Usage: "let slash-command and event-subscription callbacks reach 127.0.0.1 and ::1, for receivers on this machine (development, natter cluster); off in production"},
+		&cli.StringFlag{Name: "pushover-token", EnvVars: []string{"NATTER_PUSHOVER_TOKEN"},
+			Usage: "Pushover application token: people who enabled Pushover with a user key are notified through it on the same messages as web push (needs --web-push)"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"NATTER_ACCESS_LOG"}, Value: dev,
 			Usage: "log one line per HTTP request (method, route pattern, status, duration)"},
+		&cli.StringFlag{Name: "log-format", EnvVars: []string{"NATTER_LOG_FORMAT"}, Value: "text",
+			Usage: "text (key=value lines) or json (one JSON object per line, for log pipelines)"},
+		&cli.StringFlag{Name: "log-level", EnvVars: []string{"NATTER_LOG_LEVEL"}, Value: "info",
+			Usage: "debug, info, warn or error: the least severe level logged"},
 		&cli.IntFlag{Name: "max-sockets-per-user", EnvVars: []string{"NATTER_MAX_SOCKETS_PER_USER"}, Value: 64,
 			Usage: "open realtime sockets one person, or one bot token, may hold on this server; more are refused with 429 before the upgrade"},
-	}, append(signInFlags(), uploadFlags()...)...)
+	}, append(append(signInFlags(), uploadFlags()...), calloutFlags()...)...)
 }
 
 // serverConfig is the validated configuration of serve and dev.
@@ -87,9 +96,11 @@ type serverConfig struct {
 	addr           string
 	natsURL        string
 	natsListen     string
+	pushoverToken  string
 	socketsPerUser int
 	server         server.Config
 	signIn         signInConfig
+	callout        calloutConfig
 }
 
 func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
@@ -101,18 +112,31 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	if cfg.streamReplicas < 1 || cfg.streamReplicas > 5 {
 		return cfg, configError("stream-replicas", "must be 1 to 5 (1 for the embedded server, 3 in a cluster), not %d", cfg.streamReplicas)
 	}
+	cfg.pushoverToken = strings.TrimSpace(c.String("pushover-token"))
+	if cfg.pushoverToken != "" && !webpush.ValidPushoverToken(cfg.pushoverToken) {
+		return cfg, configError("pushover-token", "must be a Pushover application token (30 letters and digits)")
+	}
+	if cfg.pushoverToken != "" && !c.Bool("web-push") {
+		return cfg, configError("pushover-token", "Pushover is sent by the push deliverer, which --web-push=false turns off")
+	}
+	if f := c.String("log-format"); f != "text" && f != "json" {
+		return cfg, configError("log-format", "%q must be text or json", f)
+	}
+	if _, err := parseLogLevel(c.String("log-level")); err != nil {
+		return cfg, configError("log-level", "%q must be debug, info, warn or error", c.String("log-level"))
+	}
 	if err := checkHostPort(cfg.addr); err != nil {
 		return cfg, configError("addr", "%v", err)
+	}
+	if cfg.natsURL == "" && cfg.streamReplicas > 1 {
+		return cfg, configError("stream-replicas", "the embedded NATS server is a single node and holds 1 replica; more need --nats-url of a cluster")
 	}
 	if !dev && c.String("database-url") == "" {
 		return cfg, configError("database-url", "serve needs a database URL (NATTER_DATABASE_URL); use `natter dev` for a private database")
 	}
 	if cfg.natsURL != "" {
-		for _, u := range strings.Split(cfg.natsURL, ",") {
-			p, err := url.Parse(strings.TrimSpace(u))
-			if err != nil || p.Host == "" || !map[string]bool{"nats": true, "tls": true, "ws": true, "wss": true}[p.Scheme] {
-				return cfg, configError("nats-url", "%q must be nats://host:port (or tls://, ws://, wss://)", u)
-			}
+		if err := checkNATSURLs("nats-url", cfg.natsURL); err != nil {
+			return cfg, err
 		}
 		if cfg.natsListen != "" {
 			return cfg, configError("nats-listen", "only the embedded server listens; with --nats-url, bots connect to that cluster")
@@ -125,12 +149,12 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	}
 	if p := c.String("public-url"); p != "" {
 		if _, err := server.ParsePublicURL(p); err != nil {
-			return cfg, configError("public-url", "%v", err)
+			return cfg, fmt.Errorf("invalid configuration: %w", err) // the error names the flag
 		}
 	}
 	if b := c.String("api-base-url"); b != "" {
 		if _, err := server.ParseAPIBaseURL(b); err != nil {
-			return cfg, configError("api-base-url", "%v", err)
+			return cfg, fmt.Errorf("invalid configuration: %w", err) // the error names the flag
 		}
 	}
 	if ns := c.String("cookie-namespace"); ns != "" && !server.ValidCookieNamespace(ns) {
@@ -138,6 +162,15 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	}
 	if cfg.signIn, err = readSignInConfig(c); err != nil {
 		return cfg, err
+	}
+	if cfg.callout, err = readCalloutConfig(c, cfg.natsURL); err != nil {
+		return cfg, err
+	}
+	if c.String("upload-s3-endpoint") != "" {
+		// Checked here, before anything touches the data dir; building the client has no side effect.
+		if _, err := openUploads(c); err != nil {
+			return cfg, err
+		}
 	}
 	cfg.server = server.Config{
 		PublicURL:    c.String("public-url"),
@@ -157,6 +190,22 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 		LegacyDesktopScheme: cfg.signIn.legacyDesktopScheme,
 	}
 	return cfg, nil
+}
+
+// checkNATSURLs checks a comma-separated list of NATS URLs given to flag. The list may carry
+// passwords: the message quotes a URL with its credentials redacted (or, when it does not
+// parse, nothing of it).
+func checkNATSURLs(flag, list string) error {
+	for _, u := range strings.Split(list, ",") {
+		p, err := url.Parse(strings.TrimSpace(u))
+		if err != nil {
+			return configError(flag, "a URL does not parse; each must be nats://host:port (or tls://, ws://, wss://)")
+		}
+		if p.Host == "" || !map[string]bool{"nats": true, "tls": true, "ws": true, "wss": true}[p.Scheme] {
+			return configError(flag, "%q must be nats://host:port (or tls://, ws://, wss://)", streams.RedactURLs(u))
+		}
+	}
+	return nil
 }
 
 func checkHostPort(hp string) error {
@@ -179,14 +228,29 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	}
 	ctx := c.Context
 	logger := newLogger(c)
+	// OIDC discovery is part of checking the configuration: a failure stops start-up before
+	// anything is set up.
+	if cfg.server.GitHub, cfg.server.OIDC, err = cfg.signIn.providers(ctx, cfg.server.PublicURL, logger); err != nil {
+		return err
+	}
 	// The data dir is made here, readable by others, before NATS would make it private: the
 	// private PostgreSQL cluster inside it runs as an unprivileged user who must enter it.
 	if err := os.MkdirAll(c.String("data-dir"), 0o755); err != nil {
 		return fmt.Errorf("create --data-dir: %w", err)
 	}
-	if cfg.server.GitHub, cfg.server.OIDC, err = cfg.signIn.providers(ctx, cfg.server.PublicURL, logger); err != nil {
-		return err
+	if cfg.natsURL == "" || c.String("database-url") == "" {
+		release, err := lockDataDir(c.String("data-dir"))
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
+	// The port is taken before anything is set up, so a busy one is found at once.
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen on --addr %s: %w", cfg.addr, err)
+	}
+	defer ln.Close()
 	blobs, err := openUploads(c)
 	if err != nil {
 		return err
@@ -215,7 +279,13 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if err != nil {
 		return err
 	}
-	var bots *streams.BotAccess // bot runtimes on the embedded server's listener
+	// Bot runtimes on the embedded server's listener, or on the external cluster through its
+	// auth callout.
+	callout, bots, stopCallout, err := cfg.callout.start(ctx, db.Store, nc, logger)
+	if err != nil {
+		return err
+	}
+	defer stopCallout()
 	if emb != nil {
 		if bots, err = streams.NewBotAccess(streams.BotAccessConfig{Store: db.Store, Server: emb, NATS: nc, Logger: logger}); err != nil {
 			return err
@@ -237,7 +307,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		logger.Info("dev bootstrap", "created", b.Created, "owner_user_id", b.Owner.ID, "workspace_id", b.Workspace.ID)
 	}
 
-	callbacks, err := callback.New(callback.Config{})
+	callbacks, err := callback.New(callback.Config{AllowAddr: callbackPolicy(c.Bool("callback-allow-loopback"))})
 	if err != nil {
 		return err
 	}
@@ -246,7 +316,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 
-	push, sweeper, err := startWebPush(ctx, cfg.server, db.Store, nc, logger)
+	push, sweeper, err := startWebPush(ctx, cfg.server, cfg.pushoverToken, db.Store, nc, logger)
 	if err != nil {
 		return err
 	}
@@ -264,12 +334,9 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)
 	}
-	logger.Info("sign-in methods", "optional", srv.AuthMethods())
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return fmt.Errorf("listen on --addr %s: %w", cfg.addr, err)
-	}
+	logger.Info("sign-in methods", "enabled", signInMethods(cfg.server, srv.AuthMethods()))
 	fmt.Fprintf(c.App.Writer, "natter listening on http://%s\n", ln.Addr())
+	fmt.Fprintf(c.App.Writer, "open %s/ in a browser to chat\n", clientURL(cfg.server.PublicURL, ln.Addr()))
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Serve(gctx, ln) })
 	g.Go(func() error { return relay.Run(gctx) })
@@ -277,6 +344,9 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	g.Go(func() error { return deliverer.Run(gctx) })
 	if bots != nil {
 		g.Go(func() error { return bots.Run(gctx) })
+	}
+	if callout != nil {
+		g.Go(func() error { return callout.Run(gctx) })
 	}
 	if push != nil {
 		g.Go(func() error { return push.Run(gctx) })
@@ -287,9 +357,17 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	return err
 }
 
+// callbackPolicy is who callbacks may reach: public addresses, and loopback when allowed.
+func callbackPolicy(loopback bool) func(netip.Addr) bool {
+	if !loopback {
+		return callback.PublicOnly
+	}
+	return func(a netip.Addr) bool { return a.IsLoopback() || callback.PublicOnly(a) }
+}
+
 // startWebPush gives the server its push key pair on first start and builds the deliverer and
 // the dead-device sweep; both are nil when web push is turned off.
-func startWebPush(ctx context.Context, cfg server.Config, store *persist.Store, nc *nats.Conn, logger *slog.Logger) (*webpush.Deliverer, *webpush.Sweeper, error) {
+func startWebPush(ctx context.Context, cfg server.Config, pushoverToken string, store *persist.Store, nc *nats.Conn, logger *slog.Logger) (*webpush.Deliverer, *webpush.Sweeper, error) {
 	if cfg.DisableWebPush {
 		return nil, nil, nil
 	}
@@ -305,7 +383,10 @@ func startWebPush(ctx context.Context, cfg server.Config, store *persist.Store, 
 			subscriber = ""
 		}
 	}
-	push, err := webpush.New(webpush.Config{Store: store, NATS: nc, Logger: logger, Subscriber: subscriber})
+	if pushoverToken != "" {
+		logger.Info("pushover enabled")
+	}
+	push, err := webpush.New(webpush.Config{Store: store, NATS: nc, Logger: logger, Subscriber: subscriber, PushoverToken: pushoverToken})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -337,4 +418,36 @@ func startNATS(ctx context.Context, cfg serverConfig, dataDir string, logger *sl
 		logger.Info("embedded nats listening for bots", "url", url)
 	}
 	return emb, nc, func() { nc.Close(); emb.Shutdown() }, nil
+}
+
+// clientURL is where a person opens the web client: the public URL when one is set, else the
+// listening address, with a wildcard host shown as loopback.
+func clientURL(publicURL string, addr net.Addr) string {
+	if publicURL != "" {
+		return strings.TrimRight(publicURL, "/")
+	}
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// signInMethods names every way in this server offers, for the start-up line: magic links
+// always, then what the flags turned on, then the providers that are ready (oauth).
+func signInMethods(cfg server.Config, oauth []string) []string {
+	methods := []string{"magic-link"}
+	if cfg.DevAuth {
+		methods = append(methods, "dev-auth")
+	}
+	if cfg.PasswordAuth {
+		methods = append(methods, "password")
+	}
+	if cfg.IdentityProxy.TeamDomain != "" {
+		methods = append(methods, "identity-proxy")
+	}
+	return append(methods, oauth...)
 }

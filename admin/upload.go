@@ -58,7 +58,7 @@ func uploadsCommand() *cli.Command {
 			Name: "retry-deletions",
 			Usage: "delete the upload objects still queued by workspace deletions (a server also retries them when it " +
 				"starts); prints how many were deleted and how many failed again",
-			Flags: append([]cli.Flag{databaseURLFlag(), dataDirFlag()}, uploadFlags()...),
+			Flags: adminFlags(uploadFlags()...),
 			Action: func(c *cli.Context) error {
 				blobs, err := openUploads(c)
 				if err != nil {
@@ -67,11 +67,14 @@ func uploadsCommand() *cli.Command {
 				return withStore(c, func(ctx context.Context, store *persist.Store) error {
 					res, err := server.DeleteQueuedUploads(ctx, store, blobs)
 					if err != nil {
-						return fmt.Errorf("natter admin uploads retry-deletions: %w", err)
+						return err
 					}
-					fmt.Fprintf(c.App.Writer, "deleted %d upload objects; %d failed and stay queued\n", res.Deleted, res.Failed)
+					if err := report(c, map[string]any{"deleted": res.Deleted, "failed": res.Failed},
+						"deleted %d upload objects; %d failed and stay queued", res.Deleted, res.Failed); err != nil {
+						return err
+					}
 					if res.Failed > 0 {
-						return fmt.Errorf("natter admin uploads retry-deletions: %d upload objects could not be deleted", res.Failed)
+						return fmt.Errorf("%d upload objects could not be deleted", res.Failed)
 					}
 					return nil
 				})

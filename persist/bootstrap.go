@@ -2,6 +2,7 @@ package persist
 
 import (
 	"context"
+	"strings"
 )
 
 // bootstrapLock serialises dev bootstrap across processes ("natter-bs").
@@ -110,10 +111,29 @@ func (tx *Tx) workspaceOwner(ctx context.Context, workspaceID string) (User, err
 }
 
 // OwnerPin records the person dev bootstrap makes owner, creating the account by email when
-// needed, and returns it. It does not change an existing workspace's owner.
+// needed, and returns it. Once the default workspace exists its owner is settled: pinning that
+// owner again answers the same account, pinning anyone else is refused and changes nothing.
+// Codes: invalid_request (email, display name), conflict (another owner exists).
 func (tx *Tx) OwnerPin(ctx context.Context, email, displayName string) (User, error) {
 	if displayName == "" {
 		return User{}, Invalid("a display name is required")
+	}
+	if _, err := tx.exec(ctx, `SELECT pg_advisory_xact_lock($1)`, bootstrapLock); err != nil {
+		return User{}, err
+	}
+	if w, err := tx.defaultWorkspace(ctx); err == nil {
+		owner, err := tx.workspaceOwner(ctx, w.ID)
+		if err != nil {
+			return User{}, err
+		}
+		if strings.EqualFold(owner.Email, strings.TrimSpace(email)) {
+			return owner, nil
+		}
+		return User{}, Errorf(CodeConflict, "the default workspace %s already has its owner, %s (%s); owner pin only "+
+			"chooses the owner before the first dev bootstrap; move ownership with POST /api/workspaces/%s/transfer-ownership",
+			w.Slug, owner.Email, owner.ID, w.ID)
+	} else if e, ok := ErrorOf(err); !ok || e.Code != CodeNotFound {
+		return User{}, err
 	}
 	u, err := tx.UserFindOrCreateByEmail(ctx, email, displayName)
 	if err != nil {

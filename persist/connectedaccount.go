@@ -237,9 +237,10 @@ func (tx *Tx) AuditLogList(ctx context.Context, actor Actor, workspaceID, before
 	if err := requireManager(m); err != nil {
 		return AuditPage{}, err
 	}
-	if limit < 1 || limit > AuditPageMax {
+	if limit < 1 {
 		return AuditPage{}, Invalid("limit must be 1 to %d", AuditPageMax)
 	}
+	limit = min(limit, AuditPageMax) // above the maximum is the maximum
 	var below int64 = 1<<63 - 1
 	if before != "" {
 		err := tx.queryRow(ctx, `SELECT seq FROM audit_log_entries WHERE workspace_id = $1 AND id = $2`, workspaceID, before).Scan(&below)

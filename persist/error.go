@@ -3,7 +3,10 @@ package persist
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -172,6 +175,10 @@ func translate(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return NotFound("resource")
 	}
+	if unreachable(err) {
+		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: "the database is unavailable; try again shortly", Err: err}
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		if known, ok := constraintErrors[pe.ConstraintName]; ok {
@@ -189,6 +196,23 @@ func translate(err error) error {
 		}
 	}
 	return fmt.Errorf("database: %w", err)
+}
+
+// unreachable reports a failure to reach the database rather than a refusal by it: no
+// connection (refused, reset, closed under the statement), or a server shutting down or
+// starting up. Such a request is answered 503 at once, never left waiting.
+func unreachable(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, pgconn.ErrConnClosed),
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return true
+	case errors.As(err, &pe):
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	return false
 }
 
 // notFoundAs names the missing thing when err is "no rows", and passes any other error through.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -80,9 +81,15 @@ type EventInput struct {
 	Payload              any
 }
 
-// EventAppend writes the mutation's event as the last write of its transaction: it takes the
-// next cursor from the workspace's counter row, whose lock is held until commit, so cursor order
-// is commit order and the sequence has no gaps. The store wakes the relay after commit.
+// EventAppend writes the mutation's event as the last write of its work: it takes the next
+// cursor from the workspace's counter row, whose lock is held until commit, so cursor order is
+// commit order and the sequence has no gaps. The store wakes the relay after commit.
+//
+// In a plain transaction the first event of a workspace bumps the head and inserts the row in
+// one statement; later ones find the head locked by this transaction, get their cursors here and
+// are inserted together before commit (flushEvents). In a group transaction (Batch) every event
+// waits for the end of the group: its cursor is zero until the group's one event statement
+// (appendGroupEvents) has given it one.
 func (tx *Tx) EventAppend(ctx context.Context, in EventInput) (Event, error) {
 	payload, err := json.Marshal(in.Payload)
 	if err != nil {
@@ -91,19 +98,107 @@ func (tx *Tx) EventAppend(ctx context.Context, in EventInput) (Event, error) {
 	ev := Event{ID: NewID(PrefixEvent, tx.now), WorkspaceID: in.WorkspaceID, Type: in.Type,
 		ChannelID: in.ChannelID, DirectConversationID: in.DirectConversationID, MessageID: in.MessageID,
 		Seq: in.Seq, ActorID: in.ActorID, CreatedAt: tx.now, Payload: payload}
-	if err := tx.queryRow(ctx, `UPDATE event_heads SET last_cursor = last_cursor + 1
-		WHERE workspace_id = $1 RETURNING last_cursor`, in.WorkspaceID).Scan(&ev.Cursor); err != nil {
+	if tx.batch != nil {
+		// A group appends its events last: cursors are given at commit (appendGroupEvents) and
+		// put into the requests' answers then (see Batch).
+		if !slices.Contains(tx.touched, in.WorkspaceID) {
+			tx.touched = append(tx.touched, in.WorkspaceID)
+		}
+		tx.queued = append(tx.queued, ev)
+		return ev, nil
+	}
+	if head, ok := tx.heads[in.WorkspaceID]; ok {
+		ev.Cursor = head + 1
+		tx.heads[in.WorkspaceID] = ev.Cursor
+		tx.queued = append(tx.queued, ev)
+		return ev, nil
+	}
+	if err := tx.queryRow(ctx, `WITH head AS (UPDATE event_heads SET last_cursor = last_cursor + 1
+			WHERE workspace_id = $1 RETURNING last_cursor)
+		INSERT INTO events (workspace_id, cursor, id, type, channel_id,
+			direct_conversation_id, message_id, seq, actor_id, created_at, payload)
+		SELECT $1, head.last_cursor, $2, $3, nullif($4, ''), nullif($5, ''), nullif($6, ''), $7, nullif($8, ''), $9, $10
+		FROM head RETURNING cursor`,
+		ev.WorkspaceID, ev.ID, ev.Type, ev.ChannelID, ev.DirectConversationID, ev.MessageID,
+		ev.Seq, ev.ActorID, ev.CreatedAt, payload).Scan(&ev.Cursor); err != nil {
 		return Event{}, notFoundAs(err, "workspace")
 	}
-	if _, err := tx.exec(ctx, `INSERT INTO events (workspace_id, cursor, id, type, channel_id,
-			direct_conversation_id, message_id, seq, actor_id, created_at, payload)
-		VALUES ($1, $2, $3, $4, nullif($5, ''), nullif($6, ''), nullif($7, ''), $8, nullif($9, ''), $10, $11)`,
-		ev.WorkspaceID, ev.Cursor, ev.ID, ev.Type, ev.ChannelID, ev.DirectConversationID, ev.MessageID,
-		ev.Seq, ev.ActorID, ev.CreatedAt, payload); err != nil {
-		return Event{}, err
+	if tx.heads == nil {
+		tx.heads = map[string]int64{}
 	}
+	tx.heads[in.WorkspaceID] = ev.Cursor
 	tx.touched = append(tx.touched, in.WorkspaceID)
 	return ev, nil
+}
+
+// eventArrays lays the queued events out as the columns of an unnest.
+func (tx *Tx) eventArrays() []any {
+	n := len(tx.queued)
+	ws, ids, types, chans, dms, msgs, actors := make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	cursors, seqs, at, payloads := make([]int64, n), make([]*int64, n), make([]time.Time, n), make([]string, n)
+	for i, e := range tx.queued {
+		ws[i], ids[i], types[i], chans[i], dms[i], msgs[i], actors[i] = e.WorkspaceID, e.ID, e.Type,
+			e.ChannelID, e.DirectConversationID, e.MessageID, e.ActorID
+		cursors[i], seqs[i], at[i], payloads[i] = e.Cursor, e.Seq, e.CreatedAt, string(e.Payload)
+	}
+	return []any{ws, cursors, ids, types, chans, dms, msgs, seqs, actors, at, payloads}
+}
+
+const eventUnnest = `unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+	$8::bigint[], $9::text[], $10::timestamptz[], $11::text[]) WITH ORDINALITY AS u(w, c, i, t, ch, d, m, s, a, at, p, ord)`
+
+// appendGroupEvents is the last write of a group transaction: it moves each workspace's head
+// past the group's events and inserts them with the cursors that follows, in arrival order, in
+// one statement, and returns the cursor of each event by id. The head row is locked only from
+// here to the commit, never while a request of the group waits for another lock.
+func (tx *Tx) appendGroupEvents(ctx context.Context) (map[string]int64, error) {
+	if len(tx.queued) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.query(ctx, `WITH u AS (SELECT * FROM `+eventUnnest+`),
+		head AS (
+			UPDATE event_heads h SET last_cursor = h.last_cursor + n.count
+			FROM (SELECT w, count(*) AS count FROM u GROUP BY w) n
+			WHERE h.workspace_id = n.w
+			RETURNING h.workspace_id, h.last_cursor - n.count AS base)
+		INSERT INTO events (workspace_id, cursor, id, type, channel_id, direct_conversation_id,
+			message_id, seq, actor_id, created_at, payload)
+		SELECT u.w, head.base + row_number() OVER (PARTITION BY u.w ORDER BY u.ord), u.i, u.t, nullif(u.ch, ''),
+			nullif(u.d, ''), nullif(u.m, ''), u.s, nullif(u.a, ''), u.at, u.p::json
+		FROM u JOIN head ON head.workspace_id = u.w
+		RETURNING id, cursor`, tx.eventArrays()...)
+	if err != nil {
+		return nil, err
+	}
+	cursors := make(map[string]int64, len(tx.queued))
+	var id string
+	var c int64
+	_, err = pgx.ForEachRow(rows, []any{&id, &c}, func() error { cursors[id] = c; return nil })
+	if err == nil && len(cursors) != len(tx.queued) {
+		err = NotFound("workspace")
+	}
+	tx.queued = tx.queued[:0]
+	return cursors, err
+}
+
+// flushEvents inserts the queued events and moves each workspace's head to its last cursor, in
+// one statement; the transaction already holds every head row it moves.
+func (tx *Tx) flushEvents(ctx context.Context) error {
+	if len(tx.queued) == 0 {
+		return nil
+	}
+	_, err := tx.exec(ctx, `WITH ev AS (
+			INSERT INTO events (workspace_id, cursor, id, type, channel_id, direct_conversation_id,
+				message_id, seq, actor_id, created_at, payload)
+			SELECT w, c, i, t, nullif(ch, ''), nullif(d, ''), nullif(m, ''), s, nullif(a, ''), at, p::json
+			FROM `+eventUnnest+`
+			RETURNING workspace_id, cursor)
+		UPDATE event_heads h SET last_cursor = top.c
+		FROM (SELECT workspace_id, max(cursor) AS c FROM ev GROUP BY workspace_id) top
+		WHERE h.workspace_id = top.workspace_id`, tx.eventArrays()...)
+	tx.queued = tx.queued[:0]
+	return err
 }
 
 const eventColumns = `id, workspace_id, cursor, type, coalesce(channel_id, ''), coalesce(direct_conversation_id, ''),

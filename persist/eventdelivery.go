@@ -51,9 +51,10 @@ func (tx *Tx) EventDeliveryList(ctx context.Context, actor Actor, subscriptionID
 	if _, err := tx.requireIntegrationViewer(ctx, actor, workspaceID); err != nil {
 		return DeliveryPage{}, err
 	}
-	if limit < 1 || limit > DeliveryPageMax {
+	if limit < 1 {
 		return DeliveryPage{}, Invalid("limit must be 1 to %d", DeliveryPageMax)
 	}
+	limit = min(limit, DeliveryPageMax) // above the maximum is the maximum
 	var below int64 = 1<<63 - 1
 	if before != "" {
 		err := tx.queryRow(ctx, `SELECT seq FROM event_delivery_attempts WHERE subscription_id = $1 AND id = $2`,

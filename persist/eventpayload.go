@@ -81,6 +81,12 @@ func memberModerationEvent(workspaceID, actorID string, member ModeratedMember) 
 		Payload: map[string]any{"user_id": member.User.ID, "member": member}}
 }
 
+// memberRemovedEvent is member.removed: who left (user_id) and what left with them.
+func memberRemovedEvent(actorID string, removed MemberRemoved) EventInput {
+	return EventInput{WorkspaceID: removed.WorkspaceID, Type: "member.removed", ActorID: actorID,
+		Payload: map[string]any{"user_id": removed.UserID, "member": removed}}
+}
+
 // placePayload adds a place's channel_id or direct_conversation_id to payload.
 func placePayload(p Place, payload map[string]any) map[string]any {
 	if p.ChannelID != "" {

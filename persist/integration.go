@@ -26,7 +26,7 @@ const (
 var EventTypes = []string{
 	"channel.created", "channel.updated", "message.created", "message.updated", "message.deleted",
 	"thread.reply_created", "thread.state_updated", "reaction.added", "reaction.removed", "pin.added",
-	"pin.removed", "member.moderation_updated", "workspace.updated", "workspace.ownership_transferred",
+	"pin.removed", "member.moderation_updated", "member.removed", "workspace.updated", "workspace.ownership_transferred",
 }
 
 // AllEventTypes subscribes to every durable event type.

@@ -216,6 +216,13 @@ type MessageCreated struct {
 	Replayed bool
 }
 
+// EachEvent hands over the create's event (none for a replay).
+func (m *MessageCreated) EachEvent(place func(*Event)) {
+	if !m.Replayed {
+		place(&m.Event)
+	}
+}
+
 // MessageCreate posts a root message to a channel or direct conversation: the write guard of
 // the place (membership, guest channel and budget, timeout, block, archived channel), the next
 // channel_seq of the place allocated in this transaction, the upload linked when UploadID is
@@ -328,16 +335,15 @@ func nonceDigest(p Place, parentID, body, quotedID, kind, uploadID string) []byt
 	return h.Sum(nil)
 }
 
-// nonceReplay looks for the actor's earlier message with nonce. A per-(author, nonce) lock held
-// to commit makes a concurrent create with the same nonce wait and then find this one.
-// ok reports a replay (the original, readable by the actor). Codes: conflict (the nonce was used
-// for another message), those of the read guards.
+// nonceReplay looks for the actor's earlier message with nonce. ok reports a replay (the
+// original, readable by the actor). A concurrent create with the same nonce is settled by the
+// unique index on (author, nonce): the later insert waits for the earlier transaction and, when
+// that commits, fails with an error the store retries (see retryable), and the retry finds the
+// original here. Codes: conflict (the nonce was used for another message), those of the read
+// guards.
 func (tx *Tx) nonceReplay(ctx context.Context, actor Actor, nonce string, digest []byte) (orig Message, ok bool, err error) {
 	if nonce == "" {
 		return Message{}, false, nil
-	}
-	if _, err := tx.exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, actor.UserID+":"+nonce); err != nil {
-		return Message{}, false, err
 	}
 	var id string
 	var stored []byte

@@ -21,10 +21,12 @@ type PushMessage struct {
 	ThreadRouteID    string // the root's route id, for replies
 }
 
-// PushTarget is one device a push goes to.
+// PushTarget is one device a push goes to, or with Pushover set the person's Pushover account
+// (DeviceID empty).
 type PushTarget struct {
 	UserID   string
 	DeviceID string
+	Pushover bool
 }
 
 // Why a queued push is dropped instead of sent (PushSendCheck).
@@ -37,23 +39,28 @@ const (
 	PushDropMessageDeleted = "message_deleted"       // the message was deleted
 	PushDropNotReadable    = "not_readable"          // the recipient can no longer read it
 	PushDropNotSelected    = "not_selected"          // the rules no longer select the recipient
+	PushDropPushoverOff    = "pushover_off"          // the person turned Pushover off or cleared the key
 )
 
-// pushReader is a member who can read a place, with the level that applies to them there.
+// pushReader is a member who can read a place, with the level that applies to them there, and
+// whether they have Pushover set up (enabled, with a user key).
 type pushReader struct {
 	userID, handle, level string
+	pushover              bool
 }
 
 // pushReaders lists who can read m's place, the author aside: members of the workspace (a guest
 // only in the guest channel), and for a direct conversation its members. With userID, only that
-// user is looked at; without, only users with a registered device.
+// user is looked at; without, only users with a registered device or Pushover set up.
 func (tx *Tx) pushReaders(ctx context.Context, m Message, userID string) ([]pushReader, error) {
 	const filter = `(CASE WHEN $4::text = '' THEN EXISTS (SELECT 1 FROM push_devices d WHERE d.user_id = wm.user_id)
+			OR (u.pushover_enabled AND u.pushover_user_key IS NOT NULL)
 		ELSE wm.user_id = $4 END)`
+	const pushover = `(u.pushover_enabled AND u.pushover_user_key IS NOT NULL)`
 	var rows pgx.Rows
 	var err error
 	if m.ChannelID != "" {
-		rows, err = tx.query(ctx, `SELECT wm.user_id, coalesce(u.handle, ''), coalesce(p.level, $5)
+		rows, err = tx.query(ctx, `SELECT wm.user_id, coalesce(u.handle, ''), coalesce(p.level, $5), `+pushover+`
 			FROM workspace_members wm JOIN users u ON u.id = wm.user_id
 			JOIN channels c ON c.id = $2 AND c.workspace_id = wm.workspace_id
 			LEFT JOIN channel_notification_preferences p ON p.workspace_id = wm.workspace_id
@@ -62,7 +69,7 @@ func (tx *Tx) pushReaders(ctx context.Context, m Message, userID string) ([]push
 				AND (wm.role <> 'guest' OR c.name = $6) AND `+filter,
 			m.WorkspaceID, m.ChannelID, m.AuthorID, userID, DefaultChannelNotify, GuestChannel)
 	} else {
-		rows, err = tx.query(ctx, `SELECT wm.user_id, coalesce(u.handle, ''), $5::text
+		rows, err = tx.query(ctx, `SELECT wm.user_id, coalesce(u.handle, ''), $5::text, `+pushover+`
 			FROM dm_members dmm JOIN workspace_members wm ON wm.workspace_id = dmm.workspace_id AND wm.user_id = dmm.user_id
 			JOIN users u ON u.id = wm.user_id
 			WHERE dmm.workspace_id = $1 AND dmm.dm_id = $2 AND wm.user_id <> $3 AND u.kind = 'human'
@@ -74,16 +81,28 @@ func (tx *Tx) pushReaders(ctx context.Context, m Message, userID string) ([]push
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (pushReader, error) {
 		var r pushReader
-		err := row.Scan(&r.userID, &r.handle, &r.level)
+		err := row.Scan(&r.userID, &r.handle, &r.level, &r.pushover)
 		return r, err
 	})
 }
 
+// PushTargetsInWorkspace reports whether any member of the workspace could be pushed to: has a
+// registered device or, with pushover, Pushover set up. When none could, no message of the
+// workspace has a push recipient, and a batch of new messages is settled with this one query.
+func (tx *Tx) PushTargetsInWorkspace(ctx context.Context, workspaceID string, pushover bool) (bool, error) {
+	var found bool
+	err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM workspace_members wm JOIN users u ON u.id = wm.user_id
+		WHERE wm.workspace_id = $1 AND (EXISTS (SELECT 1 FROM push_devices d WHERE d.user_id = wm.user_id)
+			OR $2 AND u.pushover_enabled AND u.pushover_user_key IS NOT NULL))`, workspaceID, pushover).Scan(&found)
+	return found, err
+}
+
 // PushRecipients selects the devices to push about a new message (a root or a thread reply):
 // members who can read it (never its author), by their notification level for its channel
-// (direct conversations: all) and, at mentions, an @mention of their handle. A deleted message
-// has none. Codes: not_found (message).
-func (tx *Tx) PushRecipients(ctx context.Context, workspaceID, messageID string) (PushMessage, []PushTarget, error) {
+// (direct conversations: all) and, at mentions, an @mention of their handle. With pushover, the
+// people selected who have Pushover set up are targets too, once each. A deleted message has
+// none. Codes: not_found (message).
+func (tx *Tx) PushRecipients(ctx context.Context, workspaceID, messageID string, pushover bool) (PushMessage, []PushTarget, error) {
 	m, err := tx.messageLoad(ctx, messageID, "")
 	if err != nil {
 		return PushMessage{}, nil, err
@@ -117,9 +136,13 @@ func (tx *Tx) PushRecipients(ctx context.Context, workspaceID, messageID string)
 		return PushMessage{}, nil, err
 	}
 	var users []string
+	var viaPushover []PushTarget
 	for _, r := range readers {
 		if PushSelects(r.level, m.Body, r.handle) {
 			users = append(users, r.userID)
+			if pushover && r.pushover {
+				viaPushover = append(viaPushover, PushTarget{UserID: r.userID, Pushover: true})
+			}
 		}
 	}
 	if len(users) == 0 {
@@ -134,7 +157,7 @@ func (tx *Tx) PushRecipients(ctx context.Context, workspaceID, messageID string)
 		err := row.Scan(&t.UserID, &t.DeviceID)
 		return t, err
 	})
-	return pm, targets, err
+	return pm, append(targets, viaPushover...), err
 }
 
 // PushSend is what a worker needs to send one push that passed PushSendCheck: the device's
@@ -187,26 +210,38 @@ func (tx *Tx) PushSendCheck(ctx context.Context, t PushTarget, messageID string)
 	if backoff != nil && backoff.After(tx.now) {
 		return PushSend{}, PushDropBackoff, nil
 	}
+	body, reason, err := tx.pushMessageCheck(ctx, t.UserID, messageID)
+	if reason != "" || err != nil {
+		return PushSend{}, reason, err
+	}
+	s.Body = body
+	return s, "", nil
+}
+
+// pushMessageCheck is the part of a send's re-check about the message, shared by web push and
+// Pushover: it is not deleted, userID can still read it, and the rules applied to the message
+// and settings as they are now still select them. It returns the body as it reads now, or the
+// reason to drop the push.
+func (tx *Tx) pushMessageCheck(ctx context.Context, userID, messageID string) (string, string, error) {
 	m, err := tx.messageLoad(ctx, messageID, "")
 	if e, ok := ErrorOf(err); ok && e.Code == CodeNotFound {
-		return PushSend{}, PushDropMessageDeleted, nil
+		return "", PushDropMessageDeleted, nil
 	}
 	if err != nil {
-		return PushSend{}, "", err
+		return "", "", err
 	}
 	if m.DeletedAt != nil {
-		return PushSend{}, PushDropMessageDeleted, nil
+		return "", PushDropMessageDeleted, nil
 	}
-	readers, err := tx.pushReaders(ctx, m, t.UserID)
+	readers, err := tx.pushReaders(ctx, m, userID)
 	if err != nil {
-		return PushSend{}, "", err
+		return "", "", err
 	}
 	if len(readers) == 0 {
-		return PushSend{}, PushDropNotReadable, nil
+		return "", PushDropNotReadable, nil
 	}
 	if !PushSelects(readers[0].level, m.Body, readers[0].handle) {
-		return PushSend{}, PushDropNotSelected, nil
+		return "", PushDropNotSelected, nil
 	}
-	s.Body = m.Body
-	return s, "", nil
+	return m.Body, "", nil
 }

@@ -24,6 +24,13 @@ type ReactionChange struct {
 	Event     Event
 }
 
+// EachEvent hands over the change's event, if any.
+func (c *ReactionChange) EachEvent(place func(*Event)) {
+	if c.Changed() {
+		place(&c.Event)
+	}
+}
+
 // Changed reports whether the mutation changed anything (and appended an event).
 func (c ReactionChange) Changed() bool { return c.Event.ID != "" }
 

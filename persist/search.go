@@ -189,9 +189,11 @@ func searchValidate(p SearchParams) (SearchParams, error) {
 		return p, Invalid("q must be at most %d characters", MaxSearchQueryLength)
 	case p.ChannelID != "" && p.DMID != "":
 		return p, Invalid("give channel_id or direct_conversation_id, not both")
-	case p.Limit < 0 || p.Limit > MaxSearchLimit:
+	case p.Limit < 0:
 		return p, Invalid("limit must be 1 to %d", MaxSearchLimit)
 	}
+	// One rule for every list: a limit above the maximum is the maximum.
+	p.Limit = min(p.Limit, MaxSearchLimit)
 	if p.Limit == 0 {
 		p.Limit = DefaultSearchLimit
 	}

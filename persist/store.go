@@ -37,11 +37,13 @@ type Config struct {
 // Store is the database. Its only entry points are WithTx and WithTxV: every query, reads
 // included, is a method of the *Tx they hand out.
 type Store struct {
-	pool      *pgxpool.Pool
-	clock     func() time.Time
-	logger    *slog.Logger
-	committed func(workspaceIDs []string)
-	revoked   func([]Revocation)
+	pool       *pgxpool.Pool
+	clock      func() time.Time
+	logger     *slog.Logger
+	committed  func(workspaceIDs []string)
+	revoked    func([]Revocation)
+	batches    batcher
+	workspaces workspaceCache // see workspaceKey
 }
 
 // Open connects and checks the connection. It does not migrate; call Migrate.
@@ -110,6 +112,17 @@ type Tx struct {
 	now     time.Time
 	touched []string     // workspaces whose log this transaction appended to
 	revoked []Revocation // credentials and memberships this transaction ended or changed
+	// heads holds, per workspace whose event head this transaction has locked, the last cursor
+	// it assigned; queued are the events waiting to be inserted just before commit (see
+	// EventAppend).
+	heads  map[string]int64
+	queued []Event
+	// batch is set when the transaction is a group commit: its statements run under the
+	// batch's context rather than the one a request passed in, so one request giving up does
+	// not break the connection the others share, and savepoint is the statement to send ahead
+	// of the next one (see Batch).
+	batch     context.Context
+	savepoint string
 }
 
 // Now is the transaction's instant.
@@ -182,6 +195,9 @@ func runTx[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (T,
 	if err != nil {
 		return zero, err
 	}
+	if err := tx.flushEvents(ctx); err != nil {
+		return zero, err
+	}
 	if err := ptx.Commit(ctx); err != nil {
 		return zero, fmt.Errorf("commit: %w", err)
 	}
@@ -194,9 +210,18 @@ func runTx[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (T,
 	return v, nil
 }
 
+// retryable reports the failures a transaction is run again for: a serialization failure, a
+// deadlock, a create whose nonce a concurrent transaction committed first (the unique index
+// made it wait and then refused it; run again, the create finds the original and replays it),
+// and a failure before anything reached the database (a pooled connection found dead after a
+// database restart: the retry takes a fresh one).
 func retryable(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+	if errors.As(err, &pe) {
+		return pe.Code == "40001" || pe.Code == "40P01" ||
+			pe.Code == "23505" && pe.ConstraintName == "messages_author_nonce_key"
+	}
+	return pgconn.SafeToRetry(err)
 }
 
 // exec, query and queryRow are the Tx's statement primitives; resource files use only these.
@@ -204,13 +229,83 @@ func (tx *Tx) exec(ctx context.Context, sql string, args ...any) (pgconn.Command
 	if tx.tx == nil {
 		return pgconn.CommandTag{}, errors.New("persist: a write inside ReadV")
 	}
-	return tx.tx.Exec(ctx, sql, args...)
+	ctx = tx.ctxFor(ctx)
+	if tx.savepoint == "" {
+		return tx.tx.Exec(ctx, sql, args...)
+	}
+	br, err := tx.sendWithSavepoint(ctx, sql, args)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return tag, err
 }
 
 func (tx *Tx) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	ctx = tx.ctxFor(ctx)
+	if tx.savepoint != "" {
+		// Rows outlive this call, so the savepoint goes on its own rather than in a batch
+		// whose results the caller would have to close.
+		sp := tx.savepoint
+		tx.savepoint = ""
+		if _, err := tx.tx.Exec(ctx, sp); err != nil {
+			return nil, err
+		}
+	}
 	return tx.q.Query(ctx, sql, args...)
 }
 
 func (tx *Tx) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	return tx.q.QueryRow(ctx, sql, args...)
+	ctx = tx.ctxFor(ctx)
+	if tx.savepoint == "" {
+		return tx.q.QueryRow(ctx, sql, args...)
+	}
+	br, err := tx.sendWithSavepoint(ctx, sql, args)
+	if err != nil {
+		return failedRow{err}
+	}
+	return batchRow{row: br.QueryRow(), br: br}
 }
+
+func (tx *Tx) ctxFor(ctx context.Context) context.Context {
+	if tx.batch != nil {
+		return tx.batch
+	}
+	return ctx
+}
+
+// sendWithSavepoint sends the pending savepoint and the statement in one round trip.
+func (tx *Tx) sendWithSavepoint(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+	b := &pgx.Batch{}
+	b.Queue(tx.savepoint)
+	b.Queue(sql, args...)
+	tx.savepoint = ""
+	br := tx.tx.SendBatch(ctx, b)
+	if _, err := br.Exec(); err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	return br, nil
+}
+
+// batchRow is the row of a statement sent behind a savepoint; scanning it ends the batch.
+type batchRow struct {
+	row pgx.Row
+	br  pgx.BatchResults
+}
+
+func (r batchRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	if cerr := r.br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// failedRow is the row of a statement whose savepoint failed.
+type failedRow struct{ err error }
+
+func (f failedRow) Scan(...any) error { return f.err }

@@ -45,6 +45,13 @@ type ReplyCreated struct {
 	Replayed    bool
 }
 
+// EachEvent hands over the reply's events.
+func (r *ReplyCreated) EachEvent(place func(*Event)) {
+	for i := range r.Events {
+		place(&r.Events[i])
+	}
+}
+
 // ThreadReplyCreate posts a reply to a root message under the write guard of the root's place.
 // The root's thread state (its thread_seq counter, reply count, last reply time and recent
 // authors) is updated in this transaction, and thread.reply_created and thread.state_updated

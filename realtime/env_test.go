@@ -187,3 +187,16 @@ func closes(h *Hub, code int) int {
 	}
 	return int(m.GetCounter().GetValue())
 }
+
+// feedLast is the last cursor the hub's feed of a workspace dispatched (0 without a feed).
+func feedLast(h *Hub, workspaceID string) int64 {
+	h.mu.Lock()
+	f := h.feeds[workspaceID]
+	h.mu.Unlock()
+	if f == nil {
+		return 0
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.last
+}

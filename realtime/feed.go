@@ -2,8 +2,10 @@ package realtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,7 +51,11 @@ type feed struct {
 	retry      *time.Timer
 	retryDelay time.Duration
 
-	factsMu sync.Mutex // held by the consumer's callback while it looks facts up
+	// tail holds the last events dispatched (at most tailEvents), in cursor order without a
+	// gap: a socket resuming from a cursor they cover catches up from here, not from Postgres.
+	tail []*liveEvent
+
+	factsMu sync.Mutex // guards the facts below; never held across a query
 	guestCh string
 	guestOK bool
 	dms     map[string][]string
@@ -130,6 +136,7 @@ func (f *feed) tryStart() {
 		h.logger.Warn("feed cannot read the stream", "workspace_id", f.workspaceID, "error", err)
 		return
 	}
+	f.lookUpFacts("") // the guest channel, before the first event needs it
 	start := stream.CachedInfo().State.LastSeq + 1
 	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: start})
@@ -196,7 +203,7 @@ func (f *feed) onEvent(m jetstream.Msg) {
 	if !ok {
 		return
 	}
-	ev := &liveEvent{cursor: cursor, scope: scope, facts: f.factsFor(scope, typ), frame: textFrame(m.Data())}
+	ev := &liveEvent{cursor: cursor, scope: scope, facts: f.factsFor(scope, typ, m.Headers(), m.Data()), frame: textFrame(m.Data())}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if cursor <= f.last {
@@ -204,6 +211,7 @@ func (f *feed) onEvent(m jetstream.Msg) {
 	}
 	gap := cursor != f.last+1
 	f.last = cursor
+	f.keepLocked(ev, gap)
 	f.fanOutLocked(func(s *socket) {
 		if gap {
 			// The stream skipped cursors (a prune or rebuild): sockets refill from Postgres.
@@ -212,6 +220,49 @@ func (f *feed) onEvent(m jetstream.Msg) {
 		s.deliver(ev)
 	})
 	f.hub.metrics.frames.Add(float64(len(f.list)))
+}
+
+// tailEvents bounds the events a feed keeps for catch-up (their frames are shared with the
+// sockets' queues, so the cost is the frames of the last tailEvents events of the workspace).
+const tailEvents = 2048
+
+// keepLocked adds a dispatched event to the tail; after a gap the tail starts over. Caller
+// holds f.mu.
+func (f *feed) keepLocked(ev *liveEvent, gap bool) {
+	if gap {
+		clear(f.tail)
+		f.tail = f.tail[:0]
+	}
+	if len(f.tail) == 2*tailEvents {
+		n := copy(f.tail, f.tail[tailEvents:])
+		clear(f.tail[n:])
+		f.tail = f.tail[:n]
+	}
+	f.tail = append(f.tail, ev)
+}
+
+// tailAfter is catch-up from memory: the frames of the events after cursor after that viewer
+// may see, at least one event's and at most maxBytes, with the last cursor read and whether
+// more follow. ok is false when the tail does not hold every event after after (the feed is
+// not live, the cursor is older than the tail, or it is not one this feed has dispatched).
+func (f *feed) tailAfter(after int64, maxBytes int, viewer persist.Viewer) (frames [][]byte, size int, pos int64, more, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	tail := f.tail
+	if f.liveFrom == 0 || len(tail) == 0 || after+1 < tail[0].cursor || after > f.last {
+		return nil, 0, 0, false, false
+	}
+	pos = after
+	for _, ev := range tail[after+1-tail[0].cursor:] {
+		if ev.visibleTo(viewer) {
+			if len(frames) > 0 && size+len(ev.frame) > maxBytes {
+				return frames, size, pos, true, true
+			}
+			frames, size = append(frames, ev.frame), size+len(ev.frame)
+		}
+		pos = ev.cursor
+	}
+	return frames, size, pos, false, true
 }
 
 // fanOutSlice is how many sockets one fan-out goroutine takes at least.
@@ -249,46 +300,106 @@ func (f *feed) onEphemeral(m *nats.Msg) {
 	if !ok {
 		return
 	}
-	ev := &liveEvent{scope: scope, facts: f.factsFor(scope, typ), frame: textFrame(m.Data)}
+	ev := &liveEvent{scope: scope, facts: f.factsFor(scope, typ, m.Header, m.Data), frame: textFrame(m.Data)}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fanOutLocked(func(s *socket) { s.deliver(ev) })
 }
 
-// factsFor returns the visibility facts an event needs, from the feed's cache or the database.
-// Conversation member sets never change; the guest channel is looked up again when a channel is
-// created or updated. A failed lookup yields facts that show the event to nobody who needs them.
-func (f *feed) factsFor(scope persist.EventScope, eventType string) *persist.VisibilityFacts {
-	f.factsMu.Lock()
-	defer f.factsMu.Unlock()
+// factsFor returns the visibility facts an event needs. They travel with the event or are kept
+// here, learned from events: a direct conversation's members come in the relay's header
+// (streams.HeaderDMMembers; member sets never change), and the guest channel is loaded when the
+// feed starts and followed through channel.created and channel.updated. Only what neither gives
+// (an ephemeral event of a conversation not seen yet, a guest channel not loaded) is read from
+// the database, without holding the feed's facts lock across the query. A failed lookup yields
+// facts that show the event to nobody who needs them.
+func (f *feed) factsFor(scope persist.EventScope, eventType string, header nats.Header, data []byte) *persist.VisibilityFacts {
 	dm := scope.DirectConversationID
+	f.factsMu.Lock()
+	if eventType == "channel.created" || eventType == "channel.updated" {
+		f.learnGuestChannel(data)
+	}
 	_, dmKnown := f.dms[dm]
-	refreshGuest := !f.guestOK || eventType == "channel.created" || eventType == "channel.updated"
-	if refreshGuest || (dm != "" && !dmKnown) {
-		var ids []string
-		if dm != "" {
-			ids = []string{dm}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		facts, err := persist.WithTxV(ctx, f.hub.store, func(tx *persist.Tx) (persist.VisibilityFacts, error) {
-			return tx.VisibilityFactsFor(ctx, f.workspaceID, ids)
-		})
-		cancel()
-		if err != nil {
-			f.hub.logger.Warn("visibility facts lookup failed", "workspace_id", f.workspaceID, "error", err)
-			return &persist.VisibilityFacts{GuestChannelID: f.guestCh}
-		}
-		f.guestCh, f.guestOK = facts.GuestChannelID, true
-		if dm != "" {
-			if len(f.dms) > 10000 {
-				clear(f.dms)
-			}
-			f.dms[dm] = facts.DMMembers[dm]
+	if dm != "" && !dmKnown {
+		if v := header.Values(streams.HeaderDMMembers); len(v) > 0 {
+			f.rememberDM(dm, splitMembers(v[0]))
+			dmKnown = true
 		}
 	}
+	lookup := !f.guestOK || (dm != "" && !dmKnown)
+	f.factsMu.Unlock()
+	if lookup {
+		f.lookUpFacts(dm)
+	}
+	f.factsMu.Lock()
+	defer f.factsMu.Unlock()
 	out := &persist.VisibilityFacts{GuestChannelID: f.guestCh}
 	if dm != "" {
 		out.DMMembers = map[string][]string{dm: f.dms[dm]}
 	}
 	return out
+}
+
+// learnGuestChannel follows the guest channel through a channel event's payload (the channel as
+// it now is). Caller holds factsMu.
+func (f *feed) learnGuestChannel(data []byte) {
+	var ev struct {
+		Payload struct {
+			Channel struct {
+				ID   string `json:"id"`
+				Name string `json:"name"`
+			} `json:"channel"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(data, &ev) != nil || ev.Payload.Channel.ID == "" {
+		f.guestOK = false // look it up again
+		return
+	}
+	switch c := ev.Payload.Channel; {
+	case c.Name == persist.GuestChannel:
+		f.guestCh = c.ID
+	case c.ID == f.guestCh:
+		f.guestCh = "" // renamed away
+	}
+}
+
+// rememberDM keeps a conversation's members. Caller holds factsMu.
+func (f *feed) rememberDM(dm string, members []string) {
+	if len(f.dms) > 10000 {
+		clear(f.dms)
+	}
+	f.dms[dm] = members
+}
+
+func splitMembers(v string) []string {
+	if v == "" {
+		return []string{}
+	}
+	return strings.Split(v, ",")
+}
+
+// lookUpFacts reads the guest channel and, when dm is set, its members from the database.
+func (f *feed) lookUpFacts(dm string) {
+	var ids []string
+	if dm != "" {
+		ids = []string{dm}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	facts, err := persist.ReadV(ctx, f.hub.store, func(tx *persist.Tx) (persist.VisibilityFacts, error) {
+		return tx.VisibilityFactsFor(ctx, f.workspaceID, ids)
+	})
+	cancel()
+	if err != nil {
+		f.hub.logger.Warn("visibility facts lookup failed", "workspace_id", f.workspaceID, "error", err)
+		return
+	}
+	f.factsMu.Lock()
+	defer f.factsMu.Unlock()
+	// A guest channel already followed through the events is newer than what this read saw.
+	if !f.guestOK {
+		f.guestCh, f.guestOK = facts.GuestChannelID, true
+	}
+	if dm != "" {
+		f.rememberDM(dm, facts.DMMembers[dm])
+	}
 }

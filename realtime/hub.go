@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -106,7 +107,7 @@ type hubMetrics struct {
 	feeds      prometheus.Gauge
 	frames     prometheus.Counter
 	closes     *prometheus.CounterVec
-	backfilled prometheus.Counter
+	backfilled *prometheus.CounterVec
 }
 
 // New validates cfg and applies its defaults.
@@ -154,7 +155,7 @@ func New(cfg Config) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Hub{cfg: cfg, store: cfg.Store, js: js, logger: cfg.Logger.With("component", "realtime"), poller: p,
+	h := &Hub{cfg: cfg, store: cfg.Store, js: js, logger: cfg.Logger.With("component", "realtime"), poller: p,
 		maxSockets: maxSockets,
 		// Each socket sits in the queue at most once, so maxSockets slots never fill.
 		queue: make(chan *socket, maxSockets), done: make(chan struct{}),
@@ -166,9 +167,21 @@ func New(cfg Config) (*Hub, error) {
 			frames:  prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_realtime_frames_total", Help: "Event frames written to sockets."}),
 			closes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_closes_total",
 				Help: "Sockets closed by the server, by close code."}, []string{"code"}),
-			backfilled: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_realtime_backfilled_total",
-				Help: "Events sent to sockets from Postgres while catching up."}),
-		}}, nil
+			backfilled: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_backfilled_total",
+				Help: "Events sent to sockets while catching up, by source: the feed's tail in memory or Postgres."},
+				[]string{"source"}),
+		}}
+	// The close codes the server sends are exposed from the start, at zero, so that a dashboard
+	// or an alert sees the series before the first close; so are the catch-up sources.
+	for _, code := range []ws.StatusCode{ws.StatusNormalClosure, CloseGoingAway, ws.StatusProtocolError,
+		CloseRevoked, ws.StatusInvalidFramePayloadData, ws.StatusMessageTooBig, ws.StatusInternalServerError,
+		CloseTooSlow, CloseResync} {
+		h.metrics.closes.WithLabelValues(strconv.Itoa(int(code)))
+	}
+	for _, source := range []string{"memory", "postgres"} {
+		h.metrics.backfilled.WithLabelValues(source)
+	}
+	return h, nil
 }
 
 // Collectors are the hub's metrics, for the server's registry.

@@ -265,29 +265,38 @@ func (s *socket) catchUp(ctx context.Context) {
 	if stale && !s.check(ctx) {
 		return
 	}
-	page, err := persist.WithTxV(ctx, s.hub.store, func(tx *persist.Tx) (persist.EventPage, error) {
-		return tx.EventPageFor(ctx, s.actor, s.workspaceID, after, catchUpPage, false)
-	})
-	if err != nil {
-		s.closeFor(err)
-		return
-	}
+	s.mu.Lock()
+	viewer := s.viewer
+	s.mu.Unlock()
 	// A page takes at most half the queue (and at least one event): the rest is room for the
-	// live events and pongs of the hand-off.
-	frames := make([][]byte, 0, len(page.Events))
-	size, next, more := 0, page.Next, page.HasMore
-	for i, e := range page.Events {
-		body, err := e.MarshalJSON()
+	// live events and pongs of the hand-off. A recent cursor is caught up from the feed's tail
+	// in memory; anything older from Postgres.
+	frames, size, next, more, ok := s.feed.tailAfter(after, s.hub.cfg.QueueBytes/2, viewer)
+	source := "memory"
+	if !ok {
+		source = "postgres"
+		page, err := persist.WithTxV(ctx, s.hub.store, func(tx *persist.Tx) (persist.EventPage, error) {
+			return tx.EventPageFor(ctx, s.actor, s.workspaceID, after, catchUpPage, false)
+		})
 		if err != nil {
 			s.closeFor(err)
 			return
 		}
-		frame := textFrame(body)
-		if i > 0 && size+len(frame) > s.hub.cfg.QueueBytes/2 {
-			next, more = page.Events[i-1].Cursor, true
-			break
+		frames = make([][]byte, 0, len(page.Events))
+		next, more = page.Next, page.HasMore
+		for i, e := range page.Events {
+			body, err := e.MarshalJSON()
+			if err != nil {
+				s.closeFor(err)
+				return
+			}
+			frame := textFrame(body)
+			if i > 0 && size+len(frame) > s.hub.cfg.QueueBytes/2 {
+				next, more = page.Events[i-1].Cursor, true
+				break
+			}
+			frames, size = append(frames, frame), size+len(frame)
 		}
-		frames, size = append(frames, frame), size+len(frame)
 	}
 	liveFrom := s.feed.liveStart()
 	s.mu.Lock()
@@ -297,13 +306,13 @@ func (s *socket) catchUp(ctx context.Context) {
 	}
 	s.out, s.outBytes = append(s.out, frames...), s.outBytes+size
 	s.pos = next
-	s.hub.metrics.backfilled.Add(float64(len(frames)))
+	s.hub.metrics.backfilled.WithLabelValues(source).Add(float64(len(frames)))
 	switch {
 	case more:
 		// The next page follows once this one is written (flush asks for it).
 	case liveFrom == 0:
 		s.state = stateWaiting
-	case s.pos < liveFrom-1 && page.Next > after:
+	case s.pos < liveFrom-1 && next > after:
 		s.work |= workCatchUp // the consumer started past what was read: read on
 	case s.overflow:
 		s.overflow = false

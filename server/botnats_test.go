@@ -200,7 +200,8 @@ func TestBotNATS(t *testing.T) {
 		require.Equal(t, []string{"6", "7"}, eventCursors(page.Events))
 		require.False(t, page.HasMore)
 		require.Equal(t, "resync_required", nb.replay(t, map[string]any{"after_cursor": "99"}).Code)
-		require.Equal(t, "invalid_request", nb.replay(t, map[string]any{"limit": 501}).Code)
+		require.Equal(t, "invalid_request", nb.replay(t, map[string]any{"limit": 0}).Code)
+		require.Empty(t, nb.replay(t, map[string]any{"limit": 501}).Code, "above 500 reads as 500")
 	})
 	t.Run("OnlyLiveTokensWithRealtimeReadGetIn", func(t *testing.T) {
 		t.Parallel()

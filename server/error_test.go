@@ -133,6 +133,19 @@ func TestMetrics(t *testing.T) {
 		require.Contains(t, body, `route="unmatched",status_class="4xx"`)
 		require.NotContains(t, body, me.User.ID, "raw paths never become labels")
 	})
+	t.Run("CountersExistFromTheStart", func(t *testing.T) {
+		t.Parallel()
+		h := servertest.New(t, servertest.WithConfig(func(c *server.Config) { c.Metrics = true }), servertest.WithWebPush(nil))
+		body := string(h.Get(t, "/metrics", "").Body)
+		for _, series := range []string{
+			`natter_realtime_closes_total{code="1008"} 0`, `natter_realtime_closes_total{code="1013"} 0`,
+			`natter_realtime_closes_total{code="4001"} 0`, `natter_realtime_closes_total{code="1001"} 0`,
+			`natter_push_outcomes_total{outcome="delivered"} 0`, `natter_push_outcomes_total{outcome="failed"} 0`,
+			`natter_push_outcomes_total{outcome="gone"} 0`,
+		} {
+			require.Contains(t, body, series)
+		}
+	})
 }
 
 // TestGracefulShutdown cancels the server while a handler is reading a request body: the

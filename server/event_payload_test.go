@@ -40,6 +40,7 @@ func TestEventPayloadIDs(t *testing.T) {
 	private := str(t, send(http.MethodPost, dmMessages(dm), map[string]any{"body": "psst"}), "message", "id")
 	send(http.MethodDelete, "/api/messages/"+reply, nil)
 	send(http.MethodPatch, "/api/workspaces/"+c.ws.ID+"/moderation/members/"+alice.User.ID, map[string]any{"timeout_minutes": 5})
+	send(http.MethodDelete, "/api/workspaces/"+c.ws.ID+"/members/"+alice.User.ID, nil)
 	send(http.MethodPatch, "/api/workspaces/"+c.ws.ID, map[string]any{"name": "Renamed"})
 	send(http.MethodPost, "/api/workspaces/"+c.ws.ID+"/transfer-ownership", map[string]any{"user_id": c.mod.User.ID})
 
@@ -83,6 +84,7 @@ func TestEventPayloadIDs(t *testing.T) {
 		{"pin.added", "message_id", root, want{"channel_id": c.general.ID, "message_id": root, "pinned_by": owner.User.ID}},
 		{"pin.removed", "message_id", root, want{"channel_id": c.general.ID, "message_id": root, "pinned_by": owner.User.ID}},
 		{"member.moderation_updated", "user_id", alice.User.ID, want{"user_id": alice.User.ID}},
+		{"member.removed", "user_id", alice.User.ID, want{"user_id": alice.User.ID}},
 		{"workspace.updated", "workspace_id", c.ws.ID, want{"workspace_id": c.ws.ID}},
 		{"workspace.ownership_transferred", "workspace_id", c.ws.ID, want{"workspace_id": c.ws.ID,
 			"owner_id": c.mod.User.ID, "previous_owner_id": owner.User.ID}},

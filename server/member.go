@@ -91,3 +91,22 @@ func (s *Server) handleModerationUpdate(w http.ResponseWriter, r *http.Request) 
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"member": res.value, "event": res.event})
 }
+
+// handleMemberRemove serves DELETE /api/workspaces/{workspace_id}/members/{user_id}:
+// {member, event} once the person (and their user bots) left the workspace.
+func (s *Server) handleMemberRemove(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	type result struct {
+		removed persist.MemberRemoved
+		event   persist.Event
+	}
+	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (result, error) {
+		removed, ev, err := tx.MemberRemove(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "workspace_id"), chi.URLParam(r, "user_id"))
+		return result{removed, ev}, err
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"member": res.removed, "event": res.event})
+}

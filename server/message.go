@@ -21,7 +21,7 @@ func (s *Server) handleDMMessageList(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) messageList(w http.ResponseWriter, r *http.Request, p persist.Place) {
-	win, err := parseWindow(r.URL.Query())
+	win, err := parseWindow(r.URL.Query(), clampLimit)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -37,13 +37,29 @@ func (s *Server) messageList(w http.ResponseWriter, r *http.Request, p persist.P
 	writeJSON(w, http.StatusOK, page)
 }
 
-// parseWindow reads the page query shared by message lists and threads: limit (1-200, anything
-// else means 100), latest=true (or mode=latest), and at most one of before_seq, after_seq and
-// around_seq, each a non-negative integer. Codes: invalid_request.
-func parseWindow(q url.Values) (persist.Window, error) {
+// overMax says what a page query does with a limit above persist.MaxPageLimit.
+type overMax bool
+
+const (
+	// clampLimit reads it as the maximum, the rule of every list.
+	clampLimit overMax = true
+	// defaultLimit reads it as the default: thread pages, whose contract says out-of-range
+	// limits fall back to 100.
+	defaultLimit overMax = false
+)
+
+// parseWindow reads the page query shared by message lists and threads: limit (1-200; above
+// 200 as over says; anything else means 100), latest=true (or mode=latest), and at most one of
+// before_seq, after_seq and around_seq, each a non-negative integer. Codes: invalid_request.
+func parseWindow(q url.Values, over overMax) (persist.Window, error) {
 	win := persist.Window{Mode: persist.WindowEarliest, Limit: persist.DefaultPageLimit}
-	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n >= 1 && n <= persist.MaxPageLimit {
-		win.Limit = n
+	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n >= 1 {
+		switch {
+		case n <= persist.MaxPageLimit:
+			win.Limit = n
+		case over == clampLimit:
+			win.Limit = persist.MaxPageLimit
+		}
 	}
 	latest := false
 	if v := q.Get("latest"); v != "" {
@@ -113,7 +129,7 @@ func (s *Server) messageCreate(w http.ResponseWriter, r *http.Request, p persist
 		return
 	}
 	ctx := r.Context()
-	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.MessageCreated, error) {
+	res, err := persist.BatchInPlace(ctx, s.store, p, func(tx *persist.Tx) (persist.MessageCreated, error) {
 		return tx.MessageCreate(ctx, callerOf(ctx).Actor(), p, persist.MessageCreateParams{Body: req.Body,
 			QuotedMessageID: req.QuotedMessageID, Nonce: req.Nonce, UploadID: req.UploadID, Kind: req.Kind})
 	})

@@ -21,7 +21,8 @@ func TestParseWindow(t *testing.T) {
 		{query: "limit=200", want: persist.Window{Mode: persist.WindowEarliest, Limit: 200}},
 		{query: "limit=0", want: persist.Window{Mode: persist.WindowEarliest, Limit: 100}},
 		{query: "limit=-5", want: persist.Window{Mode: persist.WindowEarliest, Limit: 100}},
-		{query: "limit=201", want: persist.Window{Mode: persist.WindowEarliest, Limit: 100}},
+		{query: "limit=201", want: persist.Window{Mode: persist.WindowEarliest, Limit: 200}},
+		{query: "limit=500", want: persist.Window{Mode: persist.WindowEarliest, Limit: 200}},
 		{query: "limit=x", want: persist.Window{Mode: persist.WindowEarliest, Limit: 100}},
 		{query: "latest=true", want: persist.Window{Mode: persist.WindowLatest, Limit: 100}},
 		{query: "latest=false", want: persist.Window{Mode: persist.WindowEarliest, Limit: 100}},
@@ -42,7 +43,7 @@ func TestParseWindow(t *testing.T) {
 	} {
 		q, err := url.ParseQuery(tc.query)
 		require.NoError(t, err)
-		got, err := parseWindow(q)
+		got, err := parseWindow(q, clampLimit)
 		if tc.bad {
 			e, ok := persist.ErrorOf(err)
 			require.True(t, ok, "%s: %v", tc.query, err)
@@ -51,5 +52,17 @@ func TestParseWindow(t *testing.T) {
 		}
 		require.NoError(t, err, tc.query)
 		require.Equal(t, tc.want, got, tc.query)
+	}
+}
+
+// TestParseThreadWindow: thread pages keep their contract, an out-of-range limit means 100.
+func TestParseThreadWindow(t *testing.T) {
+	t.Parallel()
+	for query, want := range map[string]int{"limit=201": 100, "limit=500": 100, "limit=0": 100, "limit=200": 200, "limit=7": 7} {
+		q, err := url.ParseQuery(query)
+		require.NoError(t, err)
+		got, err := parseWindow(q, defaultLimit)
+		require.NoError(t, err)
+		require.Equal(t, want, got.Limit, query)
 	}
 }

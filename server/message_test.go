@@ -282,7 +282,7 @@ func TestMessageList(t *testing.T) {
 		{"AroundIsBalanced", "around_seq=5&limit=3", []int64{4, 5, 6}, true, true},
 		{"AroundFillsFromAfter", "around_seq=1&limit=4", []int64{1, 2, 3, 4}, false, true},
 		{"AroundFillsFromBefore", "around_seq=10&limit=4", []int64{7, 8, 9, 10}, true, false},
-		{"OutOfRangeLimitIs100", "limit=500", []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, false, false},
+		{"AboveTheMaximumIsTheMaximum", "limit=500", []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, false, false},
 		{"EmptyPage", "after_seq=10", []int64{}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,10 +1,14 @@
 package server
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -65,8 +69,43 @@ func (rec *statusRecorder) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// Unwrap lets http.ResponseController reach the connection (the WebSocket upgrade hijacks it).
+// Unwrap lets http.ResponseController reach the connection's other controls.
 func (rec *statusRecorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// Hijack hands the connection over (the WebSocket upgrade), keeping sight of the status line the
+// new owner writes first (101, or a refusal), which no WriteHeader reports.
+func (rec *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(rec.ResponseWriter).Hijack()
+	if err != nil {
+		return conn, rw, err
+	}
+	sniff := &statusSniffer{next: rw.Writer, rec: rec}
+	return conn, bufio.NewReadWriter(rw.Reader, bufio.NewWriter(sniff)), nil
+}
+
+// statusSniffer reads the status code off the first bytes written to a hijacked connection and
+// passes everything through, flushed, to the connection's own writer.
+type statusSniffer struct {
+	next *bufio.Writer
+	rec  *statusRecorder // nil once the status line was seen
+}
+
+func (s *statusSniffer) Write(p []byte) (int, error) {
+	if s.rec != nil {
+		// "HTTP/1.1 101 Switching Protocols"
+		if len(p) >= 12 && bytes.HasPrefix(p, []byte("HTTP/1.")) && s.rec.status == 0 {
+			if code, err := strconv.Atoi(string(p[9:12])); err == nil {
+				s.rec.status = code
+			}
+		}
+		s.rec = nil
+	}
+	n, err := s.next.Write(p)
+	if err == nil {
+		err = s.next.Flush()
+	}
+	return n, err
+}
 
 // observe records metrics and writes the access log line, both keyed by the route pattern (never
 // the raw path, whose ids would explode label cardinality and leak into logs).

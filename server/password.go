@@ -11,7 +11,7 @@ import (
 	"github.com/natterchat/natter/server/passwordhash"
 )
 
-// Budgets of password login attempts, in each process: per client address, and the narrower
+// Budgets of password login attempts, shared by every replica: per client address, and the narrower
 // one per identifier over a longer window, which is what makes online guessing impractical.
 // Every attempt counts (a lost race with a password change excepted); a refused one costs no
 // key derivation.
@@ -24,16 +24,16 @@ const (
 
 // passwordLoginLimits are the two login budgets.
 type passwordLoginLimits struct {
-	byAddress    *windowLimiter
-	byIdentifier *windowLimiter
+	byAddress    *keyedLimiter
+	byIdentifier *keyedLimiter
 }
 
 // configureSignIn sets up the optional sign-in methods of cfg: passwords and the identity proxy.
 func (s *Server) configureSignIn(cfg Config) error {
 	now := cfg.Store.Now
 	s.loginLimits = passwordLoginLimits{
-		byAddress:    newWindowLimiter(passwordLoginAddressLimit, passwordLoginAddressWindow, now),
-		byIdentifier: newWindowLimiter(passwordLoginIdentifierLimit, passwordLoginIdentifierWindow, now),
+		byAddress:    newKeyedLimiter(cfg.Store, "password_login_address", passwordLoginAddressLimit, passwordLoginAddressWindow),
+		byIdentifier: newKeyedLimiter(cfg.Store, "password_login_identifier", passwordLoginIdentifierLimit, passwordLoginIdentifierWindow),
 	}
 	if cfg.PasswordAuth {
 		s.passwords = cfg.Passwords
@@ -87,12 +87,21 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	ctx := r.Context()
 	address, identifier := clientAddress(r), persist.PasswordIdentifierKey(req.Identifier)
-	if !s.loginLimits.byAddress.allow(address) || !s.loginLimits.byIdentifier.allow(identifier) {
+	byAddress, ok, err := s.loginLimits.byAddress.allow(ctx, address)
+	var byIdentifier attempt
+	if ok && err == nil {
+		byIdentifier, ok, err = s.loginLimits.byIdentifier.allow(ctx, identifier)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !ok {
 		s.writeError(w, r, persist.Errorf(persist.CodeRateLimited, "too many sign-in attempts; wait a while and try again"))
 		return
 	}
-	ctx := r.Context()
 	cred, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.PasswordCredential, error) {
 		return tx.PasswordLookup(ctx, req.Identifier)
 	})
@@ -100,7 +109,7 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	ok, err := s.passwords.Verify(ctx, cred.Hash, req.Password)
+	ok, err = s.passwords.Verify(ctx, cred.Hash, req.Password)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -119,8 +128,8 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 		return result{u, sess, token}, err
 	})
 	if e, lost := persist.ErrorOf(err); lost && e.Code == persist.CodeInvalidCredentials {
-		s.loginLimits.byAddress.release(address)
-		s.loginLimits.byIdentifier.release(identifier)
+		byAddress.release(ctx)
+		byIdentifier.release(ctx)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

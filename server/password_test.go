@@ -209,7 +209,8 @@ func TestPasswordLogin(t *testing.T) {
 }
 
 // TestPasswordLoginBudgets pins the clock: ten attempts per identifier an hour, twenty per
-// client address in five minutes; a refused attempt costs no derivation.
+// client address in five minutes, as token buckets (a burst of the budget, refilled evenly over
+// the window); a refused attempt costs no derivation.
 func TestPasswordLoginBudgets(t *testing.T) {
 	t.Parallel()
 	t.Run("PerIdentifier", func(t *testing.T) {
@@ -228,10 +229,16 @@ func TestPasswordLoginBudgets(t *testing.T) {
 		require.Zero(t, b.counted(func() { r = b.login(t, "Target@Example.com", "correct horse") }))
 		r.RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
 		b.login(t, other.Email, "correct horse").RequireStatus(t, http.StatusOK)
-		b.clock.Advance(59 * time.Minute)
+		// The budget refills one attempt every 6 minutes (ten an hour).
+		b.clock.Advance(5 * time.Minute)
 		b.login(t, "target@example.com", "correct horse").RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
 		b.clock.Advance(time.Minute)
 		b.login(t, "target@example.com", "correct horse").RequireStatus(t, http.StatusOK)
+		b.login(t, "target@example.com", "correct horse").RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
+		b.clock.Advance(time.Hour)
+		for range 10 {
+			b.login(t, "target@example.com", "correct horse").RequireStatus(t, http.StatusOK)
+		}
 	})
 	t.Run("PerClientAddress", func(t *testing.T) {
 		t.Parallel()

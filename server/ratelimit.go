@@ -1,10 +1,13 @@
 package server
 
 import (
+	"context"
 	"net"
 	"net/http"
-	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/natterchat/natter/persist"
 )
 
 // The setup-code claim budget per client address: a code has 60 random bits, so ten guesses a
@@ -14,71 +17,66 @@ const (
 	setupCodeClaimWindow = time.Minute
 )
 
-// maxLimiterKeys bounds a limiter's memory. When it is full even after dropping the finished
-// windows, it starts over empty: an attacker with that many addresses gains little from a reset.
-const maxLimiterKeys = 10_000
-
-// windowLimiter allows limit attempts per key in each fixed window. It runs no goroutine: expired
-// windows are dropped when the map fills up.
-type windowLimiter struct {
+// keyedLimiter gives each key a token bucket of limit attempts that refills at limit per window:
+// a burst of limit, then one attempt each window/limit. The buckets are kept in Postgres
+// (persist.Tx.AttemptTake), so every replica spends from the same one; buckets that are full
+// again are deleted now and then by whichever replica notices first.
+type keyedLimiter struct {
+	store  *persist.Store
+	budget string // names the budget in the shared table
 	limit  int
 	window time.Duration
-	now    func() time.Time
 
-	mu   sync.Mutex
-	hits map[string]*windowCount
+	prunedAt atomic.Int64 // unix nanoseconds of this process's last prune
 }
 
-type windowCount struct {
-	start time.Time
-	n     int
+func newKeyedLimiter(store *persist.Store, budget string, limit int, window time.Duration) *keyedLimiter {
+	return &keyedLimiter{store: store, budget: budget, limit: limit, window: window}
 }
 
-func newWindowLimiter(limit int, window time.Duration, now func() time.Time) *windowLimiter {
-	return &windowLimiter{limit: limit, window: window, now: now, hits: map[string]*windowCount{}}
+// attempt is one attempt taken from a key's bucket, which release can give back.
+type attempt struct {
+	limiter *keyedLimiter
+	key     string
 }
 
-// allow records one attempt for key and reports whether it is within the budget.
-func (l *windowLimiter) allow(key string) bool {
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c, ok := l.hits[key]
-	if ok && now.Sub(c.start) >= l.window {
-		ok = false
+// allow takes one attempt for key and reports whether it is within the budget. A refused attempt
+// takes nothing.
+func (l *keyedLimiter) allow(ctx context.Context, key string) (attempt, bool, error) {
+	l.prune(ctx)
+	ok, err := persist.WithTxV(ctx, l.store, func(tx *persist.Tx) (bool, error) {
+		return tx.AttemptTake(ctx, l.budget, key, l.limit, l.window)
+	})
+	if err != nil || !ok {
+		return attempt{}, false, err
 	}
-	if !ok {
-		if len(l.hits) >= maxLimiterKeys {
-			l.sweepLocked(now)
-		}
-		c = &windowCount{start: now}
-		l.hits[key] = c
-	}
-	c.n++
-	return c.n <= l.limit
+	return attempt{limiter: l, key: key}, true, nil
 }
 
-// release takes back one attempt recorded for key in its current window, for an attempt that
-// turned out not to count.
-func (l *windowLimiter) release(key string) {
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if c, ok := l.hits[key]; ok && c.n > 0 && now.Sub(c.start) < l.window {
-		c.n--
+// release gives an attempt back, for one that turned out not to count. A failure only leaves the
+// attempt spent.
+func (a attempt) release(ctx context.Context) {
+	if a.limiter == nil {
+		return
 	}
+	l := a.limiter
+	_ = l.store.WithTx(ctx, func(tx *persist.Tx) error {
+		return tx.AttemptGiveBack(ctx, l.budget, a.key, l.limit, l.window)
+	})
 }
 
-// sweepLocked drops finished windows, or everything when none has finished. l.mu must be held.
-func (l *windowLimiter) sweepLocked(now time.Time) {
-	for k, c := range l.hits {
-		if now.Sub(c.start) >= l.window {
-			delete(l.hits, k)
-		}
+// prune deletes the budget's full buckets at most once a window per process, so the table holds
+// roughly the keys active in the last window.
+func (l *keyedLimiter) prune(ctx context.Context) {
+	now := l.store.Now().UnixNano()
+	last := l.prunedAt.Load()
+	if now-last < int64(l.window) || !l.prunedAt.CompareAndSwap(last, now) {
+		return
 	}
-	if len(l.hits) >= maxLimiterKeys {
-		clear(l.hits)
-	}
+	_ = l.store.WithTx(ctx, func(tx *persist.Tx) error {
+		_, err := tx.AttemptBudgetsPrune(ctx, l.budget)
+		return err
+	})
 }
 
 // clientAddress is the limiter key of a request: the peer's IP, or its /64 for IPv6, where one

@@ -1,29 +1,70 @@
 package server
 
 import (
-	"fmt"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
 )
 
-func TestWindowLimiter(t *testing.T) {
+func pgxQueryRow(t *testing.T, url, sql string, args ...any) pgx.Row {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(t.Context()) })
+	return conn.QueryRow(t.Context(), sql, args...)
+}
+
+// TestKeyedLimiter: token buckets kept in the database, so limiters of two replicas (two
+// stores on one database) spend from one bucket per key.
+func TestKeyedLimiter(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := newWindowLimiter(2, time.Minute, func() time.Time { return now })
-	require.True(t, l.allow("a"))
-	require.True(t, l.allow("a"))
-	require.False(t, l.allow("a"), "the third attempt in a window is refused")
-	require.True(t, l.allow("b"), "budgets are per key")
-	now = now.Add(time.Minute)
-	require.True(t, l.allow("a"), "a new window starts afresh")
-
-	for i := range maxLimiterKeys + 50 {
-		require.True(t, l.allow(fmt.Sprint("k", i)))
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	url := persisttest.URL(t)
+	replica := func() *keyedLimiter {
+		store, err := persist.Open(t.Context(), persist.Config{URL: url, MaxConns: 2, Clock: clock})
+		require.NoError(t, err)
+		t.Cleanup(store.Close)
+		return newKeyedLimiter(store, "test", 2, time.Minute)
 	}
-	require.LessOrEqual(t, len(l.hits), maxLimiterKeys, "memory stays bounded")
+	a, b := replica(), replica()
+	allow := func(l *keyedLimiter, key string) bool {
+		_, ok, err := l.allow(t.Context(), key)
+		require.NoError(t, err)
+		return ok
+	}
+	require.True(t, allow(a, "a"))
+	first, ok, err := b.allow(t.Context(), "a")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.False(t, allow(a, "a"), "the third attempt at once is refused, whichever replica gets it")
+	require.True(t, allow(b, "b"), "budgets are per key")
+	first.release(t.Context())
+	require.True(t, allow(a, "a"), "a released attempt is given back")
+	require.False(t, allow(b, "a"))
+	advance(29 * time.Second)
+	require.False(t, allow(a, "a"), "the bucket refills one attempt each window/limit")
+	advance(time.Second)
+	require.True(t, allow(b, "a"))
+	require.False(t, allow(a, "a"))
+	advance(time.Minute)
+	require.True(t, allow(a, "a"), "a whole window refills the whole budget")
+	require.True(t, allow(b, "a"))
+
+	advance(2 * time.Minute)
+	require.True(t, allow(a, "c"))
+	var rows int
+	require.NoError(t, pgxQueryRow(t, url, `SELECT count(*) FROM attempt_budgets WHERE full_at <= $1`, clock()).Scan(&rows))
+	require.Zero(t, rows, "buckets full again are pruned")
 }
 
 func TestClientAddress(t *testing.T) {

@@ -24,7 +24,7 @@ func (s *Server) handleReactionAdd(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.ReactionChange, error) {
+	res, err := persist.BatchOnMessage(ctx, s.store, chi.URLParam(r, "message_id"), func(tx *persist.Tx) (persist.ReactionChange, error) {
 		return tx.ReactionAdd(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "message_id"), req.Emoji)
 	})
 	s.writeReactionChange(w, r, res, err, http.StatusCreated)
@@ -41,7 +41,7 @@ func (s *Server) handleReactionRemove(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.ReactionChange, error) {
+	res, err := persist.BatchOnMessage(ctx, s.store, chi.URLParam(r, "message_id"), func(tx *persist.Tx) (persist.ReactionChange, error) {
 		return tx.ReactionRemove(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "message_id"), emoji)
 	})
 	s.writeReactionChange(w, r, res, err, http.StatusOK)

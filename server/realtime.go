@@ -56,10 +56,11 @@ func (s *Server) handleRealtimeEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	limit := 200
 	if v := q.Get("limit"); v != "" {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 500 {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
 			s.writeError(w, r, persist.Invalid("limit must be a whole number from 1 to 500"))
 			return
 		}
+		limit = min(limit, 500) // above the maximum is the maximum
 	}
 	withTail := false
 	if v := q.Get("include_tail"); v != "" {

@@ -291,3 +291,65 @@ func TestWorkspaceDeleteClosesConnections(t *testing.T) {
 	require.Equal(t, ws.StatusCode(1008), member.ExpectClose(t))
 	nb.expectClosed(t)
 }
+
+// TestSocketGuestChannelCreatedLive: a workspace gets its guest channel while a guest's socket
+// is open; from that channel's creation on, its events reach the guest live, and other
+// channels' events still do not.
+func TestSocketGuestChannelCreatedLive(t *testing.T) {
+	t.Parallel()
+	h := servertest.New(t)
+	owner, guestUser := h.NewUser(t), h.NewUser(t)
+	ws := persisttest.Workspace(t, h.Store, owner.User.ID)
+	persisttest.Member(t, h.Store, ws.ID, guestUser.User.ID, persist.RoleGuest)
+	b := &realtimeBundle{h: h, owner: owner, guest: guestUser, ws: ws}
+	b.general = persisttest.Channel(t, h.Store, persist.ActorFor(owner.User), ws.ID, "general").ID
+	head := b.add(t, persist.EventInput{ChannelID: b.general})
+	guest := b.dial(t, guestUser.Token, strconv.FormatInt(head, 10))
+	b.add(t, persist.EventInput{ChannelID: b.general}) // not the guest's
+	b.guestChannel = persisttest.Channel(t, h.Store, persist.ActorFor(owner.User), ws.ID, persist.GuestChannel).ID
+	created := strconv.FormatInt(head+2, 10)
+	message := strconv.FormatInt(b.add(t, persist.EventInput{ChannelID: b.guestChannel}), 10)
+	b.add(t, persist.EventInput{ChannelID: b.general})
+	last := strconv.FormatInt(b.add(t, persist.EventInput{ChannelID: b.guestChannel}), 10)
+	require.Equal(t, []string{created, message, last}, readCursors(t, guest, 3))
+}
+
+// TestSocketResumesFromTheFeedTail: a socket that resumes from a cursor its workspace's feed
+// dispatched recently catches up from memory — exactly once, in order, by the visibility rule.
+func TestSocketResumesFromTheFeedTail(t *testing.T) {
+	t.Parallel()
+	b := setupRealtime(t, servertest.WithConfig(func(c *server.Config) { c.Metrics = true }))
+	memory := func() int {
+		for _, line := range strings.Split(string(b.h.Get(t, "/metrics", "").Body), "\n") {
+			if strings.HasPrefix(line, `natter_realtime_backfilled_total{source="memory"}`) {
+				n, err := strconv.Atoi(strings.Fields(line)[1])
+				require.NoError(t, err)
+				return n
+			}
+		}
+		return 0
+	}
+	itoa := func(c int64) string { return strconv.FormatInt(c, 10) }
+	owner := b.dial(t, b.owner.Token, "2") // starts the feed
+	// Until the owner's socket is live it may read events from Postgres before the feed
+	// dispatches them; once it is, every event it reads is in the feed's tail.
+	var last int64
+	require.Eventually(t, func() bool {
+		before := memory()
+		last = b.add(t, persist.EventInput{ChannelID: b.general})
+		require.Equal(t, itoa(last), owner.Next(t).Cursor)
+		require.Equal(t, itoa(last), b.dial(t, b.owner.Token, itoa(last-1)).Next(t).Cursor)
+		return memory() == before+1
+	}, 10*time.Second, 100*time.Millisecond)
+
+	general, dm := b.add(t, persist.EventInput{ChannelID: b.general}), b.add(t, persist.EventInput{DirectConversationID: b.dm})
+	guest, general2 := b.add(t, persist.EventInput{ChannelID: b.guestChannel}), b.add(t, persist.EventInput{ChannelID: b.general})
+	all := []string{itoa(general), itoa(dm), itoa(guest), itoa(general2)}
+	require.Equal(t, all, readCursors(t, owner, 4))
+	m := memory()
+	require.Equal(t, all, readCursors(t, b.dial(t, b.owner.Token, itoa(last)), 4))
+	require.Equal(t, m+4, memory())
+	require.Equal(t, []string{itoa(dm), itoa(guest)}, readCursors(t, b.dial(t, b.guest.Token, itoa(last)), 2), "the guest's events only")
+	require.Equal(t, []string{itoa(guest), itoa(general2)}, readCursors(t, b.dial(t, b.member.Token, itoa(general)), 2), "not the conversation")
+	require.Equal(t, m+8, memory())
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -33,6 +34,7 @@ func (s *Server) routeTable() []route {
 		{"DELETE", "/api/workspaces/{workspace_id}", human, s.handleWorkspaceDelete},
 		{"POST", "/api/workspaces/{workspace_id}/transfer-ownership", human, s.handleWorkspaceTransferOwnership},
 		{"GET", "/api/workspaces/{workspace_id}/members", member("workspaces:read"), s.handleMemberList},
+		{"DELETE", "/api/workspaces/{workspace_id}/members/{user_id}", human, s.handleMemberRemove},
 		{"GET", "/api/workspaces/{workspace_id}/moderation/members", human, s.handleModerationList},
 		{"PATCH", "/api/workspaces/{workspace_id}/moderation/members/{user_id}", human, s.handleModerationUpdate},
 		{"POST", "/api/workspaces/{workspace_id}/invites", human, s.handleInviteCreate},
@@ -146,7 +148,7 @@ type route struct {
 func (s *Server) buildRouter() chi.Router {
 	r := chi.NewRouter()
 	r.Use(correlate, s.observe, s.recoverPanics, s.cors)
-	r.NotFound(s.notFound)
+	r.NotFound(s.unrouted)
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, persist.Errorf(persist.CodeMethodNotAllowed, "%s is not allowed on this route", r.Method))
 	})
@@ -154,6 +156,16 @@ func (s *Server) buildRouter() chi.Router {
 		r.Method(rt.method, rt.pattern, s.enforce(rt.access, rt.handler))
 	}
 	return r
+}
+
+// unrouted sends every path outside /api to the web client, which routes by path itself;
+// unknown /api routes get the JSON 404.
+func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/api" && !strings.HasPrefix(r.URL.Path, "/api/") {
+		s.web.ServeHTTP(w, r)
+		return
+	}
+	s.notFound(w, r)
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {

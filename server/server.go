@@ -21,6 +21,7 @@ import (
 	"github.com/natterchat/natter/server/callback"
 	"github.com/natterchat/natter/server/passwordhash"
 	"github.com/natterchat/natter/server/signin"
+	"github.com/natterchat/natter/server/web"
 	"github.com/natterchat/natter/server/webpush"
 )
 
@@ -104,8 +105,8 @@ type Server struct {
 	store        *persist.Store
 	logger       *slog.Logger
 	metrics      *metrics
-	apiBaseURL   string         // the validated Config.APIBaseURL
-	claimLimiter *windowLimiter // setup-code claims per client address
+	apiBaseURL   string        // the validated Config.APIBaseURL
+	claimLimiter *keyedLimiter // setup-code claims per client address
 	router       chi.Router
 	cookieName   string
 	publicOrigin string
@@ -118,6 +119,7 @@ type Server struct {
 	proxy       *accessproxy.Verifier // nil when identity-proxy sign-in is off
 	pushPolicy  webpush.AddressPolicy
 	blobs       blob.Store
+	web         *web.Handler // the browser client, served at every path outside /api
 }
 
 // New validates cfg and builds the router.
@@ -182,10 +184,15 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.OAuthLimits = cfg.OAuthLimits.WithDefaults()
 	s.cfg = cfg
-	s.claimLimiter = newWindowLimiter(setupCodeClaimLimit, setupCodeClaimWindow, cfg.Store.Now)
+	s.claimLimiter = newKeyedLimiter(cfg.Store, "setup_code_claim_address", setupCodeClaimLimit, setupCodeClaimWindow)
 	if err := s.configureSignIn(cfg); err != nil {
 		return nil, err
 	}
+	client, err := web.New(web.Config{DevAuth: cfg.DevAuth, Password: cfg.PasswordAuth, Providers: s.AuthMethods()})
+	if err != nil {
+		return nil, err
+	}
+	s.web = client
 	s.router = s.buildRouter()
 	return s, nil
 }

@@ -11,7 +11,7 @@ import (
 // handleThreadGet serves GET /api/messages/{message_id}/thread:
 // {root, replies, thread_state, oldest_seq, newest_seq, has_older, has_newer}.
 func (s *Server) handleThreadGet(w http.ResponseWriter, r *http.Request) {
-	win, err := parseWindow(r.URL.Query())
+	win, err := parseWindow(r.URL.Query(), defaultLimit)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -42,7 +42,7 @@ func (s *Server) handleThreadReplyCreate(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	ctx := r.Context()
-	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.ReplyCreated, error) {
+	res, err := persist.BatchOnMessage(ctx, s.store, chi.URLParam(r, "message_id"), func(tx *persist.Tx) (persist.ReplyCreated, error) {
 		return tx.ThreadReplyCreate(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "message_id"),
 			persist.MessageCreateParams{Body: req.Body, QuotedMessageID: req.QuotedMessageID, Nonce: req.Nonce})
 	})

@@ -51,7 +51,8 @@ func BotReplaySubject(tokenID string) string { return botRoot + tokenID + replay
 type BotAccessConfig struct {
 	// Store resolves tokens and reads backfill. Required.
 	Store *persist.Store
-	// Server is the embedded server bots connect to. Required.
+	// Server is the embedded server bots connect to. Nil on an external cluster, where an
+	// AuthCallout admits bots and BotAccess only answers their replay requests.
 	Server *Embedded
 	// NATS is natter's own connection, on which replay requests are answered. Required.
 	NATS *nats.Conn
@@ -78,8 +79,8 @@ type BotAccess struct {
 
 // NewBotAccess validates cfg and applies defaults.
 func NewBotAccess(cfg BotAccessConfig) (*BotAccess, error) {
-	if cfg.Store == nil || cfg.Server == nil || cfg.NATS == nil {
-		return nil, errors.New("streams: BotAccessConfig.Store, Server and NATS are required")
+	if cfg.Store == nil || cfg.NATS == nil {
+		return nil, errors.New("streams: BotAccessConfig.Store and NATS are required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -104,16 +105,24 @@ func (b *BotAccess) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("subscribe to bot replay requests: %w", err)
 	}
-	b.cfg.Server.bots.Store(b)
+	if b.cfg.Server != nil {
+		b.cfg.Server.bots.Store(b)
+	}
 	close(b.ready)
 	defer func() {
-		b.cfg.Server.bots.CompareAndSwap(b, nil)
+		if b.cfg.Server != nil {
+			b.cfg.Server.bots.CompareAndSwap(b, nil)
+		}
 		b.mu.Lock()
 		b.closed = true
 		b.mu.Unlock()
 		_ = sub.Unsubscribe()
 		b.inflight.Wait()
 	}()
+	if b.cfg.Server == nil {
+		<-ctx.Done() // an AuthCallout admits and cuts off bots on an external cluster
+		return nil
+	}
 	// A revoked token or a changed membership is checked at once, not at the next tick.
 	kick := make(chan struct{}, 1)
 	revocations, err := SubscribeRevocations(b.cfg.NATS, func(r persist.Revocation) {
@@ -213,26 +222,38 @@ func (b *BotAccess) sweep(ctx context.Context) {
 		known[id] = dms
 	}
 	b.mu.Unlock()
-	for tokenID, ids := range byToken {
-		cctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
-		st, err := persist.WithTxV(cctx, b.cfg.Store, func(tx *persist.Tx) (persist.BotStream, error) {
+	for _, id := range staleBotConns(ctx, b.cfg.Store, b.cfg.Timeout, b.cfg.Logger, byToken, func(id uint64) string { return known[id] }) {
+		if derr := b.cfg.Server.srv.DisconnectClientByID(id); derr != nil {
+			b.cfg.Logger.Warn("cannot cut off a bot connection", "error", derr)
+		}
+	}
+}
+
+// staleBotConns rechecks the token of each group of bot connections and returns the connections
+// to cut off: those whose token, bot, membership or scope ended, or whose conversations (dmsOf,
+// as joined when they connected) changed since. A token that cannot be checked (the database is
+// unreachable) keeps its connections.
+func staleBotConns[C any](ctx context.Context, store *persist.Store, timeout time.Duration, logger *slog.Logger,
+	byToken map[string][]C, dmsOf func(C) string) []C {
+	var out []C
+	for tokenID, conns := range byToken {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		st, err := persist.WithTxV(cctx, store, func(tx *persist.Tx) (persist.BotStream, error) {
 			return tx.BotStreamCheck(cctx, tokenID)
 		})
 		cancel()
 		if _, isApp := persist.ErrorOf(err); err != nil && !isApp {
-			b.cfg.Logger.Warn("bot recheck failed", "error", err)
+			logger.Warn("bot recheck failed", "error", err)
 			continue
 		}
 		dms := strings.Join(st.DMs, ",")
-		for _, id := range ids {
-			if err == nil && known[id] == dms {
-				continue
-			}
-			if derr := b.cfg.Server.srv.DisconnectClientByID(id); derr != nil {
-				b.cfg.Logger.Warn("cannot cut off a bot connection", "error", derr)
+		for _, c := range conns {
+			if err != nil || dmsOf(c) != dms {
+				out = append(out, c)
 			}
 		}
 	}
+	return out
 }
 
 // botClients lists the client ids of connected bots by token id.
@@ -311,9 +332,10 @@ func (b *BotAccess) replay(m *nats.Msg) ([]byte, error) {
 			return nil, persist.Errorf(persist.CodeInvalidJSON, "the request must be a JSON object {after_cursor, limit, include_tail}")
 		}
 	}
-	if req.Limit < 1 || req.Limit > 500 {
+	if req.Limit < 1 {
 		return nil, persist.Invalid("limit must be a whole number from 1 to 500")
 	}
+	req.Limit = min(req.Limit, 500) // above the maximum is the maximum, as on every list
 	after, err := persist.ParseCursor(req.AfterCursor)
 	if err != nil {
 		return nil, err

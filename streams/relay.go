@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -103,7 +105,10 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 	if cfg.Batch == 0 {
 		cfg.Batch = 256
 	}
-	js, err := jetstream.New(cfg.NATS, jetstream.WithPublishAsyncMaxPending(cfg.Batch))
+	// An acknowledgement lost in a stream leader election must not hold the relay forever:
+	// a publish unanswered for 5s fails, and the workspace is verified and retried.
+	js, err := jetstream.New(cfg.NATS, jetstream.WithPublishAsyncMaxPending(cfg.Batch),
+		jetstream.WithPublishAsyncTimeout(5*time.Second))
 	if err != nil {
 		return nil, fmt.Errorf("streams: jetstream: %w", err)
 	}
@@ -203,6 +208,9 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 		return locks
 	}
 	if locks != nil && locks.Check(ctx) != nil {
+		if ctx.Err() != nil {
+			return locks // the check was cut short by the stop, not by the database
+		}
 		_ = locks.Close(context.WithoutCancel(ctx))
 		locks = nil
 	}
@@ -220,6 +228,9 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 	for shard, owned := range r.owned {
 		if !owned {
 			ok, err := locks.TryLock(ctx, relayLockBase+int64(shard))
+			if err != nil && ctx.Err() != nil {
+				return locks // stopping: keep what is held until Run releases it
+			}
 			if err != nil {
 				r.dropAll()
 				_ = locks.Close(context.WithoutCancel(ctx))
@@ -274,7 +285,9 @@ func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) {
 // apply any prune, then publish the missing events batch by batch, recording the position after
 // each batch.
 func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
-	st, err := persist.WithTxV(ctx, r.cfg.Store, func(tx *persist.Tx) (persist.RelayState, error) {
+	// Reads go without a transaction (ReadV): each is one statement, and a pass runs once per
+	// committed group of events, so its round trips count.
+	st, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Tx) (persist.RelayState, error) {
 		return tx.RelayStateGet(ctx, workspaceID)
 	})
 	if err != nil {
@@ -303,14 +316,17 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 	mark.last = last
 	r.streams[workspaceID] = mark
 	pos := int64(last)
-	for {
+	for done := false; ; {
 		if pos != st.Relayed || st.PrunedThrough != st.StreamPrunedThrough {
 			if err := r.record(ctx, workspaceID, pos, st.PrunedThrough); err != nil {
 				return err
 			}
 			st.Relayed, st.StreamPrunedThrough = pos, st.PrunedThrough
 		}
-		events, err := persist.WithTxV(ctx, r.cfg.Store, func(tx *persist.Tx) ([]persist.Event, error) {
+		if done {
+			return nil
+		}
+		events, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Tx) ([]persist.Event, error) {
 			return tx.EventListAfter(ctx, workspaceID, pos, r.cfg.Batch)
 		})
 		if err != nil || len(events) == 0 {
@@ -328,6 +344,9 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 		pos = events[len(events)-1].Cursor
 		mark.last = uint64(pos)
 		r.streams[workspaceID] = mark
+		// A short read was the end of the log when it was read; what commits later wakes the
+		// relay again, so the pass records its position and ends without another read.
+		done = len(events) < r.cfg.Batch
 	}
 }
 
@@ -347,6 +366,10 @@ func (r *Relay) record(ctx context.Context, workspaceID string, pos, prunedThrou
 // last sequence, and waits for every acknowledgement. A retry after a crash is answered as a
 // duplicate (same Nats-Msg-Id) or refused as out of sequence; either way nothing is stored twice.
 func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
+	members, err := r.dmMembers(ctx, events)
+	if err != nil {
+		return err
+	}
 	futures := make([]jetstream.PubAckFuture, 0, len(events))
 	for _, e := range events {
 		body, err := json.Marshal(e)
@@ -354,6 +377,9 @@ func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 			return err
 		}
 		msg := &nats.Msg{Subject: EventSubject(e), Data: body, Header: nats.Header{}}
+		if e.DirectConversationID != "" {
+			msg.Header.Set(HeaderDMMembers, strings.Join(members[e.DirectConversationID], ","))
+		}
 		f, err := r.js.PublishMsgAsync(msg, jetstream.WithMsgID(relayMsgID(e.WorkspaceID, e.Cursor)),
 			jetstream.WithExpectLastSequence(uint64(e.Cursor-1)))
 		if err != nil {
@@ -375,6 +401,24 @@ func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 	}
 	r.metrics.published.Add(float64(len(events)))
 	return nil
+}
+
+// dmMembers reads, in one query, the members of the direct conversations a batch of events is
+// about (none when it is about none).
+func (r *Relay) dmMembers(ctx context.Context, events []persist.Event) (map[string][]string, error) {
+	var ids []string
+	for _, e := range events {
+		if e.DirectConversationID != "" && !slices.Contains(ids, e.DirectConversationID) {
+			ids = append(ids, e.DirectConversationID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	facts, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Tx) (persist.VisibilityFacts, error) {
+		return tx.VisibilityFactsFor(ctx, events[0].WorkspaceID, ids)
+	})
+	return facts.DMMembers, err
 }
 
 // verifyStream checks a workspace's stream against its log and returns the stream's last
@@ -413,7 +457,7 @@ func (r *Relay) verifyStream(ctx context.Context, st persist.RelayState) (uint64
 		}
 	}
 	if healthy {
-		return state.LastSeq, nil
+		return state.LastSeq, r.scaleStream(ctx, s)
 	}
 	r.metrics.rebuilds.Inc()
 	r.logger.Warn("stream does not match the log; rebuilding it", "workspace_id", st.WorkspaceID, "stream", name,

@@ -13,6 +13,11 @@ const (
 	wakeRoot      = "natter.relay.wake."
 )
 
+// HeaderDMMembers is the header the relay puts on every event of a direct conversation: the
+// conversation's member ids, comma-separated (member sets never change). It carries the fact the
+// visibility rule needs, so consumers need not ask Postgres while they deliver.
+const HeaderDMMembers = "Natter-Dm-Members"
+
 // StreamName is the JetStream stream that carries a workspace's log.
 func StreamName(workspaceID string) string { return "natter_events_" + workspaceID }
 

@@ -2,9 +2,7 @@ package blob
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -13,17 +11,20 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
-	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 // S3Config configures an S3-compatible object store, reached with path-style requests
-// (<endpoint>/<bucket>/<key>) signed with AWS Signature Version 4.
+// (<endpoint>/<bucket>/<key>) signed with AWS Signature Version 4, through
+// github.com/minio/minio-go/v7 over Natter's own transport (the address policy below).
 type S3Config struct {
-	// Endpoint is the store's base URL, such as https://s3.eu-west-1.amazonaws.com. Required.
+	// Endpoint is the store's base URL, such as https://s3.eu-west-1.amazonaws.com: a scheme and
+	// a host, no path. Required.
 	Endpoint string
 	// Bucket holds the objects. Required.
 	Bucket string
@@ -42,8 +43,6 @@ type S3Config struct {
 	// TempDir holds an upload while it is measured and hashed before it is sent. Default
 	// os.TempDir().
 	TempDir string
-	// Clock dates signatures. Default time.Now.
-	Clock func() time.Time
 }
 
 // S3 keeps objects in a bucket of an S3-compatible store. Its HTTP client uses no proxy,
@@ -51,8 +50,7 @@ type S3Config struct {
 // is cut to 512 bytes.
 type S3 struct {
 	cfg    S3Config
-	base   *url.URL
-	client *http.Client
+	client *minio.Client
 }
 
 var _ Store = (*S3)(nil)
@@ -60,14 +58,12 @@ var _ Store = (*S3)(nil)
 // maxErrorText bounds the store's diagnostic text kept in an error, in bytes.
 const maxErrorText = 512
 
-// emptySHA256 is the payload hash of a request without a body.
-const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-
 // NewS3 validates cfg and builds the store's client.
 func NewS3(cfg S3Config) (*S3, error) {
 	base, err := url.Parse(cfg.Endpoint)
-	if err != nil || base.Host == "" || (base.Scheme != "https" && base.Scheme != "http") || base.User != nil || base.RawQuery != "" {
-		return nil, errors.New("blob: the S3 endpoint must be an absolute http(s) URL without credentials or query")
+	if err != nil || base.Host == "" || (base.Scheme != "https" && base.Scheme != "http") || base.User != nil || base.RawQuery != "" ||
+		strings.Trim(base.Path, "/") != "" {
+		return nil, errors.New("blob: the S3 endpoint must be an absolute http(s) URL without credentials, path or query")
 	}
 	if cfg.Bucket == "" || strings.ContainsAny(cfg.Bucket, "/?#") {
 		return nil, errors.New("blob: an S3 bucket name is required (no slash)")
@@ -87,9 +83,6 @@ func NewS3(cfg S3Config) (*S3, error) {
 	if cfg.TempDir == "" {
 		cfg.TempDir = os.TempDir()
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = time.Now
-	}
 	allow := cfg.AllowAddress
 	dialer := &net.Dialer{Timeout: cfg.Timeout, Control: func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
@@ -106,11 +99,14 @@ func NewS3(cfg S3Config) (*S3, error) {
 		MaxIdleConnsPerHost:   16,
 		IdleConnTimeout:       90 * time.Second,
 	}
-	client := &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
-		return http.ErrUseLastResponse
-	}}
-	base.Path = strings.TrimRight(base.Path, "/")
-	return &S3{cfg: cfg, base: base, client: client}, nil
+	// One attempt per call: a caller that wants another tries again, and a slow or failing store
+	// is not hammered on its behalf. minio-go follows no redirects.
+	client, err := minio.New(base.Host, &minio.Options{Creds: credentials.NewStaticV4(cfg.AccessKeyID, cfg.SecretAccessKey, ""),
+		Secure: base.Scheme == "https", Region: cfg.Region, BucketLookup: minio.BucketLookupPath, Transport: transport, MaxRetries: 1})
+	if err != nil {
+		return nil, fmt.Errorf("blob: S3 client: %w", err)
+	}
+	return &S3{cfg: cfg, client: client}, nil
 }
 
 // PublicAddress admits public unicast addresses: not loopback, private, link-local,
@@ -146,13 +142,11 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader) (Info, error) {
 		return Info{}, fmt.Errorf("blob: spool: %w", err)
 	}
 	sum := h.Sum(nil)
-	resp, err := s.do(ctx, http.MethodPut, key, io.NopCloser(f), n, hex.EncodeToString(sum), nil)
+	// One PUT of the measured file (objects are at most the upload limit, far below S3's 5 GiB).
+	_, err = s.client.PutObject(ctx, s.cfg.Bucket, key, f, n, minio.PutObjectOptions{
+		ContentType: "application/octet-stream", DisableMultipart: true})
 	if err != nil {
-		return Info{}, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return Info{}, storeError(resp, "put", key)
+		return Info{}, storeError(err, "put", key)
 	}
 	return Info{Size: n, SHA256: sum}, nil
 }
@@ -162,22 +156,17 @@ func (s *S3) Open(ctx context.Context, key string) (Object, error) {
 	if !ValidKey(key) {
 		return Object{}, ErrInvalidKey
 	}
-	resp, err := s.do(ctx, http.MethodHead, key, nil, 0, emptySHA256, nil)
-	if err != nil {
-		return Object{}, err
-	}
-	resp.Body.Close()
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
+	st, err := s.client.StatObject(ctx, s.cfg.Bucket, key, minio.StatObjectOptions{})
+	if minio.ToErrorResponse(err).StatusCode == http.StatusNotFound {
 		return Object{}, ErrNotFound
-	case resp.StatusCode != http.StatusOK:
-		return Object{}, storeError(resp, "head", key)
 	}
-	size, err := strconv.ParseInt(resp.Header.Get("Content-Length"), 10, 64)
-	if err != nil || size < 0 {
+	if err != nil {
+		return Object{}, storeError(err, "head", key)
+	}
+	if st.Size < 0 {
 		return Object{}, fmt.Errorf("blob: s3 head %s: no usable Content-Length", key)
 	}
-	return Object{ReadSeekCloser: &s3Reader{ctx: ctx, s: s, key: key, size: size}, Size: size}, nil
+	return Object{ReadSeekCloser: &s3Reader{ctx: ctx, s: s, key: key, size: st.Size}, Size: st.Size}, nil
 }
 
 // Delete implements Store.
@@ -185,56 +174,34 @@ func (s *S3) Delete(ctx context.Context, key string) error {
 	if !ValidKey(key) {
 		return ErrInvalidKey
 	}
-	resp, err := s.do(ctx, http.MethodDelete, key, nil, 0, emptySHA256, nil)
-	if err != nil {
-		return err
+	err := s.client.RemoveObject(ctx, s.cfg.Bucket, key, minio.RemoveObjectOptions{})
+	if err != nil && minio.ToErrorResponse(err).StatusCode != http.StatusNotFound {
+		return storeError(err, "delete", key)
 	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK, http.StatusNoContent, http.StatusNotFound:
-		return nil
-	}
-	return storeError(resp, "delete", key)
+	return nil
 }
 
-// do sends one signed request for key; the response body's reads are bounded by the timeout.
-func (s *S3) do(ctx context.Context, method, key string, body io.ReadCloser, length int64, payloadHash string, header http.Header) (*http.Response, error) {
-	u := *s.base
-	u.Path = s.base.Path + "/" + s.cfg.Bucket + "/" + key
-	ctx, cancel := context.WithCancel(ctx)
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("blob: s3 request: %w", err)
+// storeError describes a failed call to the store, with at most 512 bytes of its text.
+func storeError(err error, op, key string) error {
+	resp := minio.ToErrorResponse(err)
+	if resp.StatusCode == 0 {
+		return fmt.Errorf("blob: s3 %s %s: %w", op, key, err)
 	}
-	req.ContentLength = length
-	for k, v := range header {
-		req.Header[k] = v
+	text := resp.Message
+	if len(text) > maxErrorText {
+		text = text[:maxErrorText]
 	}
-	signV4(req, payloadHash, s.cfg.Region, s.cfg.AccessKeyID, s.cfg.SecretAccessKey, s.cfg.Clock())
-	resp, err := s.client.Do(req)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("blob: s3 %s %s: %w", strings.ToLower(method), key, err)
-	}
-	resp.Body = &timedBody{body: resp.Body, timeout: s.cfg.Timeout, cancel: cancel}
-	return resp, nil
+	return fmt.Errorf("blob: s3 %s %s: status %d: %s", op, key, resp.StatusCode, strings.ToValidUTF8(text, ""))
 }
 
-// storeError describes a refusal of the store, with at most 512 bytes of its text.
-func storeError(resp *http.Response, op, key string) error {
-	text, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorText))
-	return fmt.Errorf("blob: s3 %s %s: status %d: %s", op, key, resp.StatusCode, strings.ToValidUTF8(string(text), ""))
-}
-
-// timedBody cancels its request when one read takes longer than timeout.
-type timedBody struct {
+// timedReader cancels its request when one read takes longer than timeout.
+type timedReader struct {
 	body    io.ReadCloser
 	timeout time.Duration
 	cancel  context.CancelFunc
 }
 
-func (b *timedBody) Read(p []byte) (int, error) {
+func (b *timedReader) Read(p []byte) (int, error) {
 	t := time.AfterFunc(b.timeout, b.cancel)
 	n, err := b.body.Read(p)
 	if !t.Stop() && err != nil {
@@ -243,14 +210,14 @@ func (b *timedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *timedBody) Close() error {
+func (b *timedReader) Close() error {
 	err := b.body.Close()
 	b.cancel()
 	return err
 }
 
-// s3Reader reads an object from its current offset with a ranged GET, opened on the first read
-// after a seek. It keeps the context of the request it serves, like an HTTP request body.
+// s3Reader reads an object from its current offset with a ranged GET (minio-go's), opened on the
+// first read after a seek. It keeps the context of the request it serves, like an HTTP request body.
 type s3Reader struct {
 	ctx  context.Context
 	s    *S3
@@ -265,17 +232,19 @@ func (r *s3Reader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	if r.body == nil {
-		h := http.Header{"Range": {"bytes=" + strconv.FormatInt(r.off, 10) + "-"}}
-		resp, err := r.s.do(r.ctx, http.MethodGet, r.key, nil, 0, emptySHA256, h)
+		opts := minio.GetObjectOptions{}
+		if r.off > 0 {
+			if err := opts.SetRange(r.off, 0); err != nil {
+				return 0, err
+			}
+		}
+		ctx, cancel := context.WithCancel(r.ctx)
+		obj, err := r.s.client.GetObject(ctx, r.s.cfg.Bucket, r.key, opts)
 		if err != nil {
-			return 0, err
+			cancel()
+			return 0, storeError(err, "get", r.key)
 		}
-		if resp.StatusCode != http.StatusPartialContent && !(resp.StatusCode == http.StatusOK && r.off == 0) {
-			err := storeError(resp, "get", r.key)
-			resp.Body.Close()
-			return 0, err
-		}
-		r.body = resp.Body
+		r.body = &timedReader{body: obj, timeout: r.s.cfg.Timeout, cancel: cancel}
 	}
 	n, err := r.body.Read(p)
 	r.off += int64(n)
@@ -315,74 +284,4 @@ func (r *s3Reader) Close() error {
 	err := r.body.Close()
 	r.body = nil
 	return err
-}
-
-// signV4 signs req with AWS Signature Version 4 for service s3: the host, every x-amz-* header
-// and Range are signed, with payloadHash as the body's hash.
-func signV4(req *http.Request, payloadHash, region, accessKey, secretKey string, now time.Time) {
-	now = now.UTC()
-	amzDate := now.Format("20060102T150405Z")
-	day := now.Format("20060102")
-	req.Header.Set("X-Amz-Date", amzDate)
-	req.Header.Set("X-Amz-Content-Sha256", payloadHash)
-	headers := map[string]string{"host": req.URL.Host}
-	for k, v := range req.Header {
-		lk := strings.ToLower(k)
-		if strings.HasPrefix(lk, "x-amz-") || lk == "range" || lk == "content-type" || lk == "content-md5" {
-			headers[lk] = strings.TrimSpace(strings.Join(v, ","))
-		}
-	}
-	names := make([]string, 0, len(headers))
-	for k := range headers {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var canonHeaders strings.Builder
-	for _, k := range names {
-		canonHeaders.WriteString(k + ":" + headers[k] + "\n")
-	}
-	signed := strings.Join(names, ";")
-	path := req.URL.EscapedPath()
-	if path == "" {
-		path = "/"
-	}
-	canonical := strings.Join([]string{req.Method, path, canonicalQuery(req.URL.Query()), canonHeaders.String(), signed, payloadHash}, "\n")
-	scope := day + "/" + region + "/s3/aws4_request"
-	digest := sha256.Sum256([]byte(canonical))
-	toSign := "AWS4-HMAC-SHA256\n" + amzDate + "\n" + scope + "\n" + hex.EncodeToString(digest[:])
-	key := hmacSHA256([]byte("AWS4"+secretKey), day)
-	for _, part := range []string{region, "s3", "aws4_request"} {
-		key = hmacSHA256(key, part)
-	}
-	sig := hex.EncodeToString(hmacSHA256(key, toSign))
-	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+accessKey+"/"+scope+
-		", SignedHeaders="+signed+", Signature="+sig)
-}
-
-func canonicalQuery(q url.Values) string {
-	keys := make([]string, 0, len(q))
-	for k := range q {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		vs := append([]string(nil), q[k]...)
-		sort.Strings(vs)
-		for _, v := range vs {
-			parts = append(parts, awsEscape(k)+"="+awsEscape(v))
-		}
-	}
-	return strings.Join(parts, "&")
-}
-
-// awsEscape percent-encodes everything but unreserved characters, as SigV4 wants.
-func awsEscape(s string) string {
-	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
-}
-
-func hmacSHA256(key []byte, data string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(data))
-	return m.Sum(nil)
 }

@@ -3,6 +3,7 @@ package blob_test
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"fmt"
 	"io"
 	"net/http"
@@ -43,6 +44,9 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPut:
 		b, _ := io.ReadAll(r.Body)
+		if strings.HasPrefix(r.Header.Get("X-Amz-Content-Sha256"), "STREAMING-") {
+			b = decodeAWSChunked(b)
+		}
 		f.objects[key] = b
 	case http.MethodHead, http.MethodGet:
 		b, ok := f.objects[key]
@@ -50,6 +54,8 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "NoSuchKey", http.StatusNotFound)
 			return
 		}
+		w.Header().Set("Last-Modified", "Thu, 26 Nov 2026 06:00:00 GMT")
+		w.Header().Set("ETag", fmt.Sprintf(`"%x"`, md5.Sum(b)))
 		if rg := r.Header.Get("Range"); rg != "" {
 			from, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(rg, "bytes="), "-"))
 			w.Header().Set("Content-Length", strconv.Itoa(len(b)-from))
@@ -64,6 +70,25 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodDelete:
 		delete(f.objects, key)
 		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// decodeAWSChunked reads the aws-chunked body of a streaming SigV4 upload, as S3 does:
+// "<hex size>;chunk-signature=<sig>\r\n<data>\r\n" until a chunk of size 0.
+func decodeAWSChunked(b []byte) []byte {
+	var out []byte
+	for {
+		line, rest, ok := bytes.Cut(b, []byte("\r\n"))
+		if !ok {
+			return out
+		}
+		sizeText, _, _ := strings.Cut(string(line), ";")
+		size, err := strconv.ParseInt(sizeText, 16, 64)
+		if err != nil || size == 0 || int64(len(rest)) < size {
+			return out
+		}
+		out = append(out, rest[:size]...)
+		b = bytes.TrimPrefix(rest[size:], []byte("\r\n"))
 	}
 }
 
@@ -168,6 +193,8 @@ func TestS3(t *testing.T) {
 		release := make(chan struct{})
 		key := blob.NewKey()
 		s := newS3(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Last-Modified", "Thu, 26 Nov 2026 06:00:00 GMT")
+			w.Header().Set("ETag", `"e"`)
 			if r.Method == http.MethodHead {
 				w.Header().Set("Content-Length", "10")
 				return
@@ -198,6 +225,7 @@ func TestS3(t *testing.T) {
 			{Endpoint: "https://user:pw@x", Bucket: "b", AccessKeyID: "a", SecretAccessKey: "s"},
 			{Endpoint: "https://x", AccessKeyID: "a", SecretAccessKey: "s"},
 			{Endpoint: "https://x", Bucket: "b"},
+			{Endpoint: "https://x/prefix", Bucket: "b", AccessKeyID: "a", SecretAccessKey: "s"},
 		} {
 			_, err := blob.NewS3(cfg)
 			require.Error(t, err, fmt.Sprint(cfg.Endpoint, cfg.Bucket))

@@ -178,7 +178,9 @@ func (d *Deliverer) start(ctx context.Context, s persist.SubscriptionConsumer) e
 			DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
 			OptStartSeq:   uint64(s.Resume) + 1,
 			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       time.Minute,
+			// How long a replica's crash in the middle of a delivery holds the subscription
+			// before another replica takes the event: longer than a callback may take (10s).
+			AckWait:       30 * time.Second,
 			MaxAckPending: 1, // one event at a time, in cursor order
 		})
 	}

@@ -189,6 +189,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 		Collectors:         append(hub.Collectors(), relay.Collectors()...)}
 	if push != nil {
 		cfg.PushPolicy = webpush.PublicOrLoopback
+		cfg.Collectors = append(cfg.Collectors, push.Collectors()...)
 	}
 	if o.config != nil {
 		o.config(&cfg)

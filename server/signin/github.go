@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/natterchat/natter/persist"
 )
 
@@ -50,6 +52,7 @@ type GitHubConfig struct {
 // GitHub is the GitHub OAuth provider.
 type GitHub struct {
 	cfg    GitHubConfig
+	oauth  oauth2.Config
 	client *http.Client
 }
 
@@ -76,7 +79,11 @@ func NewGitHub(cfg GitHubConfig) (*GitHub, error) {
 		}
 	}
 	cfg.APIURL = strings.TrimRight(cfg.APIURL, "/")
-	return &GitHub{cfg: cfg, client: newClient(cfg.Policy, cfg.Timeout)}, nil
+	g := &GitHub{cfg: cfg, client: newClient(cfg.Policy, cfg.Timeout)}
+	// GitHub takes the client's credentials in the form.
+	g.oauth = oauth2.Config{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Scopes: strings.Fields(g.Scope()),
+		Endpoint: oauth2.Endpoint{AuthURL: cfg.AuthorizeURL, TokenURL: cfg.TokenURL, AuthStyle: oauth2.AuthStyleInParams}}
+	return g, nil
 }
 
 // ValidOrg reports whether s is a GitHub organization login.
@@ -104,15 +111,7 @@ func (g *GitHub) Scope() string {
 // AuthorizeURL is where the browser goes to authorize: GitHub's page with the state, the exact
 // redirect URI and the S256 challenge of the transaction's verifier.
 func (g *GitHub) AuthorizeURL(state, challenge, redirectURI string) string {
-	q := url.Values{
-		"client_id":             {g.cfg.ClientID},
-		"redirect_uri":          {redirectURI},
-		"scope":                 {g.Scope()},
-		"state":                 {state},
-		"code_challenge":        {challenge},
-		"code_challenge_method": {"S256"},
-	}
-	return withQuery(g.cfg.AuthorizeURL, q)
+	return authCodeURL(g.oauth, state, challenge, redirectURI)
 }
 
 // SignIn finishes a sign-in at GitHub: it exchanges the code with the stored verifier and exact
@@ -155,31 +154,11 @@ func (g *GitHub) SignIn(ctx context.Context, code, verifier, redirectURI string)
 }
 
 func (g *GitHub) exchange(ctx context.Context, code, verifier, redirectURI string) (string, error) {
-	form := url.Values{
-		"client_id":     {g.cfg.ClientID},
-		"client_secret": {g.cfg.ClientSecret},
-		"code":          {code},
-		"redirect_uri":  {redirectURI},
-		"code_verifier": {verifier},
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.cfg.TokenURL, strings.NewReader(form.Encode()))
+	token, err := exchange(ctx, g.client, g.oauth, code, verifier, redirectURI, "GitHub")
 	if err != nil {
 		return "", err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	var out struct {
-		AccessToken string `json:"access_token"`
-		Error       string `json:"error"`
-	}
-	if err := g.call(req, &out); err != nil {
-		return "", err
-	}
-	if out.AccessToken == "" {
-		// GitHub answers a refused code with 200 and an error field.
-		return "", providerFailed("GitHub refused the sign-in code (%s); start again", safeWord(out.Error))
-	}
-	return out.AccessToken, nil
+	return token.AccessToken, nil
 }
 
 func (g *GitHub) account(ctx context.Context, token string) (persist.ExternalIdentity, error) {
@@ -295,13 +274,4 @@ func safeWord(s string) string {
 		return "no reason given"
 	}
 	return b.String()
-}
-
-// withQuery appends q to base, which may already carry a query.
-func withQuery(base string, q url.Values) string {
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + q.Encode()
 }

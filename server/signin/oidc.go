@@ -2,7 +2,6 @@ package signin
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
 
 	"github.com/natterchat/natter/persist"
 )
@@ -51,6 +53,11 @@ type OIDC struct {
 	authorizeURL, tokenURL         string
 	fellBack                       bool
 	client                         *http.Client
+	oauth                          oauth2.Config
+	// keys verifies id_token signatures against the provider's published keys (jwks_uri); nil
+	// when the provider publishes none (the fallback issuer), see verify.
+	keys  oidc.KeySet
+	algos []string
 }
 
 // CheckIssuer validates an issuer URL: absolute, https (http only on a loopback host), no
@@ -104,7 +111,15 @@ func DiscoverOIDC(ctx context.Context, cfg OIDCConfig) (*OIDC, error) {
 	var unavailable *discoveryUnavailable
 	switch {
 	case err == nil:
-		o.authorizeURL, o.tokenURL = doc.AuthorizationEndpoint, doc.TokenEndpoint
+		o.authorizeURL, o.tokenURL = doc.AuthURL, doc.TokenURL
+		if doc.JWKSURL != "" {
+			if err := checkEndpoint(doc.JWKSURL); err != nil {
+				return nil, fmt.Errorf("--oidc-issuer %s: jwks_uri: %w", cfg.Issuer, err)
+			}
+			// The keys are fetched (and refetched for an unknown key id) through the sign-in client.
+			o.keys = oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), o.client), doc.JWKSURL)
+			o.algos = doc.Algorithms
+		}
 	case errors.As(err, &unavailable) && cfg.Issuer == cfg.FallbackIssuer:
 		o.authorizeURL, o.tokenURL, o.fellBack = base+"/oauth2/authorize", base+"/oauth2/token", true
 	default:
@@ -115,6 +130,9 @@ func DiscoverOIDC(ctx context.Context, cfg OIDCConfig) (*OIDC, error) {
 			return nil, fmt.Errorf("--oidc-issuer %s: %w", cfg.Issuer, err)
 		}
 	}
+	// client_secret_basic: the credentials go in the Authorization header, not the form.
+	o.oauth = oauth2.Config{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Scopes: strings.Fields(OIDCScope),
+		Endpoint: oauth2.Endpoint{AuthURL: o.authorizeURL, TokenURL: o.tokenURL, AuthStyle: oauth2.AuthStyleInHeader}}
 	return o, nil
 }
 
@@ -124,11 +142,9 @@ type discoveryUnavailable struct{ cause error }
 func (e *discoveryUnavailable) Error() string { return e.cause.Error() }
 func (e *discoveryUnavailable) Unwrap() error { return e.cause }
 
-type discoveryDocument struct {
-	Issuer                string `json:"issuer"`
-	AuthorizationEndpoint string `json:"authorization_endpoint"`
-	TokenEndpoint         string `json:"token_endpoint"`
-}
+// discoveryDocument is the provider metadata go-oidc reads (issuer, authorization_endpoint,
+// token_endpoint, jwks_uri, id_token_signing_alg_values_supported).
+type discoveryDocument = oidc.ProviderConfig
 
 func (o *OIDC) discover(ctx context.Context, docURL string, timeout time.Duration) (discoveryDocument, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -166,9 +182,9 @@ func (o *OIDC) discover(ctx context.Context, docURL string, timeout time.Duratio
 		return doc, fmt.Errorf("the discovery document is not a JSON object: %w", err)
 	}
 	switch {
-	case doc.Issuer != o.issuer:
-		return doc, fmt.Errorf("the discovery document names the issuer %q, not %q", doc.Issuer, o.issuer)
-	case doc.AuthorizationEndpoint == "" || doc.TokenEndpoint == "":
+	case doc.IssuerURL != o.issuer:
+		return doc, fmt.Errorf("the discovery document names the issuer %q, not %q", doc.IssuerURL, o.issuer)
+	case doc.AuthURL == "" || doc.TokenURL == "":
 		return doc, errors.New("the discovery document lacks authorization_endpoint or token_endpoint")
 	}
 	return doc, nil
@@ -203,15 +219,7 @@ func (o *OIDC) Endpoints() (authorize, token string, fellBack bool) {
 // AuthorizeURL is where the browser goes to sign in: the authorization endpoint with the code
 // flow, scope OIDCScope, the state, the exact redirect URI and the S256 challenge.
 func (o *OIDC) AuthorizeURL(state, challenge, redirectURI string) string {
-	return withQuery(o.authorizeURL, url.Values{
-		"response_type":         {"code"},
-		"client_id":             {o.clientID},
-		"redirect_uri":          {redirectURI},
-		"scope":                 {OIDCScope},
-		"state":                 {state},
-		"code_challenge":        {challenge},
-		"code_challenge_method": {"S256"},
-	})
+	return authCodeURL(o.oauth, state, challenge, redirectURI)
 }
 
 // OIDCAccount is who an OIDC sign-in proved to be.
@@ -227,69 +235,47 @@ type OIDCAccount struct {
 // Codes: provider_failed (the exchange failed, or the id_token is malformed, for another issuer
 // or audience, or expired), forbidden (no verified email).
 func (o *OIDC) SignIn(ctx context.Context, code, verifier, redirectURI string, now time.Time) (OIDCAccount, error) {
-	form := url.Values{
-		"grant_type":    {"authorization_code"},
-		"code":          {code},
-		"redirect_uri":  {redirectURI},
-		"code_verifier": {verifier},
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.tokenURL, strings.NewReader(form.Encode()))
+	token, err := exchange(ctx, o.client, o.oauth, code, verifier, redirectURI, "the identity provider")
 	if err != nil {
 		return OIDCAccount{}, err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	req.SetBasicAuth(url.QueryEscape(o.clientID), url.QueryEscape(o.clientSecret))
-	var out struct {
-		IDToken string `json:"id_token"`
-	}
-	if err := callJSON(o.client, req, &out, "the identity provider"); err != nil {
-		return OIDCAccount{}, err
-	}
-	c, err := parseIDToken(out.IDToken)
-	if err != nil {
-		return OIDCAccount{}, &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
-			Message: "the identity provider sent an id_token that could not be read", Err: err}
-	}
-	return o.check(c, now)
+	idToken, _ := token.Extra("id_token").(string)
+	return o.verify(ctx, idToken, now)
 }
 
-// idClaims are the id_token claims sign-in reads.
+// idClaims are the id_token claims sign-in reads beyond those go-oidc checks.
 type idClaims struct {
-	Issuer            string          `json:"iss"`
-	Audience          json.RawMessage `json:"aud"`
-	Expiry            *float64        `json:"exp"`
 	Email             string          `json:"email"`
 	EmailVerified     json.RawMessage `json:"email_verified"`
 	Name              string          `json:"name"`
 	PreferredUsername string          `json:"preferred_username"`
 }
 
-// parseIDToken decodes the payload of a compact JWS without verifying it.
-func parseIDToken(token string) (idClaims, error) {
-	var c idClaims
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return c, errors.New("the id_token is not a compact JWS")
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
-	if err != nil {
-		return c, fmt.Errorf("id_token payload: %w", err)
-	}
-	if err := json.Unmarshal(payload, &c); err != nil {
-		return c, fmt.Errorf("id_token payload: %w", err)
-	}
-	return c, nil
-}
-
-func (o *OIDC) check(c idClaims, now time.Time) (OIDCAccount, error) {
+// verify checks an id_token with go-oidc: its issuer, its audience (the client id, in a string
+// or a list), its expiry at now, and its signature against the provider's published keys. A
+// provider that publishes no keys (the fallback issuer, which has no discovery document) is
+// trusted on the token alone: it came straight from the issuer over the authenticated TLS
+// exchange. The person must have a verified email.
+// Codes: provider_failed (malformed, unsigned or badly signed, another issuer or audience,
+// expired), forbidden (no verified email).
+func (o *OIDC) verify(ctx context.Context, raw string, now time.Time) (OIDCAccount, error) {
+	verifier := oidc.NewVerifier(o.issuer, o.keys, &oidc.Config{ClientID: o.clientID, SupportedSigningAlgs: o.algos,
+		Now: func() time.Time { return now }, InsecureSkipSignatureCheck: o.keys == nil})
+	token, err := verifier.Verify(oidc.ClientContext(ctx, o.client), raw)
+	var expired *oidc.TokenExpiredError
 	switch {
-	case c.Issuer != o.issuer:
-		return OIDCAccount{}, providerFailed("the id_token was issued by another issuer")
-	case !audienceIncludes(c.Audience, o.clientID):
-		return OIDCAccount{}, providerFailed("the id_token is meant for another client")
-	case c.Expiry == nil || float64(now.Unix()) >= *c.Expiry:
-		return OIDCAccount{}, providerFailed("the id_token has expired; sign in again")
+	// go-oidc accepts a token expiring at this very second; exp must be after the clock.
+	case errors.As(err, &expired) || (err == nil && !token.Expiry.After(now)):
+		return OIDCAccount{}, &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
+			Message: "the id_token has expired; sign in again", Err: err}
+	case err != nil:
+		return OIDCAccount{}, &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
+			Message: "the identity provider sent an id_token that failed verification", Err: err}
+	}
+	var c idClaims
+	if err := token.Claims(&c); err != nil {
+		return OIDCAccount{}, &persist.Error{Status: http.StatusBadGateway, Code: persist.CodeProviderFailed,
+			Message: "the identity provider sent an id_token that could not be read", Err: err}
 	}
 	email := strings.TrimSpace(c.Email)
 	if email == "" || !isTrue(c.EmailVerified) {
@@ -300,23 +286,6 @@ func (o *OIDC) check(c idClaims, now time.Time) (OIDCAccount, error) {
 		name = c.PreferredUsername
 	}
 	return OIDCAccount{Email: email, Name: name}, nil
-}
-
-// audienceIncludes reads aud as a string or an array of strings.
-func audienceIncludes(raw json.RawMessage, clientID string) bool {
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return one == clientID
-	}
-	var many []string
-	if json.Unmarshal(raw, &many) == nil {
-		for _, a := range many {
-			if a == clientID {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // isTrue reads email_verified as the boolean true or, as some providers send it, the string "true".

@@ -1,7 +1,11 @@
 package signin
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
 	"encoding/json"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -10,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
@@ -193,42 +198,111 @@ func TestDiscoverOIDC(t *testing.T) {
 	})
 }
 
+// unsignedToken is a compact JWS of claims with a signature nobody checks: what the fallback
+// issuer, which publishes no keys, is trusted with.
+func unsignedToken(claims map[string]any) string {
+	payload, _ := json.Marshal(claims)
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString([]byte(`{"alg":"RS256","kid":"none"}`)) + "." + enc.EncodeToString(payload) + "." +
+		enc.EncodeToString([]byte("not-a-signature"))
+}
+
 func TestIDTokenClaims(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	o := &OIDC{issuer: "https://idp.example.com", clientID: "client"}
-	valid := func() idClaims {
-		exp := float64(now.Add(time.Minute).Unix())
-		return idClaims{Issuer: o.issuer, Audience: json.RawMessage(`"client"`), Expiry: &exp, Email: "A@Example.com",
-			EmailVerified: json.RawMessage(`true`), PreferredUsername: "ann"}
+	o := &OIDC{issuer: "https://idp.example.com", clientID: "client", client: newClient(PublicOnly, time.Second)}
+	valid := func() map[string]any {
+		return map[string]any{"iss": o.issuer, "aud": "client", "exp": now.Add(time.Minute).Unix(), "email": "A@Example.com",
+			"email_verified": true, "preferred_username": "ann"}
 	}
-	account, err := o.check(valid(), now)
+	account, err := o.verify(t.Context(), unsignedToken(valid()), now)
 	require.NoError(t, err)
 	require.Equal(t, OIDCAccount{Email: "A@Example.com", Name: "ann"}, account)
+	listed := valid()
+	listed["aud"] = []string{"other", "client"}
+	listed["email_verified"] = "true"
+	_, err = o.verify(t.Context(), unsignedToken(listed), now)
+	require.NoError(t, err, "aud may be a list; email_verified may be the string \"true\"")
 
 	for name, tc := range map[string]struct {
-		edit func(*idClaims)
+		edit func(map[string]any)
 		code persist.Code
 	}{
-		"Issuer":          {func(c *idClaims) { c.Issuer = "https://idp.example.com/" }, persist.CodeProviderFailed},
-		"Audience":        {func(c *idClaims) { c.Audience = json.RawMessage(`"other"`) }, persist.CodeProviderFailed},
-		"AudienceMissing": {func(c *idClaims) { c.Audience = nil }, persist.CodeProviderFailed},
-		"Expired":         {func(c *idClaims) { e := float64(now.Unix()); c.Expiry = &e }, persist.CodeProviderFailed},
-		"NoExpiry":        {func(c *idClaims) { c.Expiry = nil }, persist.CodeProviderFailed},
-		"Unverified":      {func(c *idClaims) { c.EmailVerified = json.RawMessage(`false`) }, persist.CodeForbidden},
-		"NoVerification":  {func(c *idClaims) { c.EmailVerified = nil }, persist.CodeForbidden},
-		"NoEmail":         {func(c *idClaims) { c.Email = " " }, persist.CodeForbidden},
+		"Issuer":          {func(c map[string]any) { c["iss"] = "https://idp.example.com/" }, persist.CodeProviderFailed},
+		"Audience":        {func(c map[string]any) { c["aud"] = "other" }, persist.CodeProviderFailed},
+		"AudienceMissing": {func(c map[string]any) { delete(c, "aud") }, persist.CodeProviderFailed},
+		"Expired":         {func(c map[string]any) { c["exp"] = now.Add(-time.Second).Unix() }, persist.CodeProviderFailed},
+		"NoExpiry":        {func(c map[string]any) { delete(c, "exp") }, persist.CodeProviderFailed},
+		"Unverified":      {func(c map[string]any) { c["email_verified"] = false }, persist.CodeForbidden},
+		"NoVerification":  {func(c map[string]any) { delete(c, "email_verified") }, persist.CodeForbidden},
+		"NoEmail":         {func(c map[string]any) { c["email"] = " " }, persist.CodeForbidden},
 	} {
 		c := valid()
-		tc.edit(&c)
-		_, err := o.check(c, now)
+		tc.edit(c)
+		_, err := o.verify(t.Context(), unsignedToken(c), now)
 		e, ok := persist.ErrorOf(err)
 		require.True(t, ok, name)
 		require.Equal(t, tc.code, e.Code, name)
 	}
+	for _, raw := range []string{"a.b", "a.!!!.c", ""} {
+		_, err := o.verify(t.Context(), raw, now)
+		e, ok := persist.ErrorOf(err)
+		require.True(t, ok, raw)
+		require.Equal(t, persist.CodeProviderFailed, e.Code, raw)
+	}
+}
 
-	_, err = parseIDToken("a.b")
-	require.Error(t, err)
-	_, err = parseIDToken("a.!!!.c")
-	require.Error(t, err)
+// TestIDTokenSignatures: a provider that publishes keys (jwks_uri) has its id_tokens' signatures
+// checked; a token signed by another key, or tampered with, is refused.
+func TestIDTokenSignatures(t *testing.T) {
+	t.Parallel()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		issuer := srv.URL
+		switch r.URL.Path {
+		case "/.well-known/openid-configuration":
+			_ = json.NewEncoder(w).Encode(map[string]any{"issuer": issuer, "authorization_endpoint": issuer + "/authorize",
+				"token_endpoint": issuer + "/token", "jwks_uri": issuer + "/jwks", "id_token_signing_alg_values_supported": []string{"RS256"}})
+		case "/jwks":
+			enc := base64.RawURLEncoding
+			_ = json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{{"kty": "RSA", "kid": "k1", "alg": "RS256",
+				"use": "sig", "n": enc.EncodeToString(key.N.Bytes()), "e": enc.EncodeToString(big.NewInt(int64(key.E)).Bytes())}}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	o, err := DiscoverOIDC(t.Context(), oidcConfig(srv.URL, false))
+	require.NoError(t, err)
+
+	now := time.Now()
+	claims := jwt.MapClaims{"iss": srv.URL, "aud": "client", "exp": now.Add(time.Minute).Unix(), "email": "sig@example.com",
+		"email_verified": true}
+	sign := func(k *rsa.PrivateKey) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
+		tok.Header["kid"] = "k1"
+		raw, err := tok.SignedString(k)
+		require.NoError(t, err)
+		return raw
+	}
+	account, err := o.verify(t.Context(), sign(key), now)
+	require.NoError(t, err)
+	require.Equal(t, "sig@example.com", account.Email)
+
+	good := sign(key)
+	parts := strings.Split(good, ".")
+	forged := map[string]any{"iss": srv.URL, "aud": "client", "exp": now.Add(time.Minute).Unix(), "email": "boss@example.com",
+		"email_verified": true}
+	payload, _ := json.Marshal(forged)
+	tampered := parts[0] + "." + base64.RawURLEncoding.EncodeToString(payload) + "." + parts[2]
+	for name, raw := range map[string]string{"OtherKey": sign(other), "Tampered": tampered, "Unsigned": unsignedToken(forged)} {
+		_, err := o.verify(t.Context(), raw, now)
+		e, ok := persist.ErrorOf(err)
+		require.True(t, ok, name)
+		require.Equal(t, persist.CodeProviderFailed, e.Code, name)
+	}
 }

@@ -2,11 +2,12 @@ package signin
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"golang.org/x/oauth2"
 )
 
 // Desktop handoff protocol versions (§Versioning).
@@ -34,10 +35,7 @@ func NewSecret() string {
 }
 
 // Challenge is the S256 PKCE code challenge of verifier: unpadded base64url of its SHA-256.
-func Challenge(verifier string) string {
-	sum := sha256.Sum256([]byte(verifier))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
-}
+func Challenge(verifier string) string { return oauth2.S256ChallengeFromVerifier(verifier) }
 
 // ValidChallenge reports whether s has the shape of an S256 code challenge: exactly 43
 // base64url characters.

@@ -56,6 +56,12 @@ type Config struct {
 	StartWindow time.Duration
 	// TTL is how long a push service keeps an undelivered push, in seconds. Default 86400.
 	TTL int
+	// PushoverToken is the operator's Pushover application token. When set, people who enabled
+	// Pushover with a user key are notified through it too, on the same messages and rules as
+	// their devices. Default "" (Pushover off).
+	PushoverToken string
+	// PushoverAPI is the message API's URL; tests point it at a fake. Default DefaultPushoverAPI.
+	PushoverAPI string
 	// BeforeSend, when set, is called by a worker with each push just before its re-check: a
 	// seam for tests that change the world between queueing and sending. Default nil.
 	BeforeSend func(Push)
@@ -160,6 +166,12 @@ func New(cfg Config) (*Deliverer, error) {
 	if cfg.TTL == 0 {
 		cfg.TTL = 86400
 	}
+	if cfg.PushoverAPI == "" {
+		cfg.PushoverAPI = DefaultPushoverAPI
+	}
+	if cfg.PushoverToken != "" && !ValidPushoverToken(cfg.PushoverToken) {
+		return nil, errors.New("webpush: Config.PushoverToken must be a Pushover application token (30 letters and digits)")
+	}
 	if cfg.QueueSize < 1 || cfg.Workers < 1 || cfg.TTL < 0 {
 		return nil, fmt.Errorf("webpush: Config.QueueSize (%d) and Config.Workers (%d) must be at least 1, Config.TTL (%d) not negative",
 			cfg.QueueSize, cfg.Workers, cfg.TTL)
@@ -178,6 +190,14 @@ func New(cfg Config) (*Deliverer, error) {
 			queued: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_push_queued_total",
 				Help: "Pushes queued for sending."}),
 		}}
+	// Every outcome is exposed from the start, at zero, so that the series exist before the
+	// first push.
+	for _, label := range []string{"delivered", "gone", "failed", DropQueueFull, DropShutdown, "check_failed", "payload",
+		persist.PushDropDisabled, persist.PushDropDeviceGone, persist.PushDropSessionEnded, persist.PushDropKeyRetired,
+		persist.PushDropBackoff, persist.PushDropMessageDeleted, persist.PushDropNotReadable, persist.PushDropNotSelected,
+		persist.PushDropPushoverOff} {
+		d.metrics.outcomes.WithLabelValues(label)
+	}
 	d.sender = &sender{client: newClient(cfg.Policy, cfg.RootCAs, cfg.SendTimeout),
 		subscriber: cfg.Subscriber, ttl: cfg.TTL}
 	return d, nil
@@ -296,7 +316,10 @@ func (d *Deliverer) consume(ctx, runCtx context.Context, ws string, lost chan<- 
 	if err != nil {
 		return nil, err
 	}
-	return cons.Consume(func(m jetstream.Msg) { d.handle(runCtx, m) },
+	// The consumer hands messages to a goroutine that takes them in batches, so a burst of posts
+	// is settled with one query when nobody in the workspace can be pushed to.
+	in := make(chan jetstream.Msg, consumeBatch)
+	cc, err := cons.Consume(func(m jetstream.Msg) { in <- m },
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 			if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
 				select { // the stream was rebuilt: start over at the next discovery
@@ -305,6 +328,54 @@ func (d *Deliverer) consume(ctx, runCtx context.Context, ws string, lost chan<- 
 				}
 			}
 		}))
+	if err != nil {
+		return nil, err
+	}
+	go d.handleBatches(runCtx, ws, cc, in)
+	return cc, nil
+}
+
+// consumeBatch bounds the messages the push consumer settles at once.
+const consumeBatch = 256
+
+// handleBatches takes the consumer's messages as they come, as many at a time as are waiting,
+// until the consumer has stopped.
+func (d *Deliverer) handleBatches(ctx context.Context, ws string, cc jetstream.ConsumeContext, in <-chan jetstream.Msg) {
+	for {
+		var batch []jetstream.Msg
+		select {
+		case m := <-in:
+			batch = append(batch, m)
+		case <-cc.Closed():
+			return
+		}
+		for more := true; more && len(batch) < consumeBatch; {
+			select {
+			case m := <-in:
+				batch = append(batch, m)
+			default:
+				more = false
+			}
+		}
+		d.handleBatch(ctx, ws, batch)
+	}
+}
+
+// handleBatch settles a batch of one workspace's new messages: all at once when no member has a
+// device (nor Pushover, when it is on), else one by one.
+func (d *Deliverer) handleBatch(ctx context.Context, ws string, batch []jetstream.Msg) {
+	targets, err := persist.ReadV(ctx, d.cfg.Store, func(tx *persist.Tx) (bool, error) {
+		return tx.PushTargetsInWorkspace(ctx, ws, d.cfg.PushoverToken != "")
+	})
+	if err == nil && !targets {
+		for _, m := range batch {
+			_ = m.Ack()
+		}
+		return
+	}
+	for _, m := range batch {
+		d.handle(ctx, m)
+	}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -325,8 +396,8 @@ func (d *Deliverer) handle(ctx context.Context, m jetstream.Msg) {
 		_ = m.Term()
 		return
 	}
-	sel, err := persist.WithTxV(ctx, d.cfg.Store, func(tx *persist.Tx) (selection, error) {
-		pm, t, err := tx.PushRecipients(ctx, env.WorkspaceID, env.MessageID)
+	sel, err := persist.ReadV(ctx, d.cfg.Store, func(tx *persist.Tx) (selection, error) {
+		pm, t, err := tx.PushRecipients(ctx, env.WorkspaceID, env.MessageID, d.cfg.PushoverToken != "")
 		return selection{pm, t}, err
 	})
 	if e, ok := persist.ErrorOf(err); ok && e.Code == persist.CodeNotFound {
@@ -409,6 +480,9 @@ func (d *Deliverer) done(p Push, o Outcome) {
 
 // deliver re-checks a push, sends it, and records the push service's answer.
 func (d *Deliverer) deliver(ctx context.Context, p Push) Outcome {
+	if p.Pushover {
+		return d.deliverPushover(ctx, p)
+	}
 	store := d.cfg.Store
 	check, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (sendCheck, error) {
 		s, reason, err := tx.PushSendCheck(ctx, p.PushTarget, p.MessageID)

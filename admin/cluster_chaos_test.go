@@ -1,0 +1,595 @@
+package admin_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"os/signal"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsutil"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/admin"
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/streams"
+)
+
+// natterProcessEnv carries, as a JSON array, the command line of a natter process the test
+// binary runs as (runAsNatterProcess): a replica the chaos test can SIGKILL.
+const natterProcessEnv = "NATTER_TEST_PROCESS_ARGS"
+
+// runAsNatterProcess runs the command line of natterProcessEnv until SIGTERM and exits; false
+// when the variable is unset (a normal test run).
+func runAsNatterProcess() bool {
+	raw := os.Getenv(natterProcessEnv)
+	if raw == "" {
+		return false
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	err := admin.Run(ctx, append([]string{"natter"}, args...), os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+	return true
+}
+
+// replicaProcess is `natter serve` in a child process.
+type replicaProcess struct {
+	cmd  *exec.Cmd
+	url  string
+	done chan struct{}
+	logs *bytes.Buffer
+}
+
+func startReplicaProcess(t *testing.T, args ...string) *replicaProcess {
+	t.Helper()
+	raw, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), natterProcessEnv+"="+string(raw))
+	p := &replicaProcess{cmd: cmd, done: make(chan struct{}), logs: &bytes.Buffer{}}
+	cmd.Stderr = &lockedWriter{w: p.logs}
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "natter listening on "); ok {
+			p.url = rest
+			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			return p
+		}
+	}
+	<-p.done
+	t.Fatalf("replica exited before listening: %s", p.logs)
+	return nil
+}
+
+// kill ends the process with SIGKILL, as a crash would.
+func (p *replicaProcess) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// replicaPool is the set of replica URLs clients may use now.
+type replicaPool struct {
+	mu   sync.Mutex
+	urls []string
+}
+
+func (p *replicaPool) pick(i int) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.urls[i%len(p.urls)]
+}
+
+func (p *replicaPool) set(urls ...string) {
+	p.mu.Lock()
+	p.urls = urls
+	p.mu.Unlock()
+}
+
+// postToken finds the chaos post a payload is about.
+var postToken = regexp.MustCompile(`chaos-p\d+-\d{5}`)
+
+// receipt is what one reader (a socket, the subscription endpoint, a bot) got: the posts'
+// tokens in arrival order, every event cursor, and the problems it saw on the way.
+type receipt struct {
+	mu       sync.Mutex
+	tokens   []string
+	count    map[string]int
+	last     int64
+	problems []string
+}
+
+func newReceipt() *receipt { return &receipt{count: map[string]int{}} }
+
+// add records one event; cursors must rise strictly (no duplicate, no reordering).
+func (r *receipt) add(cursor int64, payload []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cursor <= r.last {
+		r.problems = append(r.problems, fmt.Sprintf("cursor %d after %d", cursor, r.last))
+		return
+	}
+	r.last = cursor
+	if tok := postToken.Find(payload); tok != nil {
+		r.tokens = append(r.tokens, string(tok))
+		r.count[string(tok)]++
+	}
+}
+
+func (r *receipt) position() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last
+}
+
+// missing counts the acknowledged posts not received yet.
+func (r *receipt) missing(acked []string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, tok := range acked {
+		if r.count[tok] == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// TestClusterChaos runs three `natter serve` processes on a 3-node NATS JetStream cluster
+// (streams R3) under posts and sockets spread over them, SIGKILLs one replica, then stops the
+// NATS node leading the workspace stream, then brings both back. Checked: every acknowledged
+// post reaches every socket (whose replica died: it reconnects to another and resumes by
+// cursor), the event subscription's endpoint and a bot reading over NATS, exactly once and in
+// order.
+func TestClusterChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the chaos test runs for about a minute")
+	}
+	t.Parallel()
+	lc := localCluster(t, true)
+	dbURL := persisttest.URL(t)
+	uploads := t.TempDir()
+	replica := func() *replicaProcess {
+		return startReplicaProcess(t, "serve", "--database-url", dbURL, "--nats-url", lc.NatterURLs(), "--stream-replicas", "3",
+			"--nats-callout-issuer-seed", lc.IssuerSeed, "--nats-callout-xkey-seed", lc.XKeySeed,
+			"--nats-system-url", lc.SystemURLs(), "--callback-allow-loopback",
+			"--dev-bootstrap", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--upload-dir", uploads, "--access-log=false")
+	}
+	procs := []*replicaProcess{replica(), replica(), replica()}
+	pool := &replicaPool{}
+	pool.set(procs[0].url, procs[1].url, procs[2].url)
+	a := procs[0].url
+
+	ctx := t.Context()
+	store, err := persist.Open(ctx, persist.Config{URL: dbURL, MaxConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(store.Close)
+	owner, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.User, error) { return tx.UserGet(ctx, getMe(t, a)) })
+	require.NoError(t, err)
+	var workspaces struct {
+		Workspaces []struct{ ID string } `json:"workspaces"`
+	}
+	getJSON(t, a+"/api/workspaces", &workspaces)
+	ws0 := workspaces.Workspaces[0].ID
+	var channels struct {
+		Channels []struct{ ID string } `json:"channels"`
+	}
+	getJSON(t, a+"/api/workspaces/"+ws0+"/channels", &channels)
+	general := channels.Channels[0].ID
+	postMessage(t, a, general, "warm-up: the relay creates the stream")
+
+	// The subscription endpoint.
+	// A replica killed between a callback and its record leaves the event to be delivered
+	// again (at least once); receivers tell by X-Natter-Event-ID, and so does this one.
+	hooked := newReceipt()
+	var hookMu sync.Mutex
+	hookIDs, repeats := map[string]bool{}, 0
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hookMu.Lock()
+		id := r.Header.Get("X-Natter-Event-ID")
+		seen := hookIDs[id]
+		hookIDs[id] = true
+		if seen {
+			repeats++
+		}
+		hookMu.Unlock()
+		if seen {
+			return
+		}
+		var d struct {
+			Event struct {
+				Cursor  string          `json:"cursor"`
+				Payload json.RawMessage `json:"payload"`
+			} `json:"event"`
+		}
+		if json.NewDecoder(r.Body).Decode(&d) == nil {
+			c, _ := persist.ParseCursor(d.Event.Cursor)
+			hooked.add(c, d.Event.Payload)
+		}
+	}))
+	t.Cleanup(receiver.Close)
+	bot, tok := persisttest.Bot(t, store, owner, ws0, &persisttest.BotOpts{Scopes: []string{"bot:read"}})
+	var inst struct {
+		Installation struct{ ID string } `json:"app_installation"`
+	}
+	postJSON(t, a+"/api/workspaces/"+ws0+"/app-installations", map[string]any{"app_slug": "chaos",
+		"display_name": "Chaos", "bot_user_id": bot.ID, "config": map[string]any{}}, &inst)
+	var sub struct {
+		Subscription struct{ ID string } `json:"event_subscription"`
+	}
+	postJSON(t, a+"/api/workspaces/"+ws0+"/event-subscriptions", map[string]any{"app_installation_id": inst.Installation.ID,
+		"event_types": []string{"message.created"}, "callback_url": receiver.URL + "/hook"}, &sub)
+
+	runCtx, stopReaders := context.WithCancel(ctx)
+	var readers sync.WaitGroup
+	t.Cleanup(func() { stopReaders(); readers.Wait() })
+
+	// Sockets, four per replica, each resuming by cursor on another replica when its own fails.
+	sockets := make([]*receipt, 12)
+	reconnects := make(chan time.Time, 1024)
+	for i := range sockets {
+		sockets[i] = newReceipt()
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			followSocket(runCtx, pool, i, ws0, sockets[i], reconnects)
+		}()
+	}
+	// A bot over NATS: live subjects, and a replay by cursor whenever its connection came back.
+	botGot := newReceipt()
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		followNATS(runCtx, t, lc.ClientURLs(), tok, botGot)
+	}()
+	time.Sleep(time.Second) // sockets open and catch up
+
+	// Posters: each posts in turn, one at a time, to the replicas in rotation.
+	var ackMu sync.Mutex
+	var acked []string
+	postCtx, stopPosting := context.WithCancel(ctx)
+	var posters sync.WaitGroup
+	client := &http.Client{Timeout: 10 * time.Second}
+	for p := range 3 {
+		posters.Add(1)
+		go func() {
+			defer posters.Done()
+			for n := 0; postCtx.Err() == nil; n++ {
+				token := fmt.Sprintf("chaos-p%d-%05d", p, n)
+				raw, _ := json.Marshal(map[string]string{"body": token})
+				resp, err := client.Post(pool.pick(p+n)+"/api/channels/"+general+"/messages", "application/json", bytes.NewReader(raw))
+				if err != nil {
+					continue // the replica died under the request: unacknowledged
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusCreated {
+					ackMu.Lock()
+					acked = append(acked, token)
+					ackMu.Unlock()
+				}
+				time.Sleep(15 * time.Millisecond)
+			}
+		}()
+	}
+
+	time.Sleep(3 * time.Second)
+	killed := time.Now()
+	procs[2].kill()
+	pool.set(procs[0].url, procs[1].url)
+	t.Logf("replica 3 killed")
+	time.Sleep(3 * time.Second)
+
+	nc, err := nats.Connect(lc.NatterURLs(), nats.MaxReconnects(-1))
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	leaderOf := func() string {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		s, err := js.Stream(sctx, streams.StreamName(ws0))
+		if err != nil || s.CachedInfo().Cluster == nil {
+			return ""
+		}
+		return s.CachedInfo().Cluster.Leader
+	}
+	leader := leaderOf()
+	node := lc.NodeOf(leader)
+	require.GreaterOrEqual(t, node, 0, "the stream has a leader among the nodes: %q", leader)
+	stoppedNode := time.Now()
+	lc.Stop(node)
+	t.Logf("nats node %s (stream leader) stopped", leader)
+	var newLeader string
+	for newLeader == "" || newLeader == leader {
+		time.Sleep(100 * time.Millisecond)
+		newLeader = leaderOf()
+		require.Less(t, time.Since(stoppedNode), 30*time.Second, "no new stream leader")
+	}
+	t.Logf("new stream leader %s after %s", newLeader, time.Since(stoppedNode).Round(10*time.Millisecond))
+	time.Sleep(3 * time.Second)
+
+	require.NoError(t, lc.Start(node))
+	t.Logf("nats node %s back", leader)
+	procs[2] = replica()
+	pool.set(procs[0].url, procs[1].url, procs[2].url)
+	t.Logf("replica 3 back at %s", procs[2].url)
+	time.Sleep(3 * time.Second)
+	stopPosting()
+	posters.Wait()
+	ackMu.Lock()
+	all := append([]string(nil), acked...)
+	ackMu.Unlock()
+	require.NotEmpty(t, all)
+	t.Logf("%d posts acknowledged", len(all))
+
+	// Everyone catches up; then each acknowledged post is there exactly once, each poster's in
+	// the order they were acknowledged.
+	readers2 := append([]*receipt{hooked, botGot}, sockets...)
+	names := func(i int) string {
+		switch i {
+		case 0:
+			return "subscription endpoint"
+		case 1:
+			return "bot over NATS"
+		}
+		return fmt.Sprintf("socket %d", i-2)
+	}
+	deadline := time.Now().Add(75 * time.Second)
+	for i, r := range readers2 {
+		for r.missing(all) > 0 && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if i == 0 {
+			t.Logf("subscription endpoint caught up %s after the replica was killed", time.Since(killed).Round(100*time.Millisecond))
+		}
+	}
+	close(reconnects)
+	n := 0
+	var lastReconnect time.Time
+	for at := range reconnects {
+		n++
+		lastReconnect = at
+	}
+	if n > 0 {
+		t.Logf("%d socket reconnections, the last %s after the kill", n, lastReconnect.Sub(killed).Round(10*time.Millisecond))
+	}
+	for i, r := range readers2 {
+		if m := r.missing(all); m > 0 {
+			t.Logf("%s misses %d of %d posts", names(i), m, len(all))
+		}
+	}
+	if t.Failed() || hooked.missing(all) > 0 {
+		for i, p := range procs {
+			t.Logf("replica %d: %d bytes of logs", i+1, p.logs.Len())
+			for _, line := range strings.Split(p.logs.String(), "\n") {
+				if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+					t.Logf("replica %d: %.300s", i+1, line)
+				}
+			}
+		}
+	}
+	hookMu.Lock()
+	t.Logf("subscription endpoint: %d repeated deliveries", repeats)
+	require.LessOrEqual(t, repeats, 1, "only the event in flight at the SIGKILL is delivered again")
+	hookMu.Unlock()
+	for i, r := range readers2 {
+		r.mu.Lock()
+		require.Empty(t, r.problems, names(i))
+		for _, tok := range all {
+			require.Equal(t, 1, r.count[tok], "%s: %s delivered %d times", names(i), tok, r.count[tok])
+		}
+		seen := map[string]int{} // poster → last sequence number seen
+		for _, tok := range r.tokens {
+			var p, seq int
+			_, _ = fmt.Sscanf(tok, "chaos-p%d-%05d", &p, &seq)
+			if prev, ok := seen[fmt.Sprint(p)]; ok {
+				require.Greater(t, seq, prev, "%s: poster %d's posts out of order", names(i), p)
+			}
+			seen[fmt.Sprint(p)] = seq
+		}
+		r.mu.Unlock()
+	}
+}
+
+// followSocket keeps a WebSocket on the workspace open through the pool until ctx ends,
+// resuming after the last cursor it received whenever the connection fails.
+func followSocket(ctx context.Context, pool *replicaPool, k int, workspaceID string, r *receipt, reconnects chan<- time.Time) {
+	for attempt := 0; ctx.Err() == nil; attempt++ {
+		url := "ws" + strings.TrimPrefix(pool.pick(k+attempt), "http") + "/api/realtime/ws?workspace_id=" + workspaceID
+		if c := r.position(); c > 0 {
+			url += "&after_cursor=" + persist.FormatCursor(c)
+		}
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		conn, br, _, err := ws.Dial(dctx, url)
+		cancel()
+		if err != nil {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if attempt > 0 {
+			select {
+			case reconnects <- time.Now():
+			default:
+			}
+		}
+		stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+		var in io.Reader = conn
+		if br != nil {
+			in = io.MultiReader(br, conn) // backfill sent with the handshake
+		}
+		rd := struct {
+			io.Reader
+			io.Writer
+		}{in, conn}
+		for {
+			_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+			msg, err := wsutil.ReadServerText(rd)
+			if err != nil {
+				if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					attempt = -1 // quiet, not failed: reconnecting is no recovery
+				}
+				break
+			}
+			var e struct {
+				Cursor  string          `json:"cursor"`
+				Payload json.RawMessage `json:"payload"`
+			}
+			if json.Unmarshal(msg, &e) != nil || e.Cursor == "" {
+				continue // ephemeral
+			}
+			c, _ := persist.ParseCursor(e.Cursor)
+			r.add(c, e.Payload)
+		}
+		stop()
+		_ = conn.Close()
+	}
+}
+
+// followNATS is a bot runtime on the cluster: it replays after its last cursor whenever it
+// (re)connects or sees a gap, and follows the live subjects in between.
+func followNATS(ctx context.Context, t *testing.T, urls string, tok persist.BotToken, r *receipt) {
+	live := make(chan *nats.Msg, 8192)
+	wake := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	nc, err := nats.Connect(urls, nats.Token(tok.Token), nats.CustomInboxPrefix(streams.BotInboxPrefix(tok.ID)),
+		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond),
+		nats.ReconnectHandler(func(*nats.Conn) { signal() }))
+	if err != nil {
+		t.Errorf("bot cannot connect: %v", err)
+		return
+	}
+	defer nc.Close()
+	subscribed := false
+	replay := func() {
+		for ctx.Err() == nil {
+			body, _ := json.Marshal(map[string]any{"after_cursor": persist.FormatCursor(r.position()), "limit": 500})
+			m, err := nc.RequestWithContext(ctx, streams.BotReplaySubject(tok.ID), body)
+			if err != nil {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			var page struct {
+				Events []struct {
+					Cursor  string          `json:"cursor"`
+					Payload json.RawMessage `json:"payload"`
+				} `json:"events"`
+				HasMore  bool     `json:"has_more"`
+				Subjects []string `json:"subjects"`
+			}
+			if json.Unmarshal(m.Data, &page) != nil {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			if !subscribed {
+				for _, s := range page.Subjects {
+					if _, err := nc.ChanSubscribe(s, live); err != nil {
+						t.Errorf("bot cannot subscribe: %v", err)
+						return
+					}
+				}
+				subscribed = true
+			}
+			for _, e := range page.Events {
+				c, _ := persist.ParseCursor(e.Cursor)
+				if c > r.position() {
+					r.add(c, e.Payload)
+				}
+			}
+			if !page.HasMore {
+				return
+			}
+		}
+	}
+	replay()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+			replay()
+		case m := <-live:
+			var e struct {
+				Cursor  string          `json:"cursor"`
+				Payload json.RawMessage `json:"payload"`
+			}
+			if json.Unmarshal(m.Data, &e) != nil {
+				continue
+			}
+			c, _ := persist.ParseCursor(e.Cursor)
+			switch pos := r.position(); {
+			case c <= pos:
+				// replayed already
+			case c == pos+1:
+				r.add(c, e.Payload)
+			default:
+				replay() // missed live events while away
+			}
+		}
+	}
+}
+
+func postJSON(t *testing.T, url string, body, out any) {
+	t.Helper()
+	raw, _ := json.Marshal(body)
+	resp, err := http.Post(url, "application/json", bytes.NewReader(raw))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", got)
+	require.NoError(t, json.Unmarshal(got, out), "%s", got)
+}

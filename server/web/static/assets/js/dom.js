@@ -1,0 +1,100 @@
+// dom.js builds elements. Strings become text nodes, never markup: nothing a person wrote can
+// reach the HTML parser through here.
+
+// h makes an element: attrs holds properties (class, dataset, aria-*, on* listeners).
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  if (attrs) {
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') el.className = v;
+      else if (k === 'dataset') Object.assign(el.dataset, v);
+      else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+      else if (k === 'text') el.textContent = v;
+      else if (k in el && !k.includes('-') && k !== 'list' && k !== 'form') el[k] = v;
+      else el.setAttribute(k, v === true ? '' : String(v));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    if (Array.isArray(c)) append(el, c);
+    else if (c instanceof Node) el.appendChild(c);
+    else el.appendChild(document.createTextNode(String(c)));
+  }
+}
+
+// replace swaps el's children for the given ones.
+export function replace(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+// icon is a small inline SVG from a path list, drawn with currentColor.
+const svgNS = 'http://www.w3.org/2000/svg';
+const paths = {
+  hash: 'M5 9h14M5 15h14M10 4 8 20M16 4l-2 16',
+  pin: 'M9 4h6l-1 6 4 4H6l4-4zM12 14v6',
+  search: 'M11 18a7 7 0 1 1 0-14 7 7 0 0 1 0 14zM21 21l-5-5',
+  people: 'M9 11a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM2 21v-1a6 6 0 0 1 12 0v1M16 3.5a4 4 0 0 1 0 7.5M22 21v-1a6 6 0 0 0-4-5.6',
+  smile: 'M12 21a9 9 0 1 0 0-18 9 9 0 0 0 0 18zM8 14s1.5 2 4 2 4-2 4-2M9 9h.01M15 9h.01',
+  thread: 'M21 12a8 8 0 0 1-12 7l-5 1 1-4a8 8 0 1 1 16-4z',
+  quote: 'M7 7h4v6H6l2 4M15 7h4v6h-5l2 4',
+  edit: 'M4 20h4L19 9l-4-4L4 16zM13 7l4 4',
+  trash: 'M4 7h16M10 11v6M14 11v6M6 7l1 13h10l1-13M9 7V4h6v3',
+  close: 'M6 6l12 12M18 6 6 18',
+  plus: 'M12 5v14M5 12h14',
+  clip: 'M21 11l-9 9a5 5 0 0 1-7-7l9-9a3.5 3.5 0 0 1 5 5l-9 9a2 2 0 0 1-3-3l8-8',
+  send: 'M4 12l16-8-6 16-2-7z',
+  out: 'M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10',
+  chevron: 'M6 9l6 6 6-6',
+};
+export function icon(name) {
+  const svg = document.createElementNS(svgNS, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('class', 'icon');
+  svg.setAttribute('aria-hidden', 'true');
+  const p = document.createElementNS(svgNS, 'path');
+  p.setAttribute('d', paths[name] || '');
+  svg.appendChild(p);
+  return svg;
+}
+
+// avatar shows a person's picture, or their initial on a colour derived from their id.
+export function avatar(user, size = 'md') {
+  const name = (user && (user.display_name || user.handle)) || '?';
+  const initial = () => {
+    let hash = 0;
+    for (const ch of (user && user.id) || name) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
+    return h('span', { class: `avatar ${size} hue${hash % 8}`, 'aria-hidden': 'true' }, [...name][0].toUpperCase());
+  };
+  const url = user && user.avatar_url;
+  if (url && /^https?:\/\//i.test(url) && !failedAvatars.has(url)) {
+    const img = h('img', { class: `avatar ${size}`, src: url, alt: '', loading: 'lazy', referrerPolicy: 'no-referrer' });
+    // An unreachable avatar (offline, blocked) falls back to the initial, and is not tried again.
+    img.addEventListener('error', () => { failedAvatars.add(url); img.replaceWith(initial()); }, { once: true });
+    return img;
+  }
+  return initial();
+}
+const failedAvatars = new Set();
+
+// displayName is what a person is called in the interface.
+export function displayName(user) {
+  if (!user) return 'Someone';
+  return user.display_name || user.handle || user.former_handle || 'Someone';
+}
+
+const dayFmt = new Intl.DateTimeFormat(undefined, { weekday: 'long', month: 'long', day: 'numeric' });
+const timeFmt = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' });
+const fullFmt = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'medium' });
+export const fmt = {
+  day: (d) => dayFmt.format(d),
+  time: (d) => timeFmt.format(d),
+  full: (d) => fullFmt.format(d),
+};

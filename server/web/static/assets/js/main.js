@@ -1,0 +1,76 @@
+// main.js starts the client: it reads what the page says about the server, finds out who is
+// signed in, and shows either the sign-in view or the workspace.
+import * as api from './api.js';
+import { state, touch, subscribe } from './store.js';
+import { openWorkspace, prefetchWorkspace } from './actions.js';
+import { renderSignIn } from './views/signin.js';
+import { mountShell } from './views/shell.js';
+
+const root = document.getElementById('app');
+
+function meta(name) {
+  const el = document.querySelector(`meta[name="${name}"]`);
+  return el ? el.content : '';
+}
+
+let workspaces = null; // the list requested at boot, used once
+
+async function boot() {
+  state.version = meta('natter-version');
+  try { state.auth = { ...state.auth, ...JSON.parse(meta('natter-auth')) }; } catch { /* defaults */ }
+  api.setUnauthenticatedHandler(() => { state.phase = 'signin'; touch('phase'); });
+  subscribe((topics) => { if (topics.has('phase')) show(); });
+  let me = null;
+  // Both at once: the workspace list is needed as soon as the person is known.
+  workspaces = api.get('/api/workspaces', { quiet401: true });
+  workspaces.catch(() => {});
+  const lastWorkspace = localStorage.getItem('natter.workspace');
+  if (lastWorkspace && localStorage.getItem('natter.signedOut') !== '1') prefetchWorkspace(lastWorkspace);
+  try { me = (await api.get('/api/me', { quiet401: true })).user; } catch { me = null; }
+  state.me = me;
+  // After signing out, the development fallback would sign the person straight back in; the
+  // sign-in view offers it as a choice instead.
+  if (!me || localStorage.getItem('natter.signedOut') === '1') {
+    state.phase = 'signin';
+    show();
+    return;
+  }
+  await enter();
+}
+
+// enter shows the workspace the address names, else the last one used, else the first.
+export async function enter() {
+  localStorage.removeItem('natter.signedOut');
+  if (!state.me) state.me = (await api.get('/api/me')).user;
+  state.phase = 'app';
+  const res = await (workspaces || api.get('/api/workspaces')).catch(() => api.get('/api/workspaces'));
+  workspaces = null;
+  state.workspaces = res.workspaces || [];
+  show();
+  if (!state.workspaces.length) { touch('sidebar', 'messages'); return; }
+  const [, wsRoute, placeRoute] = location.pathname.split('/');
+  const byRoute = state.workspaces.find((w) => w.route_id === wsRoute);
+  const saved = state.workspaces.find((w) => w.id === localStorage.getItem('natter.workspace'));
+  const ws = byRoute || saved || state.workspaces[0];
+  // The place's route id is matched against the listings the workspace loads anyway.
+  await openWorkspace(ws.id, null, byRoute ? placeRoute : null);
+}
+
+let mounted = null;
+function show() {
+  if (state.phase === 'signin') {
+    mounted = 'signin';
+    renderSignIn(root, enter);
+  } else if (state.phase === 'app' && mounted !== 'app') {
+    mounted = 'app';
+    mountShell(root);
+  }
+}
+
+boot().catch((e) => {
+  root.replaceChildren();
+  const p = document.createElement('p');
+  p.className = 'boot';
+  p.textContent = `Natter could not start: ${e.message}`;
+  root.appendChild(p);
+});

@@ -1,0 +1,69 @@
+// panels.js: the calls behind the side panels and the sidebar's buttons: pins, search and
+// jump-to-message, the member directory, direct conversations and new channels.
+import * as api from './api.js';
+import { state, touch, upsertMessage, rememberUser, placeOf } from './store.js';
+import { openPlace, openPanel, viewOf, toast, pickDefaultPlace } from './actions.js';
+
+export async function togglePin(m) {
+  try {
+    await api.post(`/api/channels/${m.channel_id}/pins`, { message_id: m.id });
+    toast('Pinned to the channel');
+  } catch (e) {
+    if (e.status !== 409) throw e;
+    await api.del(`/api/channels/${m.channel_id}/pins/${m.id}`);
+    toast('Unpinned');
+  }
+  touch('pins');
+}
+
+export async function loadPins(channelId) {
+  const res = await api.get(`/api/channels/${channelId}/pins`);
+  const list = res.messages || (res.pins || []).map((p) => p.message).filter(Boolean);
+  return list.map((m) => upsertMessage(m, true));
+}
+
+export async function search(qtext, cursor) {
+  return api.get(`/api/search${api.q({ workspace_id: state.wsId, q: qtext, limit: 30, cursor })}`);
+}
+
+// jumpTo opens the message's place around it; a reply opens its thread as well.
+export async function jumpTo(messageId) {
+  const m = upsertMessage((await api.get(`/api/messages/${messageId}`)).message, true);
+  const root = m.parent_message_id ? upsertMessage((await api.get(`/api/messages/${m.thread_root_id}`)).message, true) : m;
+  await openPlace(viewOf(placeOf(root)), root.channel_seq);
+  if (m.parent_message_id) openPanel({ kind: 'thread', rootId: root.id });
+}
+
+export async function members(qtext, cursor) {
+  const res = await api.get(`/api/workspaces/${state.wsId}/members${api.q({ q: qtext, cursor, limit: 100 })}`);
+  for (const m of res.members || []) rememberUser(m.user);
+  // A first page counts everyone: the header's count follows it.
+  if (!qtext && !cursor && typeof res.total_count === 'number') { state.memberCount = res.total_count; touch('header'); }
+  return res;
+}
+
+export async function openDM(userIds) {
+  const res = await api.post('/api/dms', { workspace_id: state.wsId, member_ids: userIds });
+  const d = res.conversation;
+  await api.post(`/api/dms/${d.id}/open`).catch(() => {});
+  state.dms.set(d.id, { ...(state.dms.get(d.id) || {}), ...d });
+  (d.members || []).forEach(rememberUser);
+  await openPlace({ kind: 'dm', id: d.id });
+}
+
+export async function hideDM(id) {
+  await api.del(`/api/dms/${id}`);
+  state.dms.delete(id);
+  if (state.view && state.view.id === id) {
+    const next = pickDefaultPlace();
+    if (next) await openPlace(viewOf(next));
+  }
+  touch('sidebar');
+}
+
+export async function createChannel(name) {
+  const res = await api.post(`/api/workspaces/${state.wsId}/channels`, { name });
+  state.channels.set(res.channel.id, { ...res.channel, unread_count: 0, last_read_seq: 0 });
+  await openPlace({ kind: 'channel', id: res.channel.id });
+}
+

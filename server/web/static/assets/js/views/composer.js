@@ -1,0 +1,88 @@
+// views/composer.js: Enter sends, Shift+Enter is a new line, ↑ in an empty composer edits your
+// last message; files come by the button, drag and drop or paste, each sent as its own message.
+import { h, replace, icon, displayName } from '../dom.js';
+import { state, touch, conv } from '../store.js';
+import * as actions from '../actions.js';
+import { dmName } from './sidebar.js';
+
+export class Composer {
+  constructor() {
+    this.box = h('textarea', { class: 'compose-box', rows: 1, 'aria-label': 'Message', placeholder: 'Message',
+      onkeydown: (e) => this.key(e), oninput: () => { this.grow(); if (this.box.value) actions.typing(); },
+      onpaste: (e) => this.paste(e) });
+    this.file = h('input', { type: 'file', multiple: true, hidden: true, onchange: () => { this.sendFiles([...this.file.files]); this.file.value = ''; } });
+    this.quote = h('div', { class: 'quote-chip', hidden: true });
+    this.el = h('form', { class: 'composer', onsubmit: (e) => { e.preventDefault(); this.submit(); } },
+      this.quote,
+      h('div', { class: 'compose-row' },
+        h('button', { class: 'icon-btn', type: 'button', title: 'Attach files', 'aria-label': 'Attach files', onclick: () => this.file.click() }, icon('clip')),
+        this.box, this.file,
+        h('button', { class: 'icon-btn send', type: 'submit', title: 'Send (Enter)', 'aria-label': 'Send' }, icon('send'))),
+      h('p', { class: 'compose-hint' }, 'Enter to send · Shift+Enter for a new line · ↑ to edit your last message'));
+    // Files dropped anywhere on the conversation are sent to it.
+    document.addEventListener('dragover', (e) => { if (state.view && e.dataTransfer && [...e.dataTransfer.types].includes('Files')) { e.preventDefault(); document.body.classList.add('dropping'); } });
+    document.addEventListener('dragleave', (e) => { if (!e.relatedTarget) document.body.classList.remove('dropping'); });
+    document.addEventListener('drop', (e) => {
+      document.body.classList.remove('dropping');
+      if (!state.view || !e.dataTransfer || !e.dataTransfer.files.length) return;
+      e.preventDefault();
+      this.sendFiles([...e.dataTransfer.files]);
+    });
+  }
+
+  render() {
+    const v = state.view;
+    this.el.hidden = !v;
+    if (!v) return;
+    const place = v.kind === 'channel' ? `#${(state.channels.get(v.id) || {}).name || ''}` : dmName(state.dms.get(v.id) || {});
+    this.box.placeholder = `Message ${place}`;
+    if (state.quote) {
+      replace(this.quote, h('span', null, 'Quoting ', h('strong', null, displayName(state.users.get(state.quote.author_id) || state.quote.author)), ': ',
+        h('span', { class: 'muted' }, state.quote.body.slice(0, 80))),
+      h('button', { class: 'icon-btn', type: 'button', 'aria-label': 'Remove quote', onclick: () => { state.quote = null; touch('quote'); } }, icon('close')));
+      this.quote.hidden = false;
+      this.box.focus();
+    } else {
+      this.quote.hidden = true;
+    }
+  }
+
+  grow() {
+    this.box.style.height = 'auto';
+    this.box.style.height = `${Math.min(this.box.scrollHeight, 240)}px`;
+  }
+
+  key(e) {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); this.submit(); return; }
+    if (e.key === 'ArrowUp' && !this.box.value && state.view) {
+      const c = conv(state.view.id);
+      for (let i = c.ids.length - 1; i >= 0; i--) {
+        const m = state.messages.get(c.ids[i]);
+        if (m && m.author_id === state.me.id && !m.deleted_at) { e.preventDefault(); state.editing = m.id; touch('messages'); return; }
+      }
+    }
+  }
+
+  submit() {
+    const body = this.box.value;
+    if (!body.trim() || !state.view) return;
+    actions.send(body, { quote: state.quote });
+    state.quote = null;
+    this.box.value = '';
+    this.grow();
+    touch('quote');
+  }
+
+  paste(e) {
+    const files = [...(e.clipboardData ? e.clipboardData.files : [])];
+    if (!files.length) return;
+    e.preventDefault();
+    this.sendFiles(files);
+  }
+
+  sendFiles(files) {
+    const text = this.box.value.trim();
+    files.forEach((f, i) => actions.send(i === 0 && text ? text : f.name || 'pasted image', { file: f }));
+    if (text) { this.box.value = ''; this.grow(); }
+  }
+}

@@ -1,0 +1,146 @@
+// views/list.js is the virtualised message list: only rows near the viewport are in the DOM,
+// each row is measured once per version of its message, spacers stand in for the rest, and the
+// row at the top of the viewport stays where it was when pages load above it.
+import { h } from '../dom.js';
+import { state, conv } from '../store.js';
+import * as actions from '../actions.js';
+import { renderRow } from './row.js';
+
+const ESTIMATE = 64; // px, the height assumed for a row not yet measured
+const OVERSCAN = 900; // px of rows kept above and below the viewport
+const GROUP_MS = 5 * 60 * 1000;
+
+export class MessageList {
+  constructor() {
+    this.top = h('div', { class: 'spacer' });
+    this.bottom = h('div', { class: 'spacer' });
+    this.rows = h('div', { class: 'rows' });
+    this.jump = h('button', { class: 'jump', hidden: true, onclick: () => actions.jumpToLatest(state.view) }, 'Jump to latest ↓');
+    this.el = h('div', { class: 'list', role: 'log', 'aria-label': 'Messages', tabIndex: -1 }, this.top, this.rows, this.bottom);
+    this.wrap = h('div', { class: 'list-wrap' }, this.el, this.jump);
+    this.heights = new Map(); // id → measured px
+    this.nodes = new Map(); // id → { el, key }
+    this.placeId = null;
+    this.stick = true;
+    this.el.addEventListener('scroll', () => {
+      if (this.scrollQueued) return;
+      this.scrollQueued = true;
+      requestAnimationFrame(() => { this.scrollQueued = false; this.stick = this.atBottom(); this.render(true); });
+    }, { passive: true });
+    new ResizeObserver(() => this.render(true)).observe(this.el);
+    this.el.addEventListener('dragover', (e) => e.preventDefault());
+  }
+
+  get elRoot() { return this.wrap; }
+
+  atBottom() { return this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < 40; }
+
+  entries() {
+    const c = conv(state.view.id);
+    const out = [];
+    for (const id of c.ids) { const m = state.messages.get(id); if (m) out.push(m); }
+    if (!c.hasNewer) out.push(...c.pending);
+    return out;
+  }
+
+  // render draws the rows of the window; onScroll is true when only the viewport moved.
+  render(onScroll = false) {
+    if (!state.view) { this.rows.replaceChildren(); this.nodes.clear(); return; }
+    if (this.placeId !== state.view.id) {
+      this.placeId = state.view.id;
+      this.rows.replaceChildren();
+      this.nodes.clear();
+      this.stick = true;
+      this.anchor = null;
+    }
+    const c = conv(state.view.id);
+    const list = this.entries();
+    const el = this.el;
+    // Remember where the reader is: the first row on screen and its distance from the top.
+    let anchor = null;
+    if (!this.stick) {
+      for (const [id, n] of this.nodes) {
+        const top = n.el.offsetTop - el.scrollTop;
+        if (top + n.el.offsetHeight > 0 && (!anchor || top < anchor.top)) anchor = { id, top };
+      }
+    }
+    const offsets = new Array(list.length + 1);
+    offsets[0] = 0;
+    for (let i = 0; i < list.length; i++) offsets[i + 1] = offsets[i] + (this.heights.get(list[i].id) || ESTIMATE);
+    let viewTop = el.scrollTop;
+    if (anchor) {
+      const i = list.findIndex((m) => m.id === anchor.id);
+      if (i >= 0) viewTop = offsets[i] - anchor.top;
+    } else if (this.stick || c.focus) viewTop = Math.max(0, offsets[list.length] - el.clientHeight);
+    if (c.focus) {
+      const i = list.findIndex((m) => m.channel_seq >= c.focus.seq);
+      if (i >= 0) viewTop = Math.max(0, offsets[i] - el.clientHeight / 3);
+    }
+    let first = 0;
+    while (first < list.length && offsets[first + 1] < viewTop - OVERSCAN) first++;
+    let last = first;
+    while (last < list.length && offsets[last] < viewTop + el.clientHeight + OVERSCAN) last++;
+    this.draw(list, first, last, c);
+    // The first rows drawn are the channel's first paint; docs/performance.md measures it.
+    if (!this.painted && last > first) { this.painted = true; performance.mark('natter-channel-painted'); }
+    // Measure what was drawn, then fix the spacers and the scroll position.
+    let changed = false;
+    for (let i = first; i < last; i++) {
+      const n = this.nodes.get(list[i].id);
+      const hgt = n.el.offsetHeight;
+      if (hgt && this.heights.get(list[i].id) !== hgt) { this.heights.set(list[i].id, hgt); changed = true; }
+    }
+    if (changed) for (let i = 0; i < list.length; i++) offsets[i + 1] = offsets[i] + (this.heights.get(list[i].id) || ESTIMATE);
+    this.top.style.height = `${offsets[first]}px`;
+    this.bottom.style.height = `${offsets[list.length] - offsets[last]}px`;
+    if (c.focus) {
+      const i = list.findIndex((m) => m.channel_seq >= c.focus.seq);
+      const target = i >= 0 ? offsets[i] - el.clientHeight / 3 : offsets[list.length];
+      el.scrollTop = target;
+      if (i >= 0 && c.focus.highlight) {
+        const n = this.nodes.get(list[i].id);
+        if (n) { n.el.querySelector('.msg').classList.add('highlight'); setTimeout(() => n.el.querySelector('.msg')?.classList.remove('highlight'), 2500); }
+      }
+      c.focus = null;
+      this.stick = this.atBottom() && !c.hasNewer;
+    } else if (this.stick && !c.hasNewer) {
+      el.scrollTop = el.scrollHeight;
+    } else if (anchor) {
+      const n = this.nodes.get(anchor.id);
+      if (n) {
+        const want = n.el.offsetTop - anchor.top;
+        if (Math.abs(el.scrollTop - want) > 1) el.scrollTop = want;
+      }
+    }
+    this.jump.hidden = !c.hasNewer;
+    if (el.scrollTop < OVERSCAN && c.hasOlder && !c.busy) actions.loadOlder(state.view);
+    if (el.scrollHeight - el.scrollTop - el.clientHeight < OVERSCAN && c.hasNewer && !c.busy) actions.loadNewer(state.view);
+    if (!onScroll && this.stick && document.visibilityState === 'visible') actions.markRead(state.view);
+  }
+
+  draw(list, first, last, c) {
+    const keep = new Set();
+    let before = null;
+    for (let i = last - 1; i >= first; i--) {
+      const m = list[i];
+      const prev = list[i - 1];
+      const day = !prev || new Date(prev.created_at).toDateString() !== new Date(m.created_at).toDateString();
+      const grouped = !day && prev && prev.author_id === m.author_id && !prev.deleted_at &&
+        new Date(m.created_at) - new Date(prev.created_at) < GROUP_MS && !m.quoted_message_id;
+      const unreadLine = c.firstUnreadSeq && m.channel_seq === c.firstUnreadSeq;
+      const key = `${grouped}|${day}|${unreadLine}|${state.editing === m.id}|${m.failed}|${m.progress}`;
+      let n = this.nodes.get(m.id);
+      if (!n || n.msg !== m || n.key !== key) {
+        const el = renderRow(m, { grouped, day, unreadLine });
+        if (n) n.el.replaceWith(el);
+        n = { el, msg: m, key };
+        this.nodes.set(m.id, n);
+        this.heights.delete(m.id);
+      }
+      keep.add(m.id);
+      if (n.el.parentNode !== this.rows || n.el.nextSibling !== before) this.rows.insertBefore(n.el, before);
+      before = n.el;
+    }
+    for (const [id, n] of this.nodes) if (!keep.has(id)) { n.el.remove(); this.nodes.delete(id); }
+  }
+}

@@ -1,0 +1,146 @@
+// views/row.js draws one message: author, time, body (through the Markdown renderer), quote,
+// attachments, reactions, thread summary, pending state, and the actions that appear on hover
+// and keyboard focus.
+import { h, icon, avatar, displayName, fmt } from '../dom.js';
+import { render as markdown } from '../markdown.js';
+import { state, touch } from '../store.js';
+import * as actions from '../actions.js';
+
+export const EMOJI = ['👍', '❤️', '😂', '🎉', '😮', '😢', '👀', '✅', '🚀', '🙏'];
+
+// renderRow builds the row for m; opts: grouped, day (a divider before it), unreadLine, inThread.
+export function renderRow(m, opts) {
+  const author = state.users.get(m.author_id) || m.author;
+  const created = new Date(m.created_at);
+  const mine = state.me && m.author_id === state.me.id;
+  const deleted = !!m.deleted_at;
+  const row = h('div', { class: `msg${opts.grouped ? ' grouped' : ''}${m.pending ? ' pending' : ''}${m.failed ? ' failed' : ''}${opts.highlight ? ' highlight' : ''}`,
+    dataset: { id: m.id, seq: m.channel_seq ?? '' }, tabIndex: 0, role: 'article', 'aria-label': `${displayName(author)}, ${fmt.time(created)}` });
+  const gutter = opts.grouped
+    ? h('time', { class: 'gutter-time', dateTime: m.created_at, title: fmt.full(created) }, fmt.time(created))
+    : avatar(author, 'md');
+  const content = h('div', { class: 'msg-content' });
+  if (!opts.grouped) {
+    content.appendChild(h('div', { class: 'msg-head' },
+      h('span', { class: 'author' }, displayName(author)),
+      author && author.kind === 'bot' ? h('span', { class: 'tag bot' }, 'bot') : null,
+      h('time', { dateTime: m.created_at, title: fmt.full(created) }, fmt.time(created)),
+      m.edited_at && !deleted ? h('span', { class: 'edited', title: fmt.full(new Date(m.edited_at)) }, '(edited)') : null));
+  }
+  if (m.quoted_message_id && !deleted) content.appendChild(quoteBlock(m.quoted_message_id));
+  if (deleted) content.appendChild(h('p', { class: 'tombstone' }, 'This message was deleted.'));
+  else if (state.editing === m.id) content.appendChild(editor(m));
+  else content.appendChild(h('div', { class: 'body' }, markdown(m.body)));
+  if (opts.grouped && m.edited_at && !deleted) content.appendChild(h('span', { class: 'edited', title: fmt.full(new Date(m.edited_at)) }, '(edited)'));
+  if (!deleted && m.attachments && m.attachments.length) content.appendChild(h('div', { class: 'attachments' }, ...m.attachments.map(attachment)));
+  if (m.pending && m.progress !== null && m.progress < 1 && !m.upload) {
+    const bar = h('div', { class: 'progress-bar' });
+    bar.style.width = `${Math.round(m.progress * 100)}%`;
+    content.appendChild(h('div', { class: 'progress', role: 'progressbar', 'aria-valuenow': Math.round(m.progress * 100) }, bar));
+  }
+  if (m.pending) {
+    content.appendChild(m.failed
+      ? h('div', { class: 'send-state error' }, m.failed, ' ', h('button', { class: 'link', onclick: () => actions.retry(m) }, 'Retry'))
+      : h('div', { class: 'send-state' }, 'Sending…'));
+  }
+  if (!deleted && m.reactions && m.reactions.length) content.appendChild(reactions(m));
+  const ts = m.thread_state;
+  if (!opts.inThread && !m.parent_message_id && ts && ts.reply_count > 0) {
+    content.appendChild(h('button', { class: 'thread-summary', onclick: () => actions.openPanel({ kind: 'thread', rootId: m.id }) },
+      `${ts.reply_count} ${ts.reply_count === 1 ? 'reply' : 'replies'}`,
+      ts.last_reply_at ? h('span', { class: 'muted' }, ` · last reply ${fmt.time(new Date(ts.last_reply_at))}`) : null));
+  }
+  row.append(h('div', { class: 'gutter' }, gutter), content);
+  if (!m.pending && !deleted) row.appendChild(toolbar(m, mine, opts.inThread));
+  const wrap = h('div', { class: 'row' });
+  if (opts.day) wrap.appendChild(h('div', { class: 'day', role: 'separator' }, h('span', null, fmt.day(created))));
+  if (opts.unreadLine) wrap.appendChild(h('div', { class: 'new-line', role: 'separator' }, h('span', null, 'New messages')));
+  wrap.appendChild(row);
+  return wrap;
+}
+
+function quoteBlock(id) {
+  const q = state.messages.get(id);
+  if (!q) return h('blockquote', { class: 'quote muted' }, 'Quoted message');
+  return h('blockquote', { class: 'quote' }, h('span', { class: 'author' }, displayName(state.users.get(q.author_id) || q.author)),
+    h('div', { class: 'body' }, markdown(q.deleted_at ? 'This message was deleted.' : q.body.slice(0, 300))));
+}
+
+function attachment(u) {
+  const url = `/api/uploads/${encodeURIComponent(u.id)}`;
+  if (/^image\//.test(u.content_type || '')) {
+    const img = h('img', { class: 'inline-image', src: url, alt: u.filename || 'image', loading: 'lazy' });
+    if (u.width && u.height) {
+      const w = Math.min(360, u.width);
+      img.width = w;
+      img.height = Math.round((u.height * w) / u.width);
+    }
+    return h('a', { href: url, target: '_blank', rel: 'noopener' }, img);
+  }
+  return h('a', { class: 'file', href: url, target: '_blank', rel: 'noopener', download: u.filename || '' }, icon('clip'), u.filename || 'file',
+    h('span', { class: 'muted' }, ` ${Math.max(1, Math.round((u.byte_size || 0) / 1024))} KB`));
+}
+
+function reactions(m) {
+  return h('div', { class: 'reactions' }, ...m.reactions.map((r) => h('button', {
+    class: `chip${r.reacted_by_me ? ' mine' : ''}`, 'aria-pressed': r.reacted_by_me ? 'true' : 'false',
+    title: r.reacted_by_me ? 'Remove your reaction' : 'React', onclick: () => actions.toggleReaction(m.id, r.emoji).catch((e) => actions.toast(e.message)),
+  }, h('span', { class: 'emoji' }, r.emoji), h('span', { class: 'n' }, String(r.count)))));
+}
+
+function editor(m) {
+  const box = h('textarea', { class: 'edit-box', 'aria-label': 'Edit message', rows: 2,
+    oninput: () => { state.editDraft = { id: m.id, body: box.value }; } });
+  // The row may be drawn again while it is being edited (an event, a scroll): keep the draft.
+  box.value = state.editDraft && state.editDraft.id === m.id ? state.editDraft.body : m.body;
+  box.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); actions.editMessage(m.id, box.value).catch((err) => actions.toast(err.message)); }
+    if (e.key === 'Escape') { e.stopPropagation(); state.editing = null; refresh(); }
+  });
+  setTimeout(() => { if (document.activeElement !== box && box.isConnected) { box.focus(); box.setSelectionRange(box.value.length, box.value.length); } });
+  return h('div', { class: 'editing' }, box, h('p', { class: 'hint' }, 'Enter to save · Esc to cancel'));
+}
+
+function refresh() { touch('messages', 'thread'); }
+
+function toolbar(m, mine, inThread) {
+  const act = (name, label, fn) => h('button', { class: 'icon-btn', title: label, 'aria-label': label, onclick: (e) => { e.stopPropagation(); fn(e); } }, icon(name));
+  const bar = h('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Message actions' });
+  bar.append(...[
+    act('smile', 'Add reaction', (e) => picker(e.currentTarget, m)),
+    !inThread && !m.parent_message_id ? act('thread', 'Reply in thread', () => actions.openPanel({ kind: 'thread', rootId: m.id })) : null,
+    act('quote', 'Quote', () => { state.quote = m; refreshQuote(); }),
+    m.channel_id && !m.parent_message_id ? act('pin', 'Pin or unpin', () => actions.togglePin(m).catch((e) => actions.toast(e.message))) : null,
+    mine ? act('edit', 'Edit', () => { state.editing = m.id; refresh(); }) : null,
+    mine ? act('trash', 'Delete', (e) => confirmDelete(e.currentTarget, m)) : null,
+  ].filter(Boolean));
+  return bar;
+}
+
+// confirmDelete asks on the toolbar itself, not in a dialog: a second press deletes.
+function confirmDelete(button, m) {
+  const sure = h('button', { class: 'btn small danger', onclick: (e) => {
+    e.stopPropagation();
+    actions.deleteMessage(m.id).catch((err) => actions.toast(err.message));
+  } }, 'Delete?');
+  button.replaceWith(sure);
+  sure.focus();
+  // Any other click, or five seconds, puts the ordinary button back.
+  const restore = () => { if (sure.isConnected) sure.replaceWith(button); };
+  setTimeout(() => document.addEventListener('click', restore, { once: true }));
+  setTimeout(restore, 5000);
+}
+
+function refreshQuote() { touch('quote'); }
+
+function picker(anchor, m) {
+  document.querySelectorAll('.picker').forEach((p) => p.remove());
+  const pop = h('div', { class: 'picker', role: 'menu' }, ...EMOJI.map((e) => h('button', { role: 'menuitem', class: 'pick', title: e,
+    onclick: () => { pop.remove(); actions.toggleReaction(m.id, e).catch((err) => actions.toast(err.message)); } }, e)));
+  const r = anchor.getBoundingClientRect();
+  pop.style.top = `${Math.max(8, r.top - 48)}px`;
+  pop.style.left = `${Math.max(8, r.right - 330)}px`;
+  document.body.appendChild(pop);
+  setTimeout(() => document.addEventListener('click', () => pop.remove(), { once: true }));
+  pop.querySelector('button').focus();
+}

@@ -1,0 +1,145 @@
+// views/sidebar.js: workspace switcher, channels by section (archived hidden), direct messages,
+// unread and mention badges, and the signed-in person with sign-out.
+import { h, replace, icon, avatar, displayName } from '../dom.js';
+import { state } from '../store.js';
+import * as actions from '../actions.js';
+
+export function dmName(d) {
+  const me = state.me && state.me.id;
+  const others = (d.members || []).filter((u) => u.id !== me);
+  if (!others.length) return `${displayName(state.me)} (you)`;
+  return others.map((u) => displayName(state.users.get(u.id) || u)).join(', ');
+}
+
+export class Sidebar {
+  constructor() {
+    this.filter = h('input', { class: 'filter', type: 'search', placeholder: 'Jump to…  (Ctrl+K)', 'aria-label': 'Jump to a channel or conversation',
+      oninput: () => this.render(), onkeydown: (e) => {
+        if (e.key === 'Enter') { const first = this.order()[0]; if (first) { this.filter.value = ''; actions.openPlace(actions.viewOf(first)); } }
+      } });
+    this.switcher = h('select', { class: 'ws-switch', 'aria-label': 'Workspace', onchange: () => actions.openWorkspace(this.switcher.value) });
+    this.nav = h('nav', { class: 'places', 'aria-label': 'Channels and direct messages' });
+    this.me = h('div', { class: 'me' });
+    this.el = h('aside', { class: 'sidebar' }, h('div', { class: 'ws-head' }, this.switcher), this.filter, this.nav, this.me);
+  }
+
+  focusFilter() { this.filter.focus(); this.filter.select(); }
+
+  // order is the places in sidebar order, filtered by the quick switcher.
+  order() {
+    const f = this.filter.value.trim().toLowerCase();
+    const chans = this.channels().flatMap(([, list]) => list).map((c) => c.id);
+    const dms = this.dms().map((d) => d.id);
+    const all = chans.concat(dms);
+    if (!f) return all;
+    return all.filter((id) => this.label(id).toLowerCase().includes(f));
+  }
+
+  label(id) {
+    const c = state.channels.get(id);
+    if (c) return c.display_title || c.name;
+    const d = state.dms.get(id);
+    return d ? dmName(d) : '';
+  }
+
+  step(dir, unreadOnly) {
+    const ids = this.order().filter((id) => !unreadOnly || id === (state.view && state.view.id) || this.unread(id));
+    const i = ids.indexOf(state.view && state.view.id);
+    const next = ids[(i + dir + ids.length) % ids.length];
+    if (next) actions.openPlace(actions.viewOf(next));
+  }
+
+  unread(id) {
+    const p = state.channels.get(id) || state.dms.get(id);
+    return p && p.unread_count > 0;
+  }
+
+  channels() {
+    const sections = new Map();
+    const list = [...state.channels.values()].filter((c) => !c.archived).sort((a, b) => a.name.localeCompare(b.name));
+    for (const c of list) {
+      const key = c.sidebar_section || '';
+      if (!sections.has(key)) sections.set(key, []);
+      sections.get(key).push(c);
+    }
+    return [...sections.entries()].sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b)));
+  }
+
+  dms() {
+    return [...state.dms.values()].sort((a, b) => String(b.last_activity_at).localeCompare(String(a.last_activity_at)));
+  }
+
+  render() {
+    const ws = state.workspaces;
+    if (this.switcher.options.length !== ws.length || [...this.switcher.options].some((o, i) => o.textContent !== ws[i].name)) {
+      replace(this.switcher, ...ws.map((w) => h('option', { value: w.id }, w.name)));
+    }
+    this.switcher.value = state.wsId || '';
+    const f = this.filter.value.trim().toLowerCase();
+    // Redraw only what changed: a list rebuilt under the pointer would swallow clicks.
+    const places = [...state.channels.values(), ...state.dms.values()];
+    const navKey = JSON.stringify([f, state.view && state.view.id, [...state.mentions], places.map((p) => [p.id, p.name, p.display_title,
+      p.archived, p.sidebar_section, p.unread_count, p.last_activity_at, p.members && dmName(p)])]);
+    if (navKey !== this.navKey) { this.navKey = navKey; this.renderNav(f); }
+    const me = state.me;
+    const dot = state.conn === 'open' ? 'online' : 'offline';
+    const meKey = JSON.stringify([displayName(me), dot, me && me.avatar_url]);
+    if (meKey === this.meKey) return;
+    this.meKey = meKey;
+    replace(this.me, h('span', { class: 'me-avatar' }, avatar(me, 'sm'), h('span', { class: `dot ${dot}`, title: dot })),
+      h('span', { class: 'me-name' }, displayName(me)),
+      h('button', { class: 'icon-btn', title: 'Sign out', 'aria-label': 'Sign out', onclick: () => actions.signOut() }, icon('out')));
+  }
+
+  renderNav(f) {
+    const match = (id) => !f || this.label(id).toLowerCase().includes(f);
+    const groups = [];
+    for (const [section, list] of this.channels()) {
+      const items = list.filter((c) => match(c.id)).map((c) => this.item(c.id, h('span', { class: 'sigil' }, icon('hash')), c.display_title || c.name));
+      if (!items.length) continue;
+      groups.push(h('div', { class: 'group' },
+        h('div', { class: 'group-head' }, h('span', null, section || 'Channels'),
+          section ? null : h('button', { class: 'icon-btn', title: 'New channel', 'aria-label': 'New channel', onclick: () => this.newChannel() }, icon('plus'))),
+        h('ul', { role: 'list' }, ...items)));
+    }
+    const dmItems = this.dms().filter((d) => match(d.id)).map((d) => {
+      const other = (d.members || []).find((u) => u.id !== (state.me && state.me.id)) || state.me;
+      return this.item(d.id, avatar(other, 'xs'), dmName(d), h('button', { class: 'icon-btn hide-dm', title: 'Hide conversation', 'aria-label': `Hide conversation with ${dmName(d)}`,
+        onclick: (e) => { e.stopPropagation(); actions.hideDM(d.id); } }, icon('close')));
+    });
+    groups.push(h('div', { class: 'group' },
+      h('div', { class: 'group-head' }, h('span', null, 'Direct messages'),
+        h('button', { class: 'icon-btn', title: 'New message', 'aria-label': 'New direct message', onclick: () => actions.openPanel({ kind: 'members' }) }, icon('plus'))),
+      h('ul', { role: 'list' }, ...dmItems)));
+    replace(this.nav, ...groups);
+  }
+
+  item(id, lead, label, trailing) {
+    const p = state.channels.get(id) || state.dms.get(id);
+    const active = state.view && state.view.id === id;
+    const mentions = state.mentions.get(id) || 0;
+    const unread = p.unread_count > 0 && !active;
+    return h('li', null, h('a', {
+      class: `place${active ? ' active' : ''}${unread ? ' unread' : ''}`, href: '#', 'aria-current': active ? 'page' : null,
+      dataset: { place: id },
+      onclick: (e) => { e.preventDefault(); actions.openPlace(actions.viewOf(id)); },
+    }, lead, h('span', { class: 'label' }, label),
+    mentions && !active ? h('span', { class: 'badge', 'aria-label': `${mentions} mentions` }, String(mentions)) :
+      unread ? h('span', { class: 'count', 'aria-label': `${p.unread_count} unread` }, String(p.unread_count)) : null,
+    trailing));
+  }
+
+  // newChannel asks for the name in place, at the top of the channel list.
+  newChannel() {
+    const input = h('input', { type: 'text', class: 'new-channel', placeholder: 'new-channel-name', 'aria-label': 'Name of the new channel',
+      onkeydown: async (e) => {
+        if (e.key === 'Escape') { e.stopPropagation(); this.navKey = null; this.render(); return; }
+        if (e.key !== 'Enter' || !input.value.trim()) return;
+        try { await actions.createChannel(input.value.trim()); } catch (err) { actions.toast(err.message); }
+        this.navKey = null;
+        this.render();
+      } });
+    this.nav.prepend(input);
+    input.focus();
+  }
+}

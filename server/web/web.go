@@ -1,0 +1,188 @@
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"sort"
+	"strings"
+)
+
+//go:embed static
+var static embed.FS
+
+// Version names the web bundle. Set it at build time with
+// -ldflags "-X github.com/natterchat/natter/server/web.Version=2026.11.26"; left empty, it is a
+// digest of the embedded files, so any change to the client changes it. Open clients compare it
+// with GET /web-version and offer a reload when it differs.
+var Version string
+
+// ContentSecurityPolicy is sent with every response of the client: scripts and styles only from
+// this origin (no inline script or style element), connections only to this origin (the API and
+// its WebSocket), images from this origin or https avatars, nothing framed, no plugins.
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; " +
+	"img-src 'self' data: blob: https:; connect-src 'self'; font-src 'self'; manifest-src 'self'; " +
+	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'"
+
+// Config is what the page advertises about the server it is served by.
+type Config struct {
+	// DevAuth says magic links can be requested through the API (natter dev). Default false.
+	DevAuth bool
+	// Password says password sign-in is on. Default false.
+	Password bool
+	// Providers are the configured OAuth providers ("github", "oidc"). Default none.
+	Providers []string
+}
+
+// asset is one embedded file ready to serve: its bytes, their gzip form and a strong ETag.
+type asset struct {
+	body, gz    []byte
+	contentType string
+	etag        string
+}
+
+// Handler serves the client: the page at / and at any other path outside /api (the client
+// routes by path), its files under /assets/, and /web-version.
+type Handler struct {
+	version string
+	assets  map[string]*asset
+	page    *asset
+}
+
+// New loads the embedded files, computes the bundle version and renders the page for cfg.
+func New(cfg Config) (*Handler, error) {
+	h := &Handler{assets: map[string]*asset{}}
+	sum := sha256.New()
+	var names []string
+	err := fs.WalkDir(static, "static/assets", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		names = append(names, p)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("web: list assets: %w", err)
+	}
+	sort.Strings(names)
+	for _, p := range names {
+		body, err := static.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("web: read %s: %w", p, err)
+		}
+		fmt.Fprintf(sum, "%s\x00%d\x00", p, len(body))
+		sum.Write(body)
+		h.assets[strings.TrimPrefix(p, "static")] = newAsset(body, contentType(p))
+	}
+	h.version = Version
+	if h.version == "" {
+		h.version = hex.EncodeToString(sum.Sum(nil))[:12]
+	}
+	tpl, err := template.ParseFS(static, "static/index.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: parse page: %w", err)
+	}
+	providers := cfg.Providers
+	if providers == nil {
+		providers = []string{}
+	}
+	methods, err := json.Marshal(map[string]any{"dev_auth": cfg.DevAuth, "password": cfg.Password, "providers": providers})
+	if err != nil {
+		return nil, err
+	}
+	var page bytes.Buffer
+	if err := tpl.Execute(&page, map[string]string{"Version": h.version, "Methods": string(methods)}); err != nil {
+		return nil, fmt.Errorf("web: render page: %w", err)
+	}
+	h.page = newAsset(page.Bytes(), "text/html; charset=utf-8")
+	return h, nil
+}
+
+// Version is the bundle version the page carries.
+func (h *Handler) Version() string { return h.version }
+
+func newAsset(body []byte, ctype string) *asset {
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	_, _ = zw.Write(body)
+	_ = zw.Close()
+	d := sha256.Sum256(body)
+	return &asset{body: body, gz: gz.Bytes(), contentType: ctype, etag: `"` + hex.EncodeToString(d[:8]) + `"`}
+}
+
+func contentType(p string) string {
+	switch path.Ext(p) {
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	}
+	if t := mime.TypeByExtension(path.Ext(p)); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+// ServeHTTP answers GET and HEAD; the caller sends /api paths elsewhere.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", ContentSecurityPolicy)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "same-origin")
+	hd.Set("X-Frame-Options", "DENY")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		hd.Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	switch {
+	case r.URL.Path == "/web-version":
+		hd.Set("Cache-Control", "no-store")
+		hd.Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, "{\"version\":%q}\n", h.version)
+	case strings.HasPrefix(r.URL.Path, "/assets/"):
+		a, ok := h.assets[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		h.serve(w, r, a)
+	default:
+		h.serve(w, r, h.page)
+	}
+}
+
+// serve writes an asset, gzipped when the browser accepts it; browsers revalidate with the ETag
+// (no-cache), so a new bundle is picked up on the next load without versioned file names.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, a *asset) {
+	hd := w.Header()
+	hd.Set("Content-Type", a.contentType)
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("ETag", a.etag)
+	hd.Add("Vary", "Accept-Encoding")
+	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, a.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	body := a.body
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		hd.Set("Content-Encoding", "gzip")
+		body = a.gz
+	}
+	hd.Set("Content-Length", fmt.Sprint(len(body)))
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,147 @@
+package server_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"html"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/server"
+	"github.com/natterchat/natter/server/servertest"
+)
+
+// TestWebClient checks how the router serves the browser client: every path outside /api is
+// the page (the client routes by path), assets come gzipped and revalidated, each response
+// carries a Content-Security-Policy with no inline script, and /api keeps its JSON 404s.
+func TestWebClient(t *testing.T) {
+	t.Parallel()
+	h := servertest.New(t, servertest.WithConfig(func(c *server.Config) { c.DevAuth = true; c.PasswordAuth = true }))
+
+	t.Run("PageAtRootAndDeepLinks", func(t *testing.T) {
+		t.Parallel()
+		for _, path := range []string{"/", "/T0123/C0456"} {
+			res := h.Do(t, servertest.Request{Method: "GET", Path: path})
+			res.RequireStatus(t, http.StatusOK)
+			require.Equal(t, "text/html; charset=utf-8", res.Header.Get("Content-Type"))
+			csp := res.Header.Get("Content-Security-Policy")
+			require.Contains(t, csp, "script-src 'self';")
+			require.Contains(t, csp, "default-src 'none'")
+			require.Contains(t, csp, "frame-ancestors 'none'")
+			require.NotContains(t, csp, "unsafe-inline")
+			require.NotContains(t, csp, "unsafe-eval")
+			require.Contains(t, string(res.Body), `<script type="module" src="/assets/js/main.js"></script>`)
+			for _, tag := range regexp.MustCompile(`<script[^>]*>`).FindAllString(string(res.Body), -1) {
+				require.Contains(t, tag, ` src="/assets/`, "every script is a file of this origin: %s", tag)
+			}
+			require.NotContains(t, string(res.Body), "<style")
+		}
+	})
+
+	t.Run("EveryModulePreloaded", func(t *testing.T) {
+		t.Parallel()
+		page := string(h.Do(t, servertest.Request{Method: "GET", Path: "/"}).Body)
+		root := filepath.Join("web", "static")
+		err := filepath.WalkDir(filepath.Join(root, "assets", "js"), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			require.Contains(t, page, `<link rel="modulepreload" href="/`+filepath.ToSlash(rel)+`">`)
+			return nil
+		})
+		require.NoError(t, err)
+	})
+
+	t.Run("PageAdvertisesSignInMethods", func(t *testing.T) {
+		t.Parallel()
+		res := h.Do(t, servertest.Request{Method: "GET", Path: "/"})
+		m := regexp.MustCompile(`<meta name="natter-auth" content="([^"]*)">`).FindStringSubmatch(string(res.Body))
+		require.Len(t, m, 2)
+		var methods struct {
+			DevAuth   bool     `json:"dev_auth"`
+			Password  bool     `json:"password"`
+			Providers []string `json:"providers"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(html.UnescapeString(m[1])), &methods))
+		require.True(t, methods.DevAuth)
+		require.True(t, methods.Password)
+		require.Empty(t, methods.Providers)
+	})
+
+	t.Run("AssetsGzippedAndRevalidated", func(t *testing.T) {
+		t.Parallel()
+		plain := h.Do(t, servertest.Request{Method: "GET", Path: "/assets/js/main.js", Header: map[string]string{"Accept-Encoding": "identity"}})
+		plain.RequireStatus(t, http.StatusOK)
+		require.Equal(t, "text/javascript; charset=utf-8", plain.Header.Get("Content-Type"))
+		require.Equal(t, "nosniff", plain.Header.Get("X-Content-Type-Options"))
+		require.Empty(t, plain.Header.Get("Content-Encoding"))
+		gz := h.Do(t, servertest.Request{Method: "GET", Path: "/assets/js/main.js", Header: map[string]string{"Accept-Encoding": "gzip"}})
+		require.Equal(t, "gzip", gz.Header.Get("Content-Encoding"))
+		zr, err := gzip.NewReader(bytes.NewReader(gz.Body))
+		require.NoError(t, err)
+		unzipped, err := io.ReadAll(zr)
+		require.NoError(t, err)
+		require.Equal(t, plain.Body, unzipped)
+		etag := plain.Header.Get("ETag")
+		require.NotEmpty(t, etag)
+		again := h.Do(t, servertest.Request{Method: "GET", Path: "/assets/js/main.js", Header: map[string]string{"If-None-Match": etag}})
+		again.RequireStatus(t, http.StatusNotModified)
+		h.Do(t, servertest.Request{Method: "GET", Path: "/assets/js/nope.js"}).RequireStatus(t, http.StatusNotFound)
+	})
+
+	t.Run("BundleVersion", func(t *testing.T) {
+		t.Parallel()
+		page := h.Do(t, servertest.Request{Method: "GET", Path: "/"})
+		m := regexp.MustCompile(`<meta name="natter-version" content="([^"]+)">`).FindStringSubmatch(string(page.Body))
+		require.Len(t, m, 2)
+		res := h.Do(t, servertest.Request{Method: "GET", Path: "/web-version"})
+		res.RequireStatus(t, http.StatusOK)
+		require.Equal(t, "no-store", res.Header.Get("Cache-Control"))
+		require.Equal(t, m[1], res.JSON(t)["version"])
+	})
+
+	t.Run("APIKeepsJSONErrors", func(t *testing.T) {
+		t.Parallel()
+		h.Do(t, servertest.Request{Method: "GET", Path: "/api/nope"}).RequireError(t, http.StatusNotFound, persist.CodeRouteNotFound)
+		h.Do(t, servertest.Request{Method: "GET", Path: "/api"}).RequireError(t, http.StatusNotFound, persist.CodeRouteNotFound)
+		// Metrics are off here: still the JSON 404, never the page.
+		h.Do(t, servertest.Request{Method: "GET", Path: "/metrics"}).RequireError(t, http.StatusNotFound, persist.CodeRouteNotFound)
+		h.Do(t, servertest.Request{Method: "POST", Path: "/"}).RequireStatus(t, http.StatusMethodNotAllowed)
+	})
+}
+
+// TestWebClientSource holds the client to its own rules: no innerHTML, outerHTML,
+// insertAdjacentHTML, document.write or eval anywhere, so text a person wrote cannot become
+// markup or code; and no view file over 300 lines.
+func TestWebClientSource(t *testing.T) {
+	t.Parallel()
+	banned := regexp.MustCompile(`innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function\(`)
+	root := filepath.Join("web", "static", "assets", "js")
+	files := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files++
+		require.Empty(t, banned.FindAllString(string(src), -1), "%s", path)
+		require.LessOrEqual(t, strings.Count(string(src), "\n"), 300, "%s is over 300 lines", path)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Greater(t, files, 10)
+}
