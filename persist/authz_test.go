@@ -56,7 +56,7 @@ func TestGuestBudgetUnderConcurrency(t *testing.T) {
 		require.True(t, isApp, "%v", err)
 		require.Equal(t, persist.CodeRateLimited, e.Code)
 	}
-	require.Equal(t, persist.GuestDailyPosts, ok1)
+	require.Equal(t, 3, ok1, "SPEC §Limits: guest posting 3 a day")
 }
 
 // TestWriteGuards checks ChannelForWrite's refusals and the guest budget's day boundary and
@@ -125,7 +125,7 @@ func TestWriteGuards(t *testing.T) {
 			return persist.Invalid("the message was refused")
 		})
 		requireCode(t, failed, persist.CodeInvalidRequest)
-		for range persist.GuestDailyPosts {
+		for range 3 {
 			require.NoError(t, write(guest, room[0].ID))
 		}
 		requireCode(t, write(guest, room[0].ID), persist.CodeRateLimited)

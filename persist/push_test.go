@@ -69,13 +69,13 @@ func TestPushBackoff(t *testing.T) {
 		{5, 0, 6 * time.Hour},
 		{6, 0, 24 * time.Hour},
 		{40, 0, 24 * time.Hour},
-		{1, 30 * time.Second, time.Minute},          // a shorter Retry-After does not shorten the schedule
-		{1, 2 * time.Hour, 2 * time.Hour},           // a longer one is honoured
-		{3, 72 * time.Hour, 24 * time.Hour},         // up to a day
-		{5, 23 * time.Hour, 23 * time.Hour},         // longer than 6h, under a day
-		{0, 0, time.Minute},                         // defensive: the first entry
-		{2, -time.Hour, 5 * time.Minute},            // a past date counts for nothing
-		{6, 25 * time.Hour, persist.PushMaxBackoff}, // the cap
+		{1, 30 * time.Second, time.Minute},  // a shorter Retry-After does not shorten the schedule
+		{1, 2 * time.Hour, 2 * time.Hour},   // a longer one is honoured
+		{3, 72 * time.Hour, 24 * time.Hour}, // up to a day
+		{5, 23 * time.Hour, 23 * time.Hour}, // longer than 6h, under a day
+		{0, 0, time.Minute},                 // defensive: the first entry
+		{2, -time.Hour, 5 * time.Minute},    // a past date counts for nothing
+		{6, 25 * time.Hour, 24 * time.Hour}, // the cap: at most 1 day
 	} {
 		require.Equal(t, tc.want, persist.PushBackoff(tc.failure, tc.retryAfter), "failure %d, Retry-After %s", tc.failure, tc.retryAfter)
 	}

@@ -96,7 +96,7 @@ func TestBotCommandMenus(t *testing.T) {
 		t.Parallel()
 		bot, token := w.serviceBot(t, "commands:write")
 		menuOf(t, putMenu(t, w.h, token, []map[string]any{{"command": "keep", "description": "Kept"}}))
-		tooMany := make([]map[string]any, persist.MaxBotCommands+1)
+		tooMany := make([]map[string]any, 100+1) // SPEC §Limits: at most 100 commands
 		for i := range tooMany {
 			tooMany[i] = map[string]any{"command": fmt.Sprintf("c%d", i), "description": "d"}
 		}
@@ -114,9 +114,9 @@ func TestBotCommandMenus(t *testing.T) {
 		w.h.Do(t, servertest.Request{Method: http.MethodPut, Path: "/api/bots/self/commands", Token: token, Body: map[string]any{}}).
 			RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
 		// A full menu of exactly 100 with maximal texts is fine.
-		full := tooMany[:persist.MaxBotCommands]
+		full := tooMany[:100]
 		full[0] = map[string]any{"command": "c0", "description": strings.Repeat("é", 100), "args_hint": strings.Repeat("h", 100)}
-		require.Len(t, menuOf(t, putMenu(t, w.h, token, full)), persist.MaxBotCommands)
+		require.Len(t, menuOf(t, putMenu(t, w.h, token, full)), 100)
 		menuOf(t, putMenu(t, w.h, token, []map[string]any{{"command": "keep", "description": "Kept"}}))
 		putMenu(t, w.h, token, tooMany).RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
 		var mine []string

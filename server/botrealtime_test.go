@@ -59,7 +59,7 @@ func TestBotRealtime(t *testing.T) {
 		s := b.dial(t, tok.Token, "2")
 		b.h.Post(t, "/api/bot-tokens/"+tok.ID+"/revoke", b.owner.Token, nil).RequireStatus(t, http.StatusOK)
 		b.add(t, persist.EventInput{ChannelID: b.general})
-		require.Equal(t, realtime.CloseRevoked, s.ExpectClose(t))
+		require.EqualValues(t, 1008, s.ExpectClose(t), "SPEC §Errors: WebSocket close 1008")
 	})
 	t.Run("SocketClosesWhenTheBotLeavesOnTheIdleTimer", func(t *testing.T) {
 		t.Parallel()
@@ -68,7 +68,7 @@ func TestBotRealtime(t *testing.T) {
 		s := b.dial(t, tok.Token, "2")
 		b.h.Do(t, servertest.Request{Method: http.MethodDelete, Token: b.owner.Token,
 			Path: "/api/workspaces/" + b.ws.ID + "/bots/" + bot.ID + "/membership"}).RequireStatus(t, http.StatusNoContent)
-		require.Equal(t, realtime.CloseRevoked, s.ExpectClose(t))
+		require.EqualValues(t, 1008, s.ExpectClose(t), "SPEC §Errors: WebSocket close 1008")
 	})
 	t.Run("SocketClosesWhenTheBotIsDeleted", func(t *testing.T) {
 		t.Parallel()
@@ -79,7 +79,7 @@ func TestBotRealtime(t *testing.T) {
 		s := b.dial(t, tok.Token, "2")
 		b.h.Do(t, servertest.Request{Method: http.MethodDelete, Token: b.owner.Token, Path: "/api/bots/" + bot.ID}).RequireStatus(t, http.StatusOK)
 		b.add(t, persist.EventInput{ChannelID: b.general})
-		require.Equal(t, realtime.CloseRevoked, s.ExpectClose(t))
+		require.EqualValues(t, 1008, s.ExpectClose(t), "SPEC §Errors: WebSocket close 1008")
 	})
 	t.Run("HandshakeCountsAsAUseRechecksDoNot", func(t *testing.T) {
 		t.Parallel()

@@ -78,7 +78,7 @@ func TestChannelCreate(t *testing.T) {
 
 	t.Run("TitleIsTrimmedAndAtMost200Characters", func(t *testing.T) {
 		t.Parallel()
-		title200 := strings.Repeat("é", persist.MaxChannelTitleLength)
+		title200 := strings.Repeat("é", 200) // SPEC §Limits: display_title at most 200 Unicode characters
 		r := e.createChannel(t, member.Token, map[string]any{"name": "long-title", "display_title": "   " + title200 + "\n"})
 		r.RequireStatus(t, http.StatusCreated)
 		require.Equal(t, title200, channelOf(t, r).DisplayTitle)

@@ -114,7 +114,7 @@ func TestChannelUpdate(t *testing.T) {
 		c := persisttest.Channel(t, e.h.Store, owner, e.ws.ID, "strict")
 		for _, body := range []map[string]any{
 			{},
-			{"display_title": strings.Repeat("x", persist.MaxChannelTitleLength+1)},
+			{"display_title": strings.Repeat("x", 201)}, // SPEC §Limits: at most 200
 			{"external_url": "mailto:someone@example.com"},
 			{"kind": "Two Words"},
 			{"archived": "yes"},

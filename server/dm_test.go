@@ -90,12 +90,12 @@ func TestDirectConversations(t *testing.T) {
 		h.Post(t, "/api/dms", c.alice.Token, map[string]any{"member_ids": []string{c.mod.User.ID}}).RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
 
 		var many []string
-		for range persist.MaxDMMembers - 1 {
+		for range 32 - 1 { // CONTRACT §Direct conversations: at most 32 members
 			many = append(many, c.join(t, persist.RoleMember).User.ID)
 		}
 		r, d := c.openDM(t, c.alice, many...)
 		r.RequireStatus(t, http.StatusCreated)
-		require.Len(t, d.Members, persist.MaxDMMembers)
+		require.Len(t, d.Members, 32)
 		r, _ = c.openDM(t, c.alice, append(many, c.mod.User.ID)...)
 		r.RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
 	})

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -138,7 +139,7 @@ func TestGitHubDesktop(t *testing.T) {
 		verifier := signin.NewSecret()
 		late := w.desktopSignIn(t, verifier, "2").Query().Get("code")
 		onTime := w.desktopSignIn(t, verifier, "1").Query().Get("code")
-		w.clock.Advance(persist.DesktopGrantLifetime - 1)
+		w.clock.Advance(5*time.Minute - 1) // SPEC §Limits: desktop grants valid 5 minutes
 		consume(t, w.h, onTime, verifier).RequireStatus(t, http.StatusOK)
 		w.clock.Advance(1)
 		consume(t, w.h, late, verifier).RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)

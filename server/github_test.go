@@ -100,7 +100,7 @@ func TestGitHubSignIn(t *testing.T) {
 		require.NotNil(t, binding, "start sets the browser-binding cookie")
 		require.True(t, binding.HttpOnly)
 		require.Equal(t, "/api/auth/", binding.Path)
-		require.Equal(t, int(persist.OAuthTransactionLifetime.Seconds()), binding.MaxAge)
+		require.Equal(t, 600, binding.MaxAge, "SPEC §Limits: OAuth transaction valid 10 minutes")
 		require.NotContains(t, r.Header.Get("Location"), binding.Value, "the binding never leaves for the provider")
 	})
 
@@ -184,7 +184,7 @@ func TestGitHubSignIn(t *testing.T) {
 		w := newGitHubWorld(t, nil)
 		b := newBrowser(t, w.h)
 		callback := w.pending(t, b, octocat())
-		w.clock.Advance(persist.OAuthTransactionLifetime)
+		w.clock.Advance(10 * time.Minute)
 		b.get(t, callback).RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
 	})
 
@@ -193,7 +193,7 @@ func TestGitHubSignIn(t *testing.T) {
 		w := newGitHubWorld(t, nil)
 		b := newBrowser(t, w.h)
 		callback := w.pending(t, b, octocat())
-		w.clock.Advance(persist.OAuthTransactionLifetime - time.Second)
+		w.clock.Advance(10*time.Minute - time.Second)
 		require.Equal(t, "/", location(t, b.get(t, callback)).String())
 	})
 
@@ -248,7 +248,7 @@ func TestGitHubCapacity(t *testing.T) {
 		location(t, w.start(t, b))
 		// Expired transactions free theirs too.
 		w.start(t, b).RequireError(t, http.StatusServiceUnavailable, persist.CodeOverCapacity)
-		w.clock.Advance(persist.OAuthTransactionLifetime)
+		w.clock.Advance(10 * time.Minute)
 		location(t, w.start(t, b))
 	})
 
@@ -262,7 +262,7 @@ func TestGitHubCapacity(t *testing.T) {
 			location(t, w.start(t, newBrowser(t, w.h)))
 		}
 		w.start(t, newBrowser(t, w.h)).RequireError(t, http.StatusServiceUnavailable, persist.CodeOverCapacity)
-		w.clock.Advance(persist.OAuthTransactionLifetime)
+		w.clock.Advance(10 * time.Minute)
 		location(t, w.start(t, newBrowser(t, w.h)))
 	})
 }

@@ -152,11 +152,11 @@ func TestMemberDirectory(t *testing.T) {
 			persisttest.Member(t, e.h.Store, e.ws.ID, persisttest.User(t, e.h.Store, nil).ID, persist.RoleMember)
 		}
 		p := e.members(t, e.owner.Token, nil)
-		require.Len(t, p.Members, persist.MemberPageDefault)
+		require.Len(t, p.Members, 100, "SPEC §Limits: member directory page default 100")
 		require.True(t, p.HasMore)
 		require.Equal(t, 206, *p.TotalCount)
 		p = e.members(t, e.owner.Token, url.Values{"limit": {"1000"}})
-		require.Len(t, p.Members, persist.MemberPageMax)
+		require.Len(t, p.Members, 200, "SPEC §Limits: member directory page maximum 200")
 		p = e.members(t, e.owner.Token, url.Values{"limit": {"200"}, "cursor": {p.NextCursor}})
 		require.Len(t, p.Members, 6)
 		require.False(t, p.HasMore)

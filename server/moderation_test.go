@@ -149,8 +149,8 @@ func TestModerationActions(t *testing.T) {
 		r.RequireStatus(t, http.StatusOK)
 		m := e.obj(t, r, "member")
 		require.Equal(t, "guest", m["role"])
-		require.EqualValues(t, persist.GuestDailyPosts, m["post_limit"])
-		require.EqualValues(t, persist.GuestDailyPosts, m["posts_remaining"])
+		require.EqualValues(t, 3, m["post_limit"], "SPEC §Limits: guest posting 3 a day")
+		require.EqualValues(t, 3, m["posts_remaining"])
 		created := e.eventsOf(t, "channel.created")
 		require.Len(t, created, 1)
 		require.Equal(t, []string{"guest"}, e.channelNames(t, member.Token))
@@ -164,7 +164,7 @@ func TestModerationActions(t *testing.T) {
 		}))
 		var page struct{ Members []map[string]any }
 		e.h.Get(t, e.wsPath("/moderation/members?role=guest"), e.owner.Token).Decode(t, &page)
-		require.EqualValues(t, persist.GuestDailyPosts-1, page.Members[0]["posts_remaining"])
+		require.EqualValues(t, 2, page.Members[0]["posts_remaining"])
 	})
 
 	t.Run("TimedOutModeratorCannotManage", func(t *testing.T) {
@@ -214,7 +214,7 @@ func TestModerationActions(t *testing.T) {
 		e.h.Get(t, e.wsPath("/moderation/members?role=guest"), e.owner.Token).Decode(t, &page)
 		require.Len(t, page.Members, 1)
 		require.Equal(t, "watch this one", page.Members[0]["moderation_note"])
-		require.EqualValues(t, persist.GuestDailyPosts, page.Members[0]["posts_remaining"])
+		require.EqualValues(t, 3, page.Members[0]["posts_remaining"])
 
 		r = e.moderate(t, e.owner.Token, guest.User.ID, map[string]any{"moderation_note": ""})
 		require.NotContains(t, e.obj(t, r, "member"), "moderation_note", "an empty note clears it")

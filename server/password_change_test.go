@@ -62,7 +62,7 @@ func TestPasswordChange(t *testing.T) {
 		require.Equal(t, me.User.ID, user["id"])
 		require.Equal(t, true, user["password_enrolled"])
 
-		require.Equal(t, realtime.CloseRevoked, phoneSocket.ExpectClose(t))
+		require.EqualValues(t, 1008, phoneSocket.ExpectClose(t), "SPEC §Errors: WebSocket close 1008")
 		for _, token := range []string{laptop, phone} {
 			b.h.Get(t, "/api/me", token).RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
 		}

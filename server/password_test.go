@@ -70,7 +70,7 @@ type passwordBundle struct {
 // and every rule are the same), a gate on derivations and a pinned clock.
 func setupPasswords(t *testing.T, opts ...servertest.Option) passwordBundle {
 	t.Helper()
-	return setupPasswordsWith(t, passwordhash.DefaultConcurrency, opts...)
+	return setupPasswordsWith(t, 2, opts...) // SPEC §Limits: 2 concurrent derivations
 }
 
 // setupPasswordsWith is setupPasswords with another bound on concurrent derivations.

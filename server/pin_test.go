@@ -101,13 +101,13 @@ func TestPins(t *testing.T) {
 	t.Run("LimitHoldsUnderConcurrency", func(t *testing.T) {
 		t.Parallel()
 		c := newChat(t, h)
-		ids := seedMessages(t, c, persist.MaxPins+7)
-		for _, id := range ids[:persist.MaxPins-5] {
+		ids := seedMessages(t, c, 100+7) // SPEC §Limits: 100 pins per channel
+		for _, id := range ids[:100-5] {
 			h.Post(t, pins(c.general.ID), c.alice.Token, map[string]any{"message_id": id}).RequireStatus(t, http.StatusCreated)
 		}
 		statuses := make([]int, 12)
 		var g errgroup.Group
-		for i, id := range ids[persist.MaxPins-5:] {
+		for i, id := range ids[100-5:] {
 			g.Go(func() error {
 				statuses[i] = h.Post(t, pins(c.general.ID), c.alice.Token, map[string]any{"message_id": id}).Status
 				return nil
@@ -125,7 +125,7 @@ func TestPins(t *testing.T) {
 		require.Equal(t, 5, created)
 		var list pinList
 		h.Get(t, pins(c.general.ID), c.alice.Token).Decode(t, &list)
-		require.Len(t, list.Messages, persist.MaxPins)
+		require.Len(t, list.Messages, 100)
 
 		var unpinned string
 		for _, id := range ids {

@@ -197,16 +197,16 @@ func TestPushRegister(t *testing.T) {
 		t.Parallel()
 		h, svc, a := setup(t)
 		var devices []*pushtest.Device
-		for i := range persist.MaxPushDevices + 1 {
+		for i := range 11 { // SPEC §Limits: 10 push devices; an eleventh drops the oldest
 			d := svc.NewDevice(t)
 			devices = append(devices, d)
 			subscribe(t, h, a, d, fmt.Sprintf("device %d", i)).RequireStatus(t, http.StatusOK)
 		}
 		st := getPush(t, h, a.Token, devices[0].Digest)
-		require.Len(t, st.Devices, persist.MaxPushDevices)
+		require.Len(t, st.Devices, 10)
 		require.False(t, st.ThisDevice, "the first registration was dropped")
 		require.True(t, getPush(t, h, a.Token, devices[1].Digest).ThisDevice)
-		require.True(t, getPush(t, h, a.Token, devices[persist.MaxPushDevices].Digest).ThisDevice)
+		require.True(t, getPush(t, h, a.Token, devices[10].Digest).ThisDevice)
 	})
 
 	t.Run("RemoveIsIdempotent", func(t *testing.T) {

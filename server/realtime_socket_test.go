@@ -157,7 +157,7 @@ func TestSocketRevocation(t *testing.T) {
 		s := b.dial(t, b.owner.Token, "2")
 		b.h.Post(t, "/api/auth/logout", b.owner.Token, nil).RequireStatus(t, http.StatusOK)
 		b.add(t, persist.EventInput{ChannelID: b.general})
-		require.Equal(t, realtime.CloseRevoked, s.ExpectClose(t))
+		require.EqualValues(t, 1008, s.ExpectClose(t), "SPEC §Errors: WebSocket close 1008")
 	})
 	t.Run("AtOnceOnLogout", func(t *testing.T) {
 		t.Parallel()
@@ -171,7 +171,7 @@ func TestSocketRevocation(t *testing.T) {
 		sockets := []*servertest.Socket{b.dial(t, b.owner.Token, "2"), b.dial(t, b.owner.Token, "2")}
 		b.h.Post(t, "/api/auth/logout", b.owner.Token, nil).RequireStatus(t, http.StatusOK)
 		for _, s := range sockets {
-			require.Equal(t, realtime.CloseRevoked, s.ExpectClose(t))
+			require.EqualValues(t, 1008, s.ExpectClose(t), "SPEC §Errors: WebSocket close 1008")
 		}
 		_, status := b.h.DialSocket(t, servertest.Dial{Path: b.wsPath("2"), Token: b.owner.Token})
 		require.Equal(t, http.StatusUnauthorized, status, "a reconnect after the logout")
@@ -181,7 +181,7 @@ func TestSocketRevocation(t *testing.T) {
 		b := setupRealtime(t, servertest.WithRealtime(func(c *realtime.Config) { c.RevalidateInterval = 20 * time.Millisecond }))
 		s := b.dial(t, b.owner.Token, "2")
 		b.h.Post(t, "/api/auth/logout", b.owner.Token, nil).RequireStatus(t, http.StatusOK)
-		require.Equal(t, realtime.CloseRevoked, s.ExpectClose(t))
+		require.EqualValues(t, 1008, s.ExpectClose(t), "SPEC §Errors: WebSocket close 1008")
 	})
 }
 
@@ -189,7 +189,7 @@ func TestSocketResync(t *testing.T) {
 	t.Parallel()
 	b := setupRealtime(t)
 	for _, c := range []string{"3", "abc"} {
-		require.Equal(t, realtime.CloseResync, b.dial(t, b.owner.Token, c).ExpectClose(t), "cursor %q", c)
+		require.EqualValues(t, 4001, b.dial(t, b.owner.Token, c).ExpectClose(t), "CONTRACT §Events: 4001 resync required; cursor %q", c)
 	}
 }
 

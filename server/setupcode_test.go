@@ -176,7 +176,7 @@ func TestSetupCodeExpiry(t *testing.T) {
 	almost := mintSetupCode(t, w, w.owner, bot.ID, map[string]any{"name": "almost"})
 	late := mintSetupCode(t, w, w.owner, bot.ID, map[string]any{"name": "late"})
 	unknown := claim(t, w.h, "AAAA-BBBB-CCCC")
-	clock.Advance(persist.SetupCodeLifetime - time.Second)
+	clock.Advance(10*time.Minute - time.Second) // SPEC §Limits: setup code 10-minute expiry
 	claimOK(t, w.h, almost)
 	clock.Advance(time.Second)
 	r := claim(t, w.h, late)

@@ -146,15 +146,16 @@ func TestSlashCommandReplies(t *testing.T) {
 		})
 		_, secret := e.register(t, inst, "/whisper", recv.srv.URL)
 		recv.setSecret(secret)
-		// A channel of its own: the sibling subtests post into #general meanwhile.
-		quiet := persisttest.Channel(t, e.h.Store, persist.ActorFor(e.owner.User), e.ws.ID, "quiet")
+		// A channel of its own: the siblings post into general while this one counts.
+		quiet := persisttest.Channel(t, e.h.Store, persist.ActorFor(e.owner.User), e.ws.ID, "whisper-room")
 		r := e.slash(t, quiet.ID, e.owner.Token, "/whisper", "")
 		r.RequireStatus(t, http.StatusCreated)
 		recv.next(t)
 		require.Equal(t, map[string]any{"response_type": "ephemeral", "text": "only you"}, r.JSON(t))
 		for _, ev := range e.eventsOf(t, "message.created") {
-			require.NotEqual(t, quiet.ID, ev.ChannelID, "nothing was posted")
+			require.NotEqual(t, quiet.ID, ev.ChannelID, "an ephemeral answer was posted")
 		}
+		require.Empty(t, pageOf(t, e.h.Get(t, "/api/channels/"+quiet.ID+"/messages", e.owner.Token)).Messages)
 	})
 	t.Run("FailingCallbackIs502", func(t *testing.T) {
 		t.Parallel()
@@ -201,7 +202,7 @@ func TestSlashCommandWriteAuthority(t *testing.T) {
 
 	guest := e.join(t, persist.RoleGuest)
 	e.slash(t, general.ID, guest.Token, "/ping", "").RequireError(t, http.StatusNotFound, persist.CodeNotFound)
-	for range persist.GuestDailyPosts {
+	for range 3 { // SPEC §Limits: guest posting 3 a day; each invocation spends one
 		e.slash(t, guestRoom.ID, guest.Token, "/ping", "").RequireError(t, http.StatusBadGateway, persist.CodeCallbackFailed)
 		recv.next(t)
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
-	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/servertest"
 )
 
@@ -95,7 +94,8 @@ func TestUploadCreate(t *testing.T) {
 		f := filePart{Name: "a.txt", Data: []byte("hi")}
 		upload(t, h, c.alice.Token, "", f).RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
 		upload(t, h, c.alice.Token, "?nonce=n1", f, "workspace_id", c.ws.ID).RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
-		upload(t, h, c.alice.Token, "?workspace_id="+c.ws.ID+"&nonce="+strings.Repeat("n", persist.MaxNonceLength+1), f).
+		// SPEC §Limits: an upload nonce is at most 128 characters.
+		upload(t, h, c.alice.Token, "?workspace_id="+c.ws.ID+"&nonce="+strings.Repeat("n", 129), f).
 			RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
 		h.Post(t, "/api/uploads?workspace_id="+c.ws.ID, c.alice.Token, map[string]any{"file": "x"}).
 			RequireError(t, http.StatusUnsupportedMediaType, persist.CodeUnsupportedMediaType)
@@ -118,7 +118,7 @@ func TestUploadCreate(t *testing.T) {
 		// The file part's content, then the closing boundary: one byte more than the limit in all.
 		closing := head[bytes.LastIndex(head, []byte("\r\n--")):]
 		opening := head[:bytes.LastIndex(head, []byte("\r\n--"))]
-		size := server.MaxUploadBody + 1 - len(opening) - len(closing)
+		size := 64<<20 + 1 - len(opening) - len(closing) // SPEC §Limits: 64 MiB per request
 		body := io.MultiReader(bytes.NewReader(opening), io.LimitReader(zeros{}, int64(size)), bytes.NewReader(closing))
 		h.Do(t, servertest.Request{Method: http.MethodPost, Path: "/api/uploads?workspace_id=" + c.ws.ID + "&nonce=big",
 			Token: c.alice.Token, Body: body, Header: map[string]string{"Content-Type": ct}}).

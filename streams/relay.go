@@ -379,7 +379,7 @@ func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 		if e.DirectConversationID != "" {
 			msg.Header.Set(HeaderDMMembers, strings.Join(members[e.DirectConversationID], ","))
 		}
-		f, err := r.js.PublishMsgAsync(msg, jetstream.WithMsgID(e.WorkspaceID+":"+strconv.FormatInt(e.Cursor, 10)),
+		f, err := r.js.PublishMsgAsync(msg, jetstream.WithMsgID(relayMsgID(e.WorkspaceID, e.Cursor)),
 			jetstream.WithExpectLastSequence(uint64(e.Cursor-1)))
 		if err != nil {
 			return fmt.Errorf("relay: publish cursor %d: %w", e.Cursor, err)
@@ -422,8 +422,9 @@ func (r *Relay) dmMembers(ctx context.Context, events []persist.Event) (map[stri
 
 // verifyStream checks a workspace's stream against its log and returns the stream's last
 // sequence, the position to continue from. A missing stream is created; one that lost retained
-// events (emptied, or behind a relayed position) or holds cursors the log never issued is
-// rebuilt from Postgres with FirstSeq = the oldest retained cursor.
+// events (emptied, or behind a relayed position), holds cursors the log never issued, or ends
+// in a message the relay did not publish as that sequence's event is rebuilt from Postgres with
+// FirstSeq = the oldest retained cursor.
 func (r *Relay) verifyStream(ctx context.Context, st persist.RelayState) (uint64, error) {
 	name := StreamName(st.WorkspaceID)
 	oldest := uint64(st.PrunedThrough) + 1
@@ -445,6 +446,15 @@ func (r *Relay) verifyStream(ctx context.Context, st persist.RelayState) (uint64
 	} else {
 		healthy = healthy && state.FirstSeq <= oldest
 	}
+	if healthy && state.Msgs > 0 {
+		// The bounds cannot tell a relayed event from a message someone else published into
+		// the stream: only the relay's message id, <workspace_id>:<cursor> with cursor equal to
+		// the sequence, makes the last sequence a position to continue from.
+		healthy, err = r.lastIsRelayed(ctx, s, st.WorkspaceID, state.LastSeq)
+		if err != nil {
+			return 0, err
+		}
+	}
 	if healthy {
 		return state.LastSeq, r.scaleStream(ctx, s)
 	}
@@ -455,6 +465,24 @@ func (r *Relay) verifyStream(ctx context.Context, st persist.RelayState) (uint64
 		return 0, err
 	}
 	return oldest - 1, r.createStream(ctx, st.WorkspaceID, oldest)
+}
+
+// lastIsRelayed reports whether the message at seq, the stream's last, is the relay's copy of
+// the event with cursor seq. A message deleted from under the stream counts as foreign.
+func (r *Relay) lastIsRelayed(ctx context.Context, s jetstream.Stream, workspaceID string, seq uint64) (bool, error) {
+	m, err := s.GetMsg(ctx, seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("relay: read the stream's last message: %w", err)
+	}
+	return m.Header.Get(jetstream.MsgIDHeader) == relayMsgID(workspaceID, int64(seq)), nil
+}
+
+// relayMsgID is the Nats-Msg-Id of the event with cursor in workspaceID's stream.
+func relayMsgID(workspaceID string, cursor int64) string {
+	return workspaceID + ":" + strconv.FormatInt(cursor, 10)
 }
 
 func (r *Relay) createStream(ctx context.Context, workspaceID string, firstSeq uint64) error {

@@ -98,7 +98,7 @@ func TestPushDelivery(t *testing.T) {
 		w.release <- struct{}{}
 		got := w.svc.Next(t)
 		require.Equal(t, "Ada Lovelace", got.Payload.Title, "the title is fixed when queued")
-		require.Equal(t, push.MaxBodyChars, utf8.RuneCountInString(got.Payload.Body), "the body as it reads now, cut to 240")
+		require.Equal(t, 240, utf8.RuneCountInString(got.Payload.Body), "SPEC §Limits: the body as it reads now, cut to 240")
 		require.True(t, strings.HasPrefix(got.Payload.Body, strings.Repeat("ü", 239)))
 	})
 }
