@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/server"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // lockedBuffer is a log sink that handlers and the test share.

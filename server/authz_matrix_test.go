@@ -11,11 +11,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/passwordhash"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // TestAuthorizationMatrix walks every route of the route table (so routes added later are

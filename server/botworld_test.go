@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // botWorld is a harness with one workspace and a person in every role, plus an outsider.

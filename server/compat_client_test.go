@@ -12,7 +12,7 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/stretchr/testify/require"
 
-	"github.com/natterchat/natter/server/servertest"
+	"github.com/natterchat/natter/admin/servertest"
 )
 
 // ccClient makes HTTP calls the way a ClickClack runtime does: JSON in and out, with either a

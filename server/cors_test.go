@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/server"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 func TestCORS(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // dmBody is the body of a single-conversation answer.

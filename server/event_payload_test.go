@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist/persisttest"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // TestEventPayloadIDs makes one event of every durable type through the API and reads them back

@@ -9,11 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/server/callback"
 	"github.com/natterchat/natter/server/netpolicy"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // subscribe creates a subscription for the env's installation and returns its id and secret.

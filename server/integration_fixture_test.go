@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/natterchat/natter/server/servertest"
+	"github.com/natterchat/natter/admin/servertest"
 )
 
 // integrations are a workspace's integration resources made through the API, with the secrets

@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/server/callback"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // intEnv is a workspace with its owner and a service bot member, for the integration tests.

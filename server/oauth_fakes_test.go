@@ -18,7 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/natterchat/natter/server/servertest"
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/server/signin"
 )
 

@@ -8,10 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 func (b passwordBundle) change(t *testing.T, token, current, next string) *servertest.Response {

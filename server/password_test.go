@@ -10,11 +10,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/passwordhash"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // derivationGate pauses derivations on demand: once armed for n, each of the next n

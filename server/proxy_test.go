@@ -10,12 +10,12 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/accessproxy"
 	"github.com/natterchat/natter/server/accessproxy/accessproxytest"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 type proxyBundle struct {

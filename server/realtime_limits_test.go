@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // TestSocketCapPerUser opens 64 sockets as one person through the real router: the 65th

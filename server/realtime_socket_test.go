@@ -11,11 +11,11 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server"
-	"github.com/natterchat/natter/server/servertest"
 	"github.com/natterchat/natter/streams"
 )
 

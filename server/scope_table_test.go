@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // specScopes are the concrete scopes of SPEC §Authentication "Bot scopes", written out here

@@ -7,10 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/server"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // TestTextThatPostgresCannotStore: NUL bytes and invalid UTF-8 anywhere a client sends text

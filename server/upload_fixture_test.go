@@ -16,8 +16,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // filePart is one file of a multipart upload request. An empty ContentType sends the part

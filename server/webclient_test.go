@@ -16,9 +16,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/server"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // TestWebClient checks how the router serves the browser client: every path outside /api is

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime/push/pushtest"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // The HTTP side of push (registration, GET /api/me/push) is tested in server; these helpers drive

@@ -11,11 +11,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server/netpolicy"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // Pushover test credentials: an application token and a user key have Pushover's shape (30

@@ -9,13 +9,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/realtime/push/pushtest"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/netpolicy"
-	"github.com/natterchat/natter/server/servertest"
 )
 
 // TestPushShutdown stops a deliverer while a push is in flight and another waits in the queue:
