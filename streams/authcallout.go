@@ -168,31 +168,7 @@ func (a *AuthCallout) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	kick := make(chan struct{}, 1)
-	revocations, err := SubscribeRevocations(a.cfg.NATS, func(r persist.Revocation) {
-		if r.SessionID == "" {
-			select {
-			case kick <- struct{}{}:
-			default:
-			}
-		}
-	})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = revocations.Unsubscribe() }()
-	t := time.NewTicker(a.cfg.RevalidateInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			a.sweep(ctx)
-		case <-kick:
-			a.sweep(ctx)
-		}
-	}
+	return sweepOnBotRevocations(ctx, a.cfg.NATS, a.cfg.RevalidateInterval, a.sweep)
 }
 
 // answer decides one request and replies with a signed answer; an undecodable request gets no

@@ -124,32 +124,7 @@ func (b *BotAccess) Run(ctx context.Context) error {
 		return nil
 	}
 	// A revoked token or a changed membership is checked at once, not at the next tick.
-	kick := make(chan struct{}, 1)
-	revocations, err := SubscribeRevocations(b.cfg.NATS, func(r persist.Revocation) {
-		if r.SessionID != "" {
-			return // bots have no sessions
-		}
-		select {
-		case kick <- struct{}{}:
-		default:
-		}
-	})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = revocations.Unsubscribe() }()
-	t := time.NewTicker(b.cfg.RevalidateInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			b.sweep(ctx)
-		case <-kick:
-			b.sweep(ctx)
-		}
-	}
+	return sweepOnBotRevocations(ctx, b.cfg.NATS, b.cfg.RevalidateInterval, b.sweep)
 }
 
 // Ready is closed once Run admits bots and answers their requests.

@@ -1,8 +1,10 @@
 package streams
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -51,4 +53,36 @@ func StoreConfig(nc *nats.Conn, cfg persist.Config) persist.Config {
 	cfg.OnEventsCommitted = WakeRelay(nc)
 	cfg.OnRevoked = AnnounceRevocations(nc)
 	return cfg
+}
+
+// sweepOnBotRevocations calls sweep every interval and at once after an announcement that may
+// concern a bot (any but a session's), until ctx ends: both ways bots reach NATS re-check their
+// connections this way.
+func sweepOnBotRevocations(ctx context.Context, nc *nats.Conn, interval time.Duration, sweep func(context.Context)) error {
+	kick := make(chan struct{}, 1)
+	revocations, err := SubscribeRevocations(nc, func(r persist.Revocation) {
+		if r.SessionID != "" {
+			return // bots have no sessions
+		}
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = revocations.Unsubscribe() }()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			sweep(ctx)
+		case <-kick:
+			sweep(ctx)
+		}
+	}
 }
