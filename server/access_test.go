@@ -102,8 +102,8 @@ func TestDevFallback(t *testing.T) {
 
 func TestSessionLifetime(t *testing.T) {
 	t.Parallel()
-	clock := newTestClock() // the relay reads it concurrently
-	h := servertest.New(t, clock.option())
+	clock := persisttest.NewClock() // the relay reads it concurrently
+	h := servertest.New(t, servertest.WithClock(clock))
 	me := h.NewUser(t)
 	h.Get(t, "/api/me", me.Token).RequireStatus(t, http.StatusOK)
 	clock.Advance(persist.SessionLifetime + time.Second)

@@ -144,8 +144,8 @@ func TestLegacyBotTokenRoutes(t *testing.T) {
 
 func TestBotTokenAuthentication(t *testing.T) {
 	t.Parallel()
-	clock := newTestClock()
-	w := newBotWorld(t, clock.option())
+	clock := persisttest.NewClock()
+	w := newBotWorld(t, servertest.WithClock(clock))
 
 	t.Run("LastUsedAtFollowsEachAuthentication", func(t *testing.T) {
 		t.Parallel()

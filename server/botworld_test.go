@@ -2,9 +2,7 @@ package server_test
 
 import (
 	"net/http"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
@@ -64,30 +62,4 @@ func (w *botWorld) tokens(t *testing.T, as servertest.Actor, botID string) []per
 	}
 	r.Decode(t, &out)
 	return out.BotTokens
-}
-
-// testClock is a settable clock for the store (and so for the server).
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newTestClock() *testClock {
-	return &testClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func (c *testClock) option() servertest.Option {
-	return servertest.WithStoreOptions(persisttest.WithClock(c.Now))
 }

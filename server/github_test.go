@@ -12,6 +12,7 @@ import (
 
 	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/signin"
 )
@@ -20,15 +21,15 @@ import (
 type githubWorld struct {
 	h     *servertest.Harness
 	gh    *fakeGitHub
-	clock *testClock
+	clock *persisttest.Clock
 }
 
 // newGitHubWorld starts the world; edit adjusts the GitHub and server configuration.
 func newGitHubWorld(t *testing.T, edit func(*signin.GitHubConfig, *server.Config)) *githubWorld {
 	t.Helper()
 	// The clock starts at the real time: the browser's cookie jar expires cookies by it.
-	w := &githubWorld{gh: newFakeGitHub(t), clock: &testClock{now: time.Now().UTC().Truncate(time.Second)}}
-	w.h = servertest.New(t, w.clock.option(),
+	w := &githubWorld{gh: newFakeGitHub(t), clock: persisttest.NewClockAt(time.Now().UTC().Truncate(time.Second))}
+	w.h = servertest.New(t, servertest.WithClock(w.clock),
 		servertest.WithConfig(func(c *server.Config) {
 			gc := w.gh.config()
 			if edit != nil {

@@ -23,15 +23,15 @@ const oidcPublicURL = "http://127.0.0.1"
 type oidcWorld struct {
 	h     *servertest.Harness
 	idp   *fakeOIDC
-	clock *testClock
+	clock *persisttest.Clock
 }
 
 func newOIDCWorld(t *testing.T, edit func(*server.Config)) *oidcWorld {
 	t.Helper()
-	w := &oidcWorld{idp: newFakeOIDC(t), clock: &testClock{now: time.Now().UTC().Truncate(time.Second)}}
+	w := &oidcWorld{idp: newFakeOIDC(t), clock: persisttest.NewClockAt(time.Now().UTC().Truncate(time.Second))}
 	provider, err := signin.DiscoverOIDC(t.Context(), w.idp.config())
 	require.NoError(t, err)
-	w.h = servertest.New(t, w.clock.option(), servertest.WithConfig(func(c *server.Config) {
+	w.h = servertest.New(t, servertest.WithClock(w.clock), servertest.WithConfig(func(c *server.Config) {
 		c.OIDC, c.PublicURL = provider, oidcPublicURL
 		if edit != nil {
 			edit(c)

@@ -63,7 +63,7 @@ type passwordBundle struct {
 	h      *servertest.Harness
 	hasher *passwordhash.Hasher
 	gate   *derivationGate
-	clock  *testClock
+	clock  *persisttest.Clock
 }
 
 // setupPasswords runs the API with password sign-in on, cheap hashing parameters (the format
@@ -80,8 +80,8 @@ func setupPasswordsWith(t *testing.T, concurrency int, opts ...servertest.Option
 	hasher, err := passwordhash.New(passwordhash.Config{Params: passwordhash.Params{Time: 1, MemoryKiB: 64, Threads: 1},
 		Concurrency: concurrency, AfterDerive: gate.after})
 	require.NoError(t, err)
-	clock := newTestClock()
-	h := servertest.New(t, append([]servertest.Option{clock.option(), servertest.WithConfig(func(c *server.Config) {
+	clock := persisttest.NewClock()
+	h := servertest.New(t, append([]servertest.Option{servertest.WithClock(clock), servertest.WithConfig(func(c *server.Config) {
 		c.PasswordAuth = true
 		c.Passwords = hasher
 	})}, opts...)...)

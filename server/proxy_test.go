@@ -21,15 +21,15 @@ import (
 type proxyBundle struct {
 	h     *servertest.Harness
 	team  *accessproxytest.Team
-	clock *testClock
+	clock *persisttest.Clock
 }
 
 // setupProxy runs the API behind a stand-in Access team, on a pinned clock.
 func setupProxy(t *testing.T) proxyBundle {
 	t.Helper()
 	team := accessproxytest.New(t)
-	clock := newTestClock()
-	h := servertest.New(t, clock.option(), servertest.WithConfig(func(c *server.Config) {
+	clock := persisttest.NewClock()
+	h := servertest.New(t, servertest.WithClock(clock), servertest.WithConfig(func(c *server.Config) {
 		c.IdentityProxy = team.Config(nil) // the server's clock: the store's
 	}))
 	return proxyBundle{h: h, team: team, clock: clock}

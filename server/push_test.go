@@ -17,45 +17,6 @@ import (
 	"github.com/natterchat/natter/server"
 )
 
-// pushStatus is GET /api/me/push.
-type pushStatus struct {
-	Enabled         bool   `json:"enabled"`
-	PublicKey       string `json:"public_key"`
-	ThisDevice      bool   `json:"this_device"`
-	ThisDeviceStale bool   `json:"this_device_stale"`
-	Devices         []struct {
-		Label         string `json:"label"`
-		FailureCount  int    `json:"failure_count"`
-		ThisDevice    bool   `json:"this_device"`
-		LastSuccessAt string `json:"last_success_at"`
-		LastFailureAt string `json:"last_failure_at"`
-		BackoffUntil  string `json:"backoff_until"`
-	} `json:"devices"`
-}
-
-func getPush(t *testing.T, h *servertest.Harness, token, device string) pushStatus {
-	t.Helper()
-	r := h.Get(t, "/api/me/push?device="+device, token)
-	r.RequireStatus(t, http.StatusOK)
-	var st pushStatus
-	r.Decode(t, &st)
-	return st
-}
-
-// subscribe registers d for a as the page of a's browser would.
-func subscribe(t *testing.T, h *servertest.Harness, a servertest.Actor, d *pushtest.Device, label string) *servertest.Response {
-	t.Helper()
-	body := d.Subscription()
-	body["user_agent"], body["user_id"] = label, a.User.ID
-	return h.Do(t, servertest.Request{Method: http.MethodPut, Path: "/api/me/push/subscriptions", Token: a.Token, Body: body})
-}
-
-func unsubscribe(t *testing.T, h *servertest.Harness, token, userID, endpoint string) *servertest.Response {
-	t.Helper()
-	return h.Do(t, servertest.Request{Method: http.MethodDelete, Path: "/api/me/push/subscriptions", Token: token,
-		Body: map[string]any{"endpoint": endpoint, "user_id": userID}})
-}
-
 func TestPushDisabled(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -70,12 +31,12 @@ func TestPushDisabled(t *testing.T) {
 			h := servertest.New(t, tc.opts...)
 			svc := pushtest.New(t)
 			a := h.NewUser(t)
-			st := getPush(t, h, a.Token, "")
+			st := pushtest.GetStatus(t, h, a.Token, "")
 			require.False(t, st.Enabled)
 			require.Empty(t, st.PublicKey)
 			require.Empty(t, st.Devices)
-			subscribe(t, h, a, svc.NewDevice(t), "Firefox").RequireError(t, http.StatusNotFound, persist.CodePushDisabled)
-			unsubscribe(t, h, a.Token, a.User.ID, "https://push.example.com/x").RequireError(t, http.StatusNotFound, persist.CodePushDisabled)
+			pushtest.Subscribe(t, h, a, svc.NewDevice(t), "Firefox").RequireError(t, http.StatusNotFound, persist.CodePushDisabled)
+			pushtest.Unsubscribe(t, h, a.Token, a.User.ID, "https://push.example.com/x").RequireError(t, http.StatusNotFound, persist.CodePushDisabled)
 		})
 	}
 }
@@ -91,14 +52,14 @@ func TestPushRegister(t *testing.T) {
 		t.Parallel()
 		h, svc, a := setup(t)
 		d := svc.NewDevice(t)
-		r := subscribe(t, h, a, d, "Firefox on Linux")
+		r := pushtest.Subscribe(t, h, a, d, "Firefox on Linux")
 		r.RequireStatus(t, http.StatusOK)
 		require.Equal(t, "Firefox on Linux", r.JSON(t)["device"].(map[string]any)["label"])
 		raw := h.Get(t, "/api/me/push?device="+d.Digest, a.Token)
 		for _, secret := range []string{d.Endpoint, d.P256dh, d.Auth, strings.TrimPrefix(d.Endpoint, svc.URL)} {
 			require.NotContains(t, string(raw.Body)+string(r.Body), secret)
 		}
-		st := getPush(t, h, a.Token, d.Digest)
+		st := pushtest.GetStatus(t, h, a.Token, d.Digest)
 		require.True(t, st.Enabled)
 		require.NotEmpty(t, st.PublicKey)
 		require.True(t, st.ThisDevice)
@@ -106,9 +67,9 @@ func TestPushRegister(t *testing.T) {
 		require.Len(t, st.Devices, 1)
 		require.True(t, st.Devices[0].ThisDevice)
 		require.Zero(t, st.Devices[0].FailureCount)
-		other := getPush(t, h, a.Token, svc.NewDevice(t).Digest)
+		other := pushtest.GetStatus(t, h, a.Token, svc.NewDevice(t).Digest)
 		require.False(t, other.ThisDevice, "a digest that names none of the caller's devices")
-		require.False(t, getPush(t, h, h.NewUser(t).Token, d.Digest).ThisDevice, "another account's device")
+		require.False(t, pushtest.GetStatus(t, h, h.NewUser(t).Token, d.Digest).ThisDevice, "another account's device")
 	})
 
 	t.Run("Validation", func(t *testing.T) {
@@ -131,7 +92,7 @@ func TestPushRegister(t *testing.T) {
 			r := h.Do(t, servertest.Request{Method: http.MethodPut, Path: "/api/me/push/subscriptions", Token: a.Token, Body: body})
 			require.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", name, r.Body)
 		}
-		require.Empty(t, getPush(t, h, a.Token, "").Devices)
+		require.Empty(t, pushtest.GetStatus(t, h, a.Token, "").Devices)
 		// The subscription may also come wrapped, as the browser's object.
 		r := h.Do(t, servertest.Request{Method: http.MethodPut, Path: "/api/me/push/subscriptions", Token: a.Token,
 			Body: map[string]any{"subscription": d.Subscription(), "user_id": a.User.ID}})
@@ -153,11 +114,11 @@ func TestPushRegister(t *testing.T) {
 		delete(body, "keys")
 		h.Do(t, servertest.Request{Method: http.MethodPut, Path: "/api/me/push/subscriptions", Token: a.Token, Body: body}).
 			RequireError(t, http.StatusConflict, persist.CodePushAccountMismatch)
-		require.Empty(t, getPush(t, h, a.Token, "").Devices)
-		require.Empty(t, getPush(t, h, b.Token, "").Devices)
-		subscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
-		unsubscribe(t, h, a.Token, b.User.ID, d.Endpoint).RequireError(t, http.StatusConflict, persist.CodePushAccountMismatch)
-		require.Len(t, getPush(t, h, a.Token, "").Devices, 1, "the mismatched removal removed nothing")
+		require.Empty(t, pushtest.GetStatus(t, h, a.Token, "").Devices)
+		require.Empty(t, pushtest.GetStatus(t, h, b.Token, "").Devices)
+		pushtest.Subscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
+		pushtest.Unsubscribe(t, h, a.Token, b.User.ID, d.Endpoint).RequireError(t, http.StatusConflict, persist.CodePushAccountMismatch)
+		require.Len(t, pushtest.GetStatus(t, h, a.Token, "").Devices, 1, "the mismatched removal removed nothing")
 	})
 
 	t.Run("NeedsASessionOrTheDevelopmentIdentity", func(t *testing.T) {
@@ -174,23 +135,23 @@ func TestPushRegister(t *testing.T) {
 		r = h.Do(t, servertest.Request{Method: http.MethodPut, Path: "/api/me/push/subscriptions",
 			Header: map[string]string{"X-Natter-User": a.User.ID}, Body: body})
 		r.RequireStatus(t, http.StatusOK)
-		require.True(t, getPush(t, h, a.Token, d.Digest).ThisDevice)
+		require.True(t, pushtest.GetStatus(t, h, a.Token, d.Digest).ThisDevice)
 	})
 
 	t.Run("SameEndpointReplaces", func(t *testing.T) {
 		t.Parallel()
 		h, svc, a := setup(t)
 		d := svc.NewDevice(t)
-		subscribe(t, h, a, d, "old label").RequireStatus(t, http.StatusOK)
-		subscribe(t, h, a, d, "new label").RequireStatus(t, http.StatusOK)
-		st := getPush(t, h, a.Token, d.Digest)
+		pushtest.Subscribe(t, h, a, d, "old label").RequireStatus(t, http.StatusOK)
+		pushtest.Subscribe(t, h, a, d, "new label").RequireStatus(t, http.StatusOK)
+		st := pushtest.GetStatus(t, h, a.Token, d.Digest)
 		require.Len(t, st.Devices, 1)
 		require.Equal(t, "new label", st.Devices[0].Label)
 		// The same browser signed in as someone else takes the registration over.
 		b := h.NewUser(t)
-		subscribe(t, h, b, d, "b's").RequireStatus(t, http.StatusOK)
-		require.Empty(t, getPush(t, h, a.Token, "").Devices)
-		require.True(t, getPush(t, h, b.Token, d.Digest).ThisDevice)
+		pushtest.Subscribe(t, h, b, d, "b's").RequireStatus(t, http.StatusOK)
+		require.Empty(t, pushtest.GetStatus(t, h, a.Token, "").Devices)
+		require.True(t, pushtest.GetStatus(t, h, b.Token, d.Digest).ThisDevice)
 	})
 
 	t.Run("TenDevicesTheEleventhDropsTheOldest", func(t *testing.T) {
@@ -200,44 +161,44 @@ func TestPushRegister(t *testing.T) {
 		for i := range 11 { // SPEC §Limits: 10 push devices; an eleventh drops the oldest
 			d := svc.NewDevice(t)
 			devices = append(devices, d)
-			subscribe(t, h, a, d, fmt.Sprintf("device %d", i)).RequireStatus(t, http.StatusOK)
+			pushtest.Subscribe(t, h, a, d, fmt.Sprintf("device %d", i)).RequireStatus(t, http.StatusOK)
 		}
-		st := getPush(t, h, a.Token, devices[0].Digest)
+		st := pushtest.GetStatus(t, h, a.Token, devices[0].Digest)
 		require.Len(t, st.Devices, 10)
 		require.False(t, st.ThisDevice, "the first registration was dropped")
-		require.True(t, getPush(t, h, a.Token, devices[1].Digest).ThisDevice)
-		require.True(t, getPush(t, h, a.Token, devices[10].Digest).ThisDevice)
+		require.True(t, pushtest.GetStatus(t, h, a.Token, devices[1].Digest).ThisDevice)
+		require.True(t, pushtest.GetStatus(t, h, a.Token, devices[10].Digest).ThisDevice)
 	})
 
 	t.Run("RemoveIsIdempotent", func(t *testing.T) {
 		t.Parallel()
 		h, svc, a := setup(t)
 		d := svc.NewDevice(t)
-		subscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
-		r := unsubscribe(t, h, a.Token, a.User.ID, d.Endpoint)
+		pushtest.Subscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
+		r := pushtest.Unsubscribe(t, h, a.Token, a.User.ID, d.Endpoint)
 		r.RequireStatus(t, http.StatusOK)
 		require.Equal(t, true, r.JSON(t)["removed"])
-		r = unsubscribe(t, h, a.Token, a.User.ID, d.Endpoint)
+		r = pushtest.Unsubscribe(t, h, a.Token, a.User.ID, d.Endpoint)
 		r.RequireStatus(t, http.StatusOK)
 		require.Equal(t, false, r.JSON(t)["removed"])
-		require.Empty(t, getPush(t, h, a.Token, "").Devices)
+		require.Empty(t, pushtest.GetStatus(t, h, a.Token, "").Devices)
 	})
 
 	t.Run("KeyRotationMakesRegistrationsStale", func(t *testing.T) {
 		t.Parallel()
 		h, svc, a := setup(t)
 		d := svc.NewDevice(t)
-		subscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
-		before := getPush(t, h, a.Token, d.Digest)
+		pushtest.Subscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
+		before := pushtest.GetStatus(t, h, a.Token, d.Digest)
 		_, retired, err := push.RotateKey(context.Background(), h.Store)
 		require.NoError(t, err)
 		require.NotEmpty(t, retired)
-		after := getPush(t, h, a.Token, d.Digest)
+		after := pushtest.GetStatus(t, h, a.Token, d.Digest)
 		require.NotEqual(t, before.PublicKey, after.PublicKey)
 		require.True(t, after.ThisDevice)
 		require.True(t, after.ThisDeviceStale, "registered under the retired key: register again")
-		subscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
-		require.False(t, getPush(t, h, a.Token, d.Digest).ThisDeviceStale)
+		pushtest.Subscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
+		require.False(t, pushtest.GetStatus(t, h, a.Token, d.Digest).ThisDeviceStale)
 	})
 }
 

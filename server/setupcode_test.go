@@ -68,8 +68,8 @@ func claimOK(t *testing.T, h *servertest.Harness, code string) claimed {
 
 func TestSetupCodes(t *testing.T) {
 	t.Parallel()
-	clock := newTestClock()
-	w := newBotWorld(t, clock.option())
+	clock := persisttest.NewClock()
+	w := newBotWorld(t, servertest.WithClock(clock))
 	persisttest.Channel(t, w.h.Store, persist.ActorFor(w.owner.User), w.ws.ID, "random")
 	persisttest.Channel(t, w.h.Store, persist.ActorFor(w.owner.User), w.ws.ID, "general")
 	bot := w.createBot(t, w.owner, map[string]any{"display_name": "Gateway", "handle": "gateway", "initial_token": false}, http.StatusCreated).Bot
@@ -170,8 +170,8 @@ func TestSetupCodes(t *testing.T) {
 
 func TestSetupCodeExpiry(t *testing.T) {
 	t.Parallel()
-	clock := newTestClock()
-	w := newBotWorld(t, clock.option())
+	clock := persisttest.NewClock()
+	w := newBotWorld(t, servertest.WithClock(clock))
 	bot, _ := w.serviceBot(t)
 	almost := mintSetupCode(t, w, w.owner, bot.ID, map[string]any{"name": "almost"})
 	late := mintSetupCode(t, w, w.owner, bot.ID, map[string]any{"name": "late"})
@@ -259,8 +259,8 @@ func TestSetupCodeContract(t *testing.T) {
 
 func TestSetupCodeClaimRateLimit(t *testing.T) {
 	t.Parallel()
-	clock := newTestClock()
-	w := newBotWorld(t, clock.option())
+	clock := persisttest.NewClock()
+	w := newBotWorld(t, servertest.WithClock(clock))
 	bot, _ := w.serviceBot(t)
 	code := mintSetupCode(t, w, w.owner, bot.ID, nil)
 	for range 10 {

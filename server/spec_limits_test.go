@@ -142,8 +142,8 @@ func TestSpecLimits(t *testing.T) {
 				RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
 		}},
 		{"SetupCodeFormatTenMinutesSingleUse", func(t *testing.T) {
-			clock := newTestClock()
-			w := newBotWorld(t, clock.option())
+			clock := persisttest.NewClock()
+			w := newBotWorld(t, servertest.WithClock(clock))
 			bot, _ := w.serviceBot(t, "bot:write")
 			r := w.h.Post(t, w.botsPath()+"/"+bot.ID+"/setup-codes", w.owner.Token, map[string]any{"name": "first"})
 			r.RequireStatus(t, http.StatusCreated)
@@ -227,9 +227,9 @@ func TestSpecLimits(t *testing.T) {
 			for i := range 11 {
 				d := svc.NewDevice(t)
 				devices = append(devices, d)
-				subscribe(t, h, me, d, fmt.Sprint("device ", i)).RequireStatus(t, http.StatusOK)
+				pushtest.Subscribe(t, h, me, d, fmt.Sprint("device ", i)).RequireStatus(t, http.StatusOK)
 			}
-			st := getPush(t, h, me.Token, devices[0].Digest)
+			st := pushtest.GetStatus(t, h, me.Token, devices[0].Digest)
 			require.Len(t, st.Devices, 10)
 			require.False(t, st.ThisDevice, "the oldest was dropped")
 		}},

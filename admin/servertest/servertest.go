@@ -95,6 +95,9 @@ func WithRealtime(fn func(*realtime.Config)) Option { return func(o *options) { 
 func WithConfig(fn func(*server.Config)) Option { return func(o *options) { o.config = fn } }
 
 // WithStoreOptions passes options to the test store.
+// WithClock pins the store's (and so the server's) clock to c.
+func WithClock(c *persisttest.Clock) Option { return WithStoreOptions(persisttest.WithClock(c.Now)) }
+
 func WithStoreOptions(opts ...persisttest.Option) Option {
 	return func(o *options) { o.storeOpts = append(o.storeOpts, opts...) }
 }

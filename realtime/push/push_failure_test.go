@@ -9,7 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/realtime/push/pushtest"
 	"github.com/natterchat/natter/server/netpolicy"
@@ -23,7 +25,7 @@ type bobDevice struct {
 
 func (w *pushWorld) bobDevice(t *testing.T) (bobDevice, bool) {
 	t.Helper()
-	st := getPush(t, w.h, w.bob.Token, "")
+	st := pushtest.GetStatus(t, w.h, w.bob.Token, "")
 	if len(st.Devices) == 0 {
 		return bobDevice{}, false
 	}
@@ -64,8 +66,8 @@ func TestPushFailures(t *testing.T) {
 
 	t.Run("BackoffScheduleAndRecovery", func(t *testing.T) {
 		t.Parallel()
-		clock := newTestClock()
-		w := newPushWorld(t, nil, clock.option())
+		clock := persisttest.NewClock()
+		w := newPushWorld(t, nil, servertest.WithClock(clock))
 		w.svc.Answer(answerAll(pushtest.Answer{Status: http.StatusServiceUnavailable}))
 		w.inGeneral(t, "@bob one")
 		done := w.next(t)
@@ -101,7 +103,7 @@ func TestPushFailures(t *testing.T) {
 		w.svc.Answer(answerAll(pushtest.Answer{Status: http.StatusInternalServerError}))
 		w.inGeneral(t, "@bob one")
 		require.Equal(t, "failed", w.next(t).outcome.Result)
-		subscribe(t, w.h, w.bob, w.bobPhone, "phone").RequireStatus(t, http.StatusOK)
+		pushtest.Subscribe(t, w.h, w.bob, w.bobPhone, "phone").RequireStatus(t, http.StatusOK)
 		d, _ := w.bobDevice(t)
 		require.Zero(t, d.FailureCount)
 		require.True(t, d.Backoff.IsZero())
@@ -112,8 +114,8 @@ func TestPushFailures(t *testing.T) {
 
 	t.Run("RetryAfter", func(t *testing.T) {
 		t.Parallel()
-		clock := newTestClock()
-		w := newPushWorld(t, nil, clock.option())
+		clock := persisttest.NewClock()
+		w := newPushWorld(t, nil, servertest.WithClock(clock))
 		date := func(d time.Duration) func() string {
 			return func() string { return clock.Now().Add(d).Format(http.TimeFormat) }
 		}

@@ -74,7 +74,7 @@ func (w *pushWorld) person(t *testing.T, name, handle string) servertest.Actor {
 // subscribe registers a new device of a at the fake service.
 func (w *pushWorld) subscribe(t *testing.T, a servertest.Actor) *pushtest.Device {
 	d := w.svc.NewDevice(t)
-	subscribe(t, w.h, a, d, "phone").RequireStatus(t, http.StatusOK)
+	pushtest.Subscribe(t, w.h, a, d, "phone").RequireStatus(t, http.StatusOK)
 	return d
 }
 
