@@ -34,12 +34,12 @@ async function act(body, said, fn) {
 
 function draw(body) {
   const error = h('p', { class: 'error pad', role: 'alert', hidden: !page.error }, page.error);
-  const said = h('p', { class: 'muted pad', role: 'status' }, page.said);
+  const said = h('p', { class: 'muted pad', role: 'status', hidden: !page.said }, page.said);
   const reveal = page.reveal ? secretBox({ ...page.reveal, onClose: () => { page.reveal = null; draw(body); } }) : null;
   const list = page.bots === null ? h('p', { class: 'muted pad' }, 'Loading…')
     : page.bots.length ? h('ul', { class: 'bot-list', role: 'list' }, ...page.bots.map(({ bot, tokens }) => card(body, bot, tokens)))
       : h('p', { class: 'muted pad' }, 'No bots in this workspace yet.');
-  replace(body, reveal, error, said, createForm(body), list);
+  replace(body, reveal, error, said, list, createForm(body));
   if (reveal) reveal.querySelector('button').focus();
 }
 

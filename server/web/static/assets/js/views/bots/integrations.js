@@ -57,7 +57,7 @@ function draw(body) {
   const reveal = page.reveal ? secretBox({ ...page.reveal, onClose: () => { page.reveal = null; draw(body); } }) : null;
   replace(body, reveal,
     h('p', { class: 'error pad', role: 'alert', hidden: !page.error }, page.error),
-    h('p', { class: 'muted pad', role: 'status' }, page.said),
+    h('p', { class: 'muted pad', role: 'status', hidden: !page.said }, page.said),
     page.installs === null ? h('p', { class: 'muted pad' }, 'Loading…') : [
       installations(ctx), slashCommands(ctx), subscriptionsSection(ctx)]);
   if (reveal) reveal.querySelector('button').focus();

@@ -9,11 +9,11 @@ import { field, select, checks, askFirst, when, formValues } from './ui.js';
 // outcome sorts an attempt's answer into what a person needs to know.
 export function outcome(d) {
   const s = d.response_status || 0;
-  if (!s) return { cls: 'error', text: d.error ? `no answer: ${d.error}` : 'no answer' };
+  if (!s) return { cls: 'failed', text: d.error ? `no answer: ${d.error}` : 'no answer' };
   if (s >= 200 && s < 300) return { cls: 'ok', text: `${s} delivered` };
-  if (s >= 300 && s < 400) return { cls: 'error', text: `${s} redirect, not followed` };
-  if (s >= 400 && s < 500) return { cls: 'error', text: `${s} refused by the receiver` };
-  return { cls: 'error', text: `${s} receiver failed` };
+  if (s >= 300 && s < 400) return { cls: 'failed', text: `${s} redirect, not followed` };
+  if (s >= 400 && s < 500) return { cls: 'failed', text: `${s} refused by the receiver` };
+  return { cls: 'failed', text: `${s} receiver failed` };
 }
 
 export function subscriptionsSection(ctx) {
