@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,6 +47,14 @@ func TestBrowserBots(t *testing.T) {
 	b := newBrowser(t, e)
 	aTab := b.tab(t, ana)
 	bTab := b.tab(t, ben)
+	var dialogs atomic.Int32
+	watchDialogs(t, aTab, &dialogs)
+	watchDialogs(t, bTab, &dialogs)
+	defer func() {
+		if n := dialogs.Load(); n != 0 {
+			t.Errorf("%d JavaScript dialogs opened: a name or a body ran as markup", n)
+		}
+	}()
 	for _, tab := range []context.Context{aTab, bTab} {
 		do(t, tab, "open the client", chromedp.Navigate(e.URL+"/"))
 		waitFor(t, tab, "the channel to open", `document.querySelector('.conv-header h1')?.textContent === 'general'`)
@@ -228,13 +237,32 @@ func progressUnder(t *testing.T, e *env, bot person, wsID, chID string, tab cont
 	progress(map[string]any{"turn_id": "t1", "op": "end", "message_id": msgID})
 	progress(map[string]any{"turn_id": "t2", "op": "end"})
 	waitFor(t, tab, "both blocks gone", `!`+under+` && document.querySelector('.conversation > .agents').hidden`)
+
+	// A reply the progress names shows its block in the thread panel.
+	status, raw := e.bearer(t, bot.token, "POST", "/api/messages/"+msgID+"/thread/replies", map[string]string{"body": "Staging is green"})
+	var reply struct{ Message persist.Message }
+	if err := json.Unmarshal(raw, &reply); err != nil || status != http.StatusCreated {
+		t.Fatalf("reply as the bot: %d %s", status, raw)
+	}
+	waitFor(t, tab, "the thread summary", fmt.Sprintf(`document.querySelector('.list .msg[data-id=%q] .thread-summary')`, msgID))
+	eval[bool](t, tab, fmt.Sprintf(`document.querySelector('.list .msg[data-id=%q] .thread-summary').click() ?? true`, msgID))
+	inThread := fmt.Sprintf(`document.querySelector('.panel .msg[data-id=%q] .agents.under details.agent-block')`, reply.Message.ID)
+	progress(map[string]any{"turn_id": "t3", "op": "append", "text": "Promoting to production", "message_id": reply.Message.ID})
+	waitFor(t, tab, "the block under the reply", inThread+`?.querySelector('.progress-last')?.textContent === 'Promoting to production'`)
+	if !eval[bool](t, tab, `document.querySelector('.conversation > .agents').hidden`) {
+		t.Fatal("progress naming the open thread's reply also shows at the bottom")
+	}
+	progress(map[string]any{"turn_id": "t3", "op": "end", "message_id": reply.Message.ID})
+	waitFor(t, tab, "the reply's block gone", `!`+inThread)
+	do(t, tab, "close the thread", chromedp.Click(`.panel button[aria-label="Close panel"]`))
+	waitFor(t, tab, "the panel closed", `document.querySelector('.panel').hidden`)
 }
 
 // agentMessages: commentary is a muted aside, a tool message a call collapsed to its name that
 // opens on its arguments and result; a tool message in Markdown shows its first line.
 func agentMessages(t *testing.T, e *env, bot person, chID string, tab context.Context) {
 	comment := postAs(t, e, bot, chID, "Looking at the failing test first.", "agent_commentary")
-	tool := postAs(t, e, bot, chID, `{"name":"run_tests","arguments":{"package":"./server"},"result":"412 passed"}`, "agent_tool")
+	tool := postAs(t, e, bot, chID, `{"name":"run_tests","arguments":{"package":"./server"},"result":"412 passed <img src=x onerror=alert(1)>"}`, "agent_tool")
 	md := postAs(t, e, bot, chID, "`grep -n TODO server`\nfound **3** matches", "agent_tool")
 	plain := postAs(t, e, bot, chID, "All green, deploying.", "")
 	row := func(id string) string { return fmt.Sprintf(`document.querySelector('.list .msg[data-id=%q]')`, id) }
@@ -256,7 +284,10 @@ func agentMessages(t *testing.T, e *env, bot person, chID string, tab context.Co
 		t.Fatal("a tool call starts open")
 	}
 	do(t, tab, "open the tool call", chromedp.Click(fmt.Sprintf(`.list .msg[data-id=%q] details.tool-call summary`, tool)))
-	waitFor(t, tab, "its arguments and result", `[...`+call+`.querySelectorAll('.tool-part')].map(p => p.textContent).join('|') === 'Arguments{\n  "package": "./server"\n}|Result412 passed'`)
+	waitFor(t, tab, "its arguments and result", `[...`+call+`.querySelectorAll('.tool-part')].map(p => p.textContent).join('|') === 'Arguments{\n  "package": "./server"\n}|Result412 passed <img src=x onerror=alert(1)>'`)
+	if n := eval[int](t, tab, `document.querySelectorAll('.list img:not(.avatar)').length`); n != 0 {
+		t.Fatalf("a tool result made %d img elements", n)
+	}
 	if got := eval[string](t, tab, row(md)+`.querySelector('.tool-name').textContent`); got != "grep -n TODO server" {
 		t.Fatalf("the Markdown tool call is named %q", got)
 	}
@@ -271,6 +302,10 @@ func revokeToken(t *testing.T, e *env, bot person, tab context.Context) {
 	openMenuPanel(t, tab, "Bots", "Bots")
 	row := `document.querySelector('.panel .bot-card .token')`
 	waitFor(t, tab, "the token", row+`?.querySelector('.token-name').textContent === 'ci'`)
+	waitFor(t, tab, "the helper's card", fmt.Sprintf(`[...document.querySelectorAll('.panel .bot-card .author')].some(a => a.textContent === %q)`, hostileName))
+	if n := eval[int](t, tab, `document.querySelectorAll('.panel img:not(.avatar)').length`); n != 0 {
+		t.Fatalf("a bot's name made %d img elements in the panel", n)
+	}
 	press(t, tab, ".panel .bot-card .token", "Revoke")
 	if status, _ := e.bearer(t, bot.token, "GET", "/api/me", nil); status != http.StatusOK {
 		t.Fatalf("one press of Revoke already revoked the token (%d)", status)
@@ -501,6 +536,9 @@ func integrations(t *testing.T, e *env, ana person, chID string, recv *receiver,
 	}
 }
 
+// hostileName is a bot's display name that must stay text wherever it shows.
+const hostileName = "<img src=x onerror=alert(1)> helper"
+
 // commandMenuFresh: the command menu offers every bot's commands with their argument hints,
 // including a bot with no handle, and a menu a bot replaced after the menu was first opened.
 func commandMenuFresh(t *testing.T, e *env, ana, bot person, wsID string, tab context.Context) {
@@ -524,7 +562,7 @@ func commandMenuFresh(t *testing.T, e *env, ana, bot person, wsID string, tab co
 	var created struct {
 		BotToken persist.BotToken `json:"bot_token"`
 	}
-	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/bots", map[string]any{"display_name": "Standup helper", "token_name": "menu", "scopes": []string{"bot:write"}}, &created)
+	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/bots", map[string]any{"display_name": hostileName, "token_name": "menu", "scopes": []string{"bot:write"}}, &created)
 	setMenu(created.BotToken.Token, map[string]string{"command": "standup", "description": "Start the standup", "args_hint": "[team]"})
 	setMenu(bot.token, map[string]string{"command": "deploy", "description": "Deploy a branch", "args_hint": "<branch> [env]"},
 		map[string]string{"command": "rollback", "description": "Roll back"})
@@ -532,8 +570,8 @@ func commandMenuFresh(t *testing.T, e *env, ana, bot person, wsID string, tab co
 	waitFor(t, tab, "every bot's commands", offered+` === '/deploy <branch> [env]|/rollback |/standup [team]'`)
 	do(t, tab, "type s", chromedp.SendKeys(box, "s"))
 	waitFor(t, tab, "the handle-less bot's command", offered+` === '/standup [team]'`)
-	if got := eval[string](t, tab, `document.querySelector('.cmd-menu li.cmd .cmd-bot').textContent`); got != "Standup helper" {
-		t.Fatalf("the standup command is credited to %q", got)
+	if got := eval[string](t, tab, `document.querySelector('.cmd-menu li.cmd .cmd-bot').textContent`); got != hostileName {
+		t.Fatalf("the standup command is credited to %q, want the bot's name as text", got)
 	}
 	clear()
 }

@@ -5,6 +5,7 @@
 import { h, replace, avatar, displayName } from '../../dom.js';
 import { state } from '../../store.js';
 import * as api from '../../api.js';
+import * as actions from '../../actions.js';
 import { registerPanel, registerMenuItem } from '../registry.js';
 import { manages, field, checks, askFirst, secretBox, when, formValues, BUNDLES, SCOPES } from './ui.js';
 
@@ -138,5 +139,7 @@ registerPanel('bots', {
   },
 });
 
-registerMenuItem('workspace', { label: 'Bots', order: 40, panel: { kind: 'bots' },
+registerMenuItem('workspace', { label: 'Bots', order: 40, 
+  // A new object each time: choosing the entry again reads the lists again.
+  run: () => actions.openPanel({ kind: 'bots' }),
   visible: () => { const ws = state.workspaces.find((w) => w.id === state.wsId); return !!ws && ws.role !== 'guest'; } });

@@ -5,6 +5,7 @@
 import { h, replace, displayName } from '../../dom.js';
 import { state } from '../../store.js';
 import * as api from '../../api.js';
+import * as actions from '../../actions.js';
 import { registerPanel, registerMenuItem } from '../registry.js';
 import { manages, field, select, askFirst, secretBox, when, formValues } from './ui.js';
 import { subscriptionsSection } from './subscriptions.js';
@@ -124,4 +125,6 @@ registerPanel('integrations', {
   },
 });
 
-registerMenuItem('workspace', { label: 'Integrations', order: 45, panel: { kind: 'integrations' }, visible: manages });
+registerMenuItem('workspace', { label: 'Integrations', order: 45, 
+  // A new object each time: choosing the entry again reads the lists again.
+  run: () => actions.openPanel({ kind: 'integrations' }), visible: manages });
