@@ -139,7 +139,7 @@ registerPanel('bots', {
   },
 });
 
-registerMenuItem('workspace', { label: 'Bots', order: 40, 
+registerMenuItem('workspace', { label: 'Bots', order: 40,
   // A new object each time: choosing the entry again reads the lists again.
   run: () => actions.openPanel({ kind: 'bots' }),
   visible: () => { const ws = state.workspaces.find((w) => w.id === state.wsId); return !!ws && ws.role !== 'guest'; } });

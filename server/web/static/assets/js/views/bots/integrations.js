@@ -125,6 +125,6 @@ registerPanel('integrations', {
   },
 });
 
-registerMenuItem('workspace', { label: 'Integrations', order: 45, 
+registerMenuItem('workspace', { label: 'Integrations', order: 45,
   // A new object each time: choosing the entry again reads the lists again.
   run: () => actions.openPanel({ kind: 'integrations' }), visible: manages });
