@@ -385,6 +385,26 @@ func memberRefused(t *testing.T, e *env, ben person, wsID string, tab context.Co
 	eval[bool](t, tab, `document.querySelector('.panel form.bot-create input[value=me]').click() ?? true`)
 	press(t, tab, `.panel form.bot-create`, "Create bot")
 	waitFor(t, tab, "his user bot", `[...document.querySelectorAll('.panel .bot-card')].some(c => c.querySelector('.author').textContent === "Ben's bot" && c.querySelector('.tag').textContent === 'user bot')`)
+	// He may delete his own bot, not the workspace's.
+	card := func(name string) string {
+		return fmt.Sprintf(`[...document.querySelectorAll('.panel .bot-card')].find(c => c.querySelector('.author').textContent === %q)`, name)
+	}
+	deployID := eval[string](t, tab, card("Deploy bot")+`.dataset.bot`)
+	status, raw = e.bearer(t, ben.token, "DELETE", "/api/bots/"+deployID, nil)
+	_ = json.Unmarshal(raw, &refusal)
+	if status != http.StatusForbidden {
+		t.Fatalf("a member deleting a service bot: %d %s, want 403", status, raw)
+	}
+	deleteBot := func(name string) {
+		t.Helper()
+		for _, label := range []string{"Delete bot", "Delete bot?"} {
+			eval[bool](t, tab, fmt.Sprintf(`[...%s.querySelectorAll('button')].find(b => b.textContent === %q).click() ?? true`, card(name), label))
+		}
+	}
+	deleteBot("Deploy bot")
+	waitFor(t, tab, "the refusal to delete", fmt.Sprintf(`document.querySelector('.panel .error[role=alert]:not([hidden])')?.textContent === %q`, refusal.Error))
+	deleteBot("Ben's bot")
+	waitFor(t, tab, "his bot gone", `!`+card("Ben's bot")+` && `+card("Deploy bot"))
 }
 
 // receiver is an HTTP endpoint standing in for an app: it checks each delivery's signature

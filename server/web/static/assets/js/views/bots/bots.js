@@ -73,7 +73,10 @@ function card(body, bot, tokens) {
       : h('p', { class: 'hint' }, 'No tokens.'),
     h('p', { class: 'hint' }, `${live.length} active ${live.length === 1 ? 'token' : 'tokens'}`),
     page.open === bot.id ? grantForm(body, bot)
-      : h('button', { type: 'button', class: 'btn small', onclick: () => { page.open = bot.id; draw(body); } }, 'New token or setup code'));
+      : h('div', { class: 'row-btns' },
+        h('button', { type: 'button', class: 'btn small', onclick: () => { page.open = bot.id; draw(body); } }, 'New token or setup code'),
+        // Deleting retires the bot for good (its old messages stay); SPEC §Bots rule 7 says who may.
+        askFirst('Delete bot', () => act(body, `Deleted ${displayName(bot)}.`, () => api.del(`/api/bots/${bot.id}`)))));
 }
 
 function tokenRow(body, t) {
