@@ -70,9 +70,10 @@ func TestBrowserBots(t *testing.T) {
 	t.Run("AgentMessages", func(t *testing.T) { agentMessages(t, e, bot, general.Channel.ID, bTab) })
 	t.Run("CommandMenu", func(t *testing.T) { commandMenuFresh(t, e, ana, bot, wsID, bTab) })
 	t.Run("RevokeToken", func(t *testing.T) { revokeToken(t, e, bot, aTab) })
-	t.Run("SetupCode", func(t *testing.T) { setupCode(t, e, aTab) })
+	var claimed string
+	t.Run("SetupCode", func(t *testing.T) { claimed = setupCode(t, e, aTab) })
 	t.Run("MemberRefused", func(t *testing.T) { memberRefused(t, e, ben, wsID, bTab) })
-	t.Run("Integrations", func(t *testing.T) { integrations(t, e, ana, general.Channel.ID, recv, aTab) })
+	t.Run("Integrations", func(t *testing.T) { integrations(t, e, ana, general.Channel.ID, recv, claimed, aTab) })
 }
 
 // openMenuPanel opens the panel of a workspace-menu entry.
@@ -321,7 +322,7 @@ var setupCodeForm = regexp.MustCompile(`^[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}$`)
 
 // setupCode: a setup code is shown with its expiry (10 minutes) and the claim address, and a
 // runtime that posts it there gets a working token.
-func setupCode(t *testing.T, e *env, tab context.Context) {
+func setupCode(t *testing.T, e *env, tab context.Context) string {
 	press(t, tab, ".panel .bot-card", "New token or setup code")
 	fill(t, tab, "New token for Deploy bot", "name", "runtime")
 	press(t, tab, ".panel form.grant", "Create setup code")
@@ -358,6 +359,7 @@ func setupCode(t *testing.T, e *env, tab context.Context) {
 	if status, raw := e.bearer(t, claimed.Token, "GET", "/api/me", nil); status != http.StatusOK {
 		t.Fatalf("the claimed token: %d %s", status, raw)
 	}
+	return claimed.Token
 }
 
 // memberRefused: a member has no Integrations entry; asking for a service bot is refused with
@@ -483,13 +485,20 @@ func startDeliveries(t *testing.T, e *env) {
 // event subscription sends signed deliveries to a receiver; the secrets the page shows are the
 // ones the deliveries are signed with, and the attempts show with their outcome. Then each is
 // revoked.
-func integrations(t *testing.T, e *env, ana person, chID string, recv *receiver, tab context.Context) {
+func integrations(t *testing.T, e *env, ana person, chID string, recv *receiver, botToken string, tab context.Context) {
 	openMenuPanel(t, tab, "Integrations", "Integrations")
 	waitFor(t, tab, "the empty lists", `document.querySelector('.panel-body')?.textContent.includes('No apps installed.')`)
 	fill(t, tab, "Install an app", "app_slug", "ci-notifier")
 	fill(t, tab, "Install an app", "display_name", "CI notifier")
 	eval[bool](t, tab, `(s => (s.value = [...s.options].find(o => o.textContent === 'Deploy bot').value, true))(document.querySelector('.panel form[aria-label="Install an app"] select'))`)
 	press(t, tab, `.panel form[aria-label="Install an app"]`, "Install")
+	// The installation's own bot token, shown once, works.
+	waitFor(t, tab, "the installation's token", secretValue+`.startsWith('ccb_')`)
+	installToken := eval[string](t, tab, secretValue)
+	if status, raw := e.bearer(t, installToken, "GET", "/api/me", nil); status != http.StatusOK {
+		t.Fatalf("the installation's token: %d %s", status, raw)
+	}
+	press(t, tab, ".panel .secret", "Done")
 	waitFor(t, tab, "the installation listed", `document.querySelector('.panel .installs li strong')?.textContent === 'CI notifier'`)
 	if got := eval[string](t, tab, `document.querySelector('.panel .installs li .hint').textContent`); !strings.Contains(got, "ci-notifier · as Deploy bot") {
 		t.Fatalf("the installation reads %q", got)
@@ -540,12 +549,25 @@ func integrations(t *testing.T, e *env, ana person, chID string, recv *receiver,
 	eval[bool](t, tab, `(b => (b.scrollTop = document.querySelector('.panel .subs').offsetTop - b.offsetTop - 40, true))(document.querySelector('.panel-body'))`)
 	shot(t, tab, "deliveries")
 
-	// Revoked, each goes from its list.
+	// Revoked, each goes from its list; the installation last, with its bot's tokens, saying
+	// what it ended: its command and subscription were already gone, and the bot had two live
+	// tokens (the installation's, and the one claimed with the setup code).
 	for _, c := range []struct{ scope, empty string }{
 		{".panel .subs li", "No event subscriptions."}, {".panel .commands li", "No slash commands."}, {".panel .installs li", "No apps installed."}} {
+		if c.scope == ".panel .installs li" {
+			eval[bool](t, tab, `document.querySelector('.panel .installs li input[name=revoke_bot_tokens]').click() ?? true`)
+		}
 		press(t, tab, c.scope, "Revoke")
 		press(t, tab, c.scope, "Revoke?")
 		waitFor(t, tab, c.empty, fmt.Sprintf(`document.querySelector('.panel-body').textContent.includes(%q)`, c.empty))
+	}
+	if got := eval[string](t, tab, `document.querySelector('.panel [role=status]').textContent`); got != "Revoked CI notifier: 0 slash commands, 0 event subscriptions, 2 bot tokens." {
+		t.Fatalf("the installation's revocation says %q", got)
+	}
+	for _, token := range []string{installToken, botToken} {
+		if status, raw := e.bearer(t, token, "GET", "/api/me", nil); status != http.StatusUnauthorized {
+			t.Fatalf("a token of the bot after its installation was revoked with its tokens: %d %s, want 401", status, raw)
+		}
 	}
 	var list struct {
 		SlashCommands []persist.SlashCommand `json:"slash_commands"`

@@ -33,13 +33,14 @@ async function loadDeliveries(subId) {
   page.deliveries.set(subId, res.deliveries || []);
 }
 
-// act runs one change, reads everything again and redraws, keeping the outcome.
+// act runs one change, reads everything again and redraws, keeping the outcome (said, or
+// said(the change's answer)).
 async function act(body, said, fn) {
   page.error = '';
   page.said = '';
   try {
-    await fn();
-    page.said = said;
+    const out = await fn();
+    page.said = typeof said === 'function' ? said(out) : said;
   } catch (e) {
     page.error = e.message;
   }
@@ -69,7 +70,15 @@ function installations(ctx) {
     onsubmit: (e) => {
       e.preventDefault();
       const v = formValues(form);
-      ctx.act(`Installed ${v.display_name}.`, () => api.post(ws('app-installations'), { app_slug: v.app_slug, display_name: v.display_name, bot_user_id: v.bot_user_id, config: {} }));
+      // An installation comes with its own bot token, shown this once like any other.
+      ctx.act(`Installed ${v.display_name}.`, async () => {
+        const res = await api.post(ws('app-installations'), { app_slug: v.app_slug, display_name: v.display_name, bot_user_id: v.bot_user_id, config: {} });
+        const t = res.bot_token;
+        if (t && t.token) {
+          page.reveal = { title: `Bot token “${t.name}” of ${res.app_installation.display_name}, as ${botName(t.bot_user_id)}`, value: t.token,
+            lines: [h('p', { class: 'hint token-granted' }, `Scopes: ${(t.scopes || []).join(', ')}`)] };
+        }
+      });
     } },
   field('App', 'app_slug', { required: true, placeholder: 'ci-notifier' }),
   field('Display name', 'display_name', { required: true, placeholder: 'CI notifier' }),
@@ -79,9 +88,22 @@ function installations(ctx) {
   return h('section', { class: 'integration-section', 'aria-label': 'App installations' }, h('h3', null, 'App installations'),
     page.installs.length ? h('ul', { class: 'int-list installs', role: 'list' }, ...page.installs.map((i) => h('li', { dataset: { id: i.id } },
       h('div', { class: 'int-main' }, h('strong', null, i.display_name), h('span', { class: 'hint' }, `${i.app_slug} · as ${botName(i.bot_user_id)} · ${when(i.created_at)}`)),
-      askFirst('Revoke', () => ctx.act(`Revoked ${i.display_name}.`, () => api.post(`/api/app-installations/${i.id}/revoke`, {}))))))
+      revokeInstall(ctx, i))))
       : h('p', { class: 'hint pad' }, 'No apps installed.'),
     form);
+}
+
+// revokeInstall is an installation's Revoke, with the API's two opt-in extras, and says what it
+// ended, in the API's exact counts.
+function revokeInstall(ctx, i) {
+  const opt = (name, label) => h('label', { class: 'check' }, h('input', { type: 'checkbox', name }), h('span', null, label));
+  const tokens = opt('revoke_bot_tokens', 'also revoke its bot’s tokens');
+  const bot = opt('delete_bot', 'also delete its bot');
+  const n = (k, one, many) => `${k} ${k === 1 ? one : many}`;
+  return h('div', { class: 'revoke-install' }, tokens, bot, askFirst('Revoke', () => ctx.act(
+    (res) => `Revoked ${i.display_name}: ${n(res.revoked.slash_commands, 'slash command', 'slash commands')}, ${n(res.revoked.event_subscriptions, 'event subscription', 'event subscriptions')}, ${n(res.revoked.bot_tokens, 'bot token', 'bot tokens')}${res.deleted_bot ? `; ${res.deleted_bot.display_name} deleted` : ''}.`,
+    () => api.post(`/api/app-installations/${i.id}/revoke`, {
+      revoke_bot_tokens: tokens.querySelector('input').checked, delete_bot: bot.querySelector('input').checked }))));
 }
 
 function slashCommands(ctx) {
