@@ -41,6 +41,7 @@ func TestBrowserBots(t *testing.T) {
 	e.addMember(t, wsID, ben.user.ID)
 	var general struct{ Channel persist.Channel }
 	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/channels", map[string]string{"name": "general"}, &general)
+	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/channels", map[string]string{"name": "deploys"}, nil)
 	recv := newReceiver(t)
 	startDeliveries(t, e)
 
@@ -325,6 +326,7 @@ var setupCodeForm = regexp.MustCompile(`^[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}$`)
 func setupCode(t *testing.T, e *env, tab context.Context) string {
 	press(t, tab, ".panel .bot-card", "New token or setup code")
 	fill(t, tab, "New token for Deploy bot", "name", "runtime")
+	eval[bool](t, tab, `(s => (s.value = 'channel:deploys', s.value === 'channel:deploys'))(document.querySelector('.panel form.grant select[name=default_to]'))`)
 	press(t, tab, ".panel form.grant", "Create setup code")
 	waitFor(t, tab, "the code shown", secretValue+`.length === 14`)
 	code := eval[string](t, tab, secretValue)
@@ -350,11 +352,16 @@ func setupCode(t *testing.T, e *env, tab context.Context) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var claimed struct{ Token string }
+	var claimed struct {
+		Token    string
+		Defaults struct {
+			DefaultTo string `json:"defaultTo"`
+		}
+	}
 	_ = json.NewDecoder(res.Body).Decode(&claimed)
 	res.Body.Close()
-	if res.StatusCode != http.StatusOK || !strings.HasPrefix(claimed.Token, "ccb_") {
-		t.Fatalf("claim: %d, token %q", res.StatusCode, claimed.Token)
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(claimed.Token, "ccb_") || claimed.Defaults.DefaultTo != "channel:deploys" {
+		t.Fatalf("claim: %d, token %q, defaultTo %q (chosen in the page: channel:deploys)", res.StatusCode, claimed.Token, claimed.Defaults.DefaultTo)
 	}
 	if status, raw := e.bearer(t, claimed.Token, "GET", "/api/me", nil); status != http.StatusOK {
 		t.Fatalf("the claimed token: %d %s", status, raw)

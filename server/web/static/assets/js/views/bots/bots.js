@@ -7,7 +7,7 @@ import { state } from '../../store.js';
 import * as api from '../../api.js';
 import * as actions from '../../actions.js';
 import { registerPanel, registerMenuItem } from '../registry.js';
-import { manages, field, checks, askFirst, secretBox, when, formValues, BUNDLES, SCOPES } from './ui.js';
+import { manages, field, select, checks, askFirst, secretBox, when, formValues, BUNDLES, SCOPES } from './ui.js';
 
 // page is the panel's state between redraws; reveal holds a secret until its box is closed.
 let page = fresh();
@@ -97,7 +97,9 @@ function grantForm(body, bot) {
       const scopes = v.scopes || [];
       if (e.submitter && e.submitter.value === 'code') {
         act(body, 'Setup code created.', async () => {
-          const res = await api.post(`${base}/setup-codes`, { name: v.name || undefined, scopes });
+          // defaultTo is where the runtime posts unless told otherwise (SPEC §Bots rule 3).
+          const defaults = v.default_to ? { defaultTo: v.default_to } : undefined;
+          const res = await api.post(`${base}/setup-codes`, { name: v.name || undefined, scopes, defaults });
           page.reveal = setupReveal(bot, res);
           page.open = '';
         });
@@ -113,6 +115,8 @@ function grantForm(body, bot) {
   field('Token name', 'name', { placeholder: 'production', required: true }),
   checks('Bundles', 'scopes', BUNDLES, ['bot:write']),
   checks('Scopes', 'scopes', SCOPES),
+  select('Setup code: post by default to', 'default_to', [['', 'the workspace’s default channel'],
+    ...[...state.channels.values()].filter((c) => !c.archived).map((c) => [`channel:${c.name}`, `#${c.name}`])]),
   h('div', { class: 'row-btns' },
     h('button', { type: 'submit', class: 'btn primary', value: 'token' }, 'Create token'),
     h('button', { type: 'submit', class: 'btn', value: 'code' }, 'Create setup code'),
