@@ -386,6 +386,9 @@ func memberRefused(t *testing.T, e *env, ben person, wsID string, tab context.Co
 	eval[bool](t, tab, `document.querySelector('.panel form.bot-create input[value=service]').click() ?? true`)
 	press(t, tab, `.panel form.bot-create`, "Create bot")
 	waitFor(t, tab, "the refusal", fmt.Sprintf(`document.querySelector('.panel .error[role=alert]:not([hidden])')?.textContent === %q`, refusal.Error))
+	if got := eval[string](t, tab, `document.querySelector('.panel form.bot-create [name=display_name]').value`); got != "Ben's other helper" {
+		t.Fatalf("after the refusal the name field holds %q, want what he typed", got)
+	}
 	if eval[bool](t, tab, `[...document.querySelectorAll('.panel .bot-card .author')].some(a => a.textContent === "Ben's other helper")`) {
 		t.Fatal("a refused bot was listed")
 	}
@@ -515,6 +518,14 @@ func integrations(t *testing.T, e *env, ana person, chID string, recv *receiver,
 	form := "Register a slash command"
 	fill(t, tab, form, "command", "/deploy")
 	fill(t, tab, form, "description", "Deploy a branch")
+	// A callback that is not http(s) is refused with the API's sentence; nothing is made and
+	// what was typed stays.
+	fill(t, tab, form, "callback_url", "ftp://example.com/slash")
+	press(t, tab, `.panel form[aria-label="`+form+`"]`, "Register command")
+	waitFor(t, tab, "the refusal", `document.querySelector('.panel .error[role=alert]:not([hidden])')?.textContent === 'callback_url must be an absolute http or https URL'`)
+	if got := eval[string](t, tab, `document.querySelector('.panel form[aria-label="`+form+`"] [name=command]').value`); got != "/deploy" || eval[bool](t, tab, `!!document.querySelector('.panel .secret')`) {
+		t.Fatalf("after the refusal the command field holds %q (or a secret shows)", got)
+	}
 	fill(t, tab, form, "callback_url", recv.srv.URL+"/slash")
 	press(t, tab, `.panel form[aria-label="`+form+`"]`, "Register command")
 	waitFor(t, tab, "the command's secret", secretValue+`.startsWith('whsec_')`)

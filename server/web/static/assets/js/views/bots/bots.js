@@ -7,7 +7,7 @@ import { state } from '../../store.js';
 import * as api from '../../api.js';
 import * as actions from '../../actions.js';
 import { registerPanel, registerMenuItem } from '../registry.js';
-import { manages, field, select, checks, askFirst, secretBox, when, formValues, BUNDLES, SCOPES } from './ui.js';
+import { manages, field, select, checks, askFirst, secretBox, when, formValues, redraw, BUNDLES, SCOPES } from './ui.js';
 
 // page is the panel's state between redraws; reveal holds a secret until its box is closed.
 let page = fresh();
@@ -40,7 +40,7 @@ function draw(body) {
   const list = page.bots === null ? h('p', { class: 'muted pad' }, 'Loading…')
     : page.bots.length ? h('ul', { class: 'bot-list', role: 'list' }, ...page.bots.map(({ bot, tokens }) => card(body, bot, tokens)))
       : h('p', { class: 'muted pad' }, 'No bots in this workspace yet.');
-  replace(body, reveal, error, said, list, createForm(body));
+  redraw(body, !!page.error, () => replace(body, reveal, error, said, list, createForm(body)));
   if (reveal) reveal.querySelector('button').focus();
 }
 

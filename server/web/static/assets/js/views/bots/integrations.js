@@ -7,7 +7,7 @@ import { state } from '../../store.js';
 import * as api from '../../api.js';
 import * as actions from '../../actions.js';
 import { registerPanel, registerMenuItem } from '../registry.js';
-import { manages, field, select, askFirst, secretBox, when, formValues } from './ui.js';
+import { manages, field, select, askFirst, secretBox, when, formValues, redraw } from './ui.js';
 import { subscriptionsSection } from './subscriptions.js';
 
 let page = fresh();
@@ -57,11 +57,11 @@ const installName = (id) => (page.installs.find((i) => i.id === id) || {}).displ
 function draw(body) {
   const ctx = { page, act: (said, fn) => act(body, said, fn), draw: () => draw(body), secret, installName, loadDeliveries };
   const reveal = page.reveal ? secretBox({ ...page.reveal, onClose: () => { page.reveal = null; draw(body); } }) : null;
-  replace(body, reveal,
+  redraw(body, !!page.error, () => replace(body, reveal,
     h('p', { class: 'error pad', role: 'alert', hidden: !page.error }, page.error),
     h('p', { class: 'muted pad', role: 'status', hidden: !page.said }, page.said),
     page.installs === null ? h('p', { class: 'muted pad' }, 'Loading…') : [
-      installations(ctx), slashCommands(ctx), subscriptionsSection(ctx)]);
+      installations(ctx), slashCommands(ctx), subscriptionsSection(ctx)]));
   if (reveal) reveal.querySelector('button').focus();
 }
 

@@ -84,3 +84,21 @@ export function formValues(form) {
   }
   return out;
 }
+
+// redraw replaces body's content with fill(); when keep is true (the last change was refused),
+// what was typed in its forms is put back, so a refusal costs no typing.
+export function redraw(body, keep, fill) {
+  const forms = () => [...body.querySelectorAll('form[aria-label]')];
+  const saved = keep ? forms().map((f) => [f.getAttribute('aria-label'), [...f.elements].map((el) => [el.name, el.value, el.checked])]) : [];
+  fill();
+  for (const [label, fields] of saved) {
+    const f = forms().find((x) => x.getAttribute('aria-label') === label);
+    if (!f) continue;
+    fields.forEach(([name, value, checked], i) => {
+      const el = f.elements[i];
+      if (!el || el.name !== name) return;
+      if (el.type === 'checkbox' || el.type === 'radio') el.checked = checked;
+      else if (el.type !== 'submit' && el.type !== 'button') el.value = value;
+    });
+  }
+}
