@@ -238,6 +238,10 @@ func progressUnder(t *testing.T, e *env, bot person, wsID, chID string, tab cont
 	}
 	progress(map[string]any{"turn_id": "t1", "op": "end", "message_id": msgID})
 	progress(map[string]any{"turn_id": "t2", "op": "end"})
+	// Progress naming a message this page has not loaded shows at the bottom too.
+	progress(map[string]any{"turn_id": "t4", "op": "append", "text": "Reading an old thread", "message_id": "msg_notloadedhere"})
+	waitFor(t, tab, "the unplaced block at the bottom", `document.querySelector('.conversation > .agents:not([hidden]) .progress-last')?.textContent === 'Reading an old thread'`)
+	progress(map[string]any{"turn_id": "t4", "op": "end", "message_id": "msg_notloadedhere"})
 	waitFor(t, tab, "both blocks gone", `!`+under+` && document.querySelector('.conversation > .agents').hidden`)
 
 	// A reply the progress names shows its block in the thread panel.
