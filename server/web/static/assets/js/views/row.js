@@ -31,7 +31,7 @@ export function renderRow(m, opts) {
   if (m.quoted_message_id && !deleted) content.appendChild(quoteBlock(m.quoted_message_id));
   if (deleted) content.appendChild(h('p', { class: 'tombstone' }, 'This message was deleted.'));
   else if (state.editing === m.id) content.appendChild(editor(m));
-  else content.appendChild((kindRenderer(m.kind) || ((x) => h('div', { class: 'body' }, markdown(x.body))))(m));
+  else content.appendChild(kindRenderer(m.kind)?.(m) || h('div', { class: 'body' }, markdown(m.body)));
   if (opts.grouped && m.edited_at && !deleted) content.appendChild(h('span', { class: 'edited', title: fmt.full(new Date(m.edited_at)) }, '(edited)'));
   if (!deleted && m.attachments && m.attachments.length) content.appendChild(h('div', { class: 'attachments' }, ...m.attachments.map(attachment)));
   if (m.pending && m.progress !== null && m.progress < 1 && !m.upload) {
