@@ -570,6 +570,19 @@ func integrations(t *testing.T, e *env, ana person, chID string, recv *receiver,
 	}
 	eval[bool](t, tab, `(b => (b.scrollTop = document.querySelector('.panel .subs').offsetTop - b.offsetTop - 40, true))(document.querySelector('.panel-body'))`)
 	shot(t, tab, "deliveries")
+	// Attempts come a page at a time (the API's default, 50), newest first; the rest on demand.
+	for i := 3; i <= 51; i++ {
+		e.api(t, ana, "POST", "/api/channels/"+chID+"/messages", map[string]string{"body": fmt.Sprintf("delivery %d", i)}, nil)
+	}
+	recv.wait(t, 51)
+	count := `document.querySelectorAll('.panel .deliveries tr.delivery').length`
+	press(t, tab, ".panel .subs li", "Refresh")
+	waitFor(t, tab, "the newest 50 attempts", count+` === 50`)
+	press(t, tab, ".panel .subs li", "Older attempts")
+	waitFor(t, tab, "all 51", count+` === 51 && document.querySelector('.panel .deliveries tr.delivery:last-child .delivery-outcome').textContent === '200 delivered'`)
+	if eval[bool](t, tab, `[...document.querySelectorAll('.panel .subs li button')].some(b => b.textContent === 'Older attempts')`) {
+		t.Fatal("Older attempts is still offered after the last page")
+	}
 
 	// Revoked, each goes from its list; the installation last, with its bot's tokens, saying
 	// what it ended: its command and subscription were already gone, and the bot had two live

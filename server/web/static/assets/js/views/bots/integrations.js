@@ -8,7 +8,7 @@ import * as api from '../../api.js';
 import * as actions from '../../actions.js';
 import { registerPanel, registerMenuItem } from '../registry.js';
 import { manages, field, select, askFirst, secretBox, when, formValues, redraw } from './ui.js';
-import { subscriptionsSection } from './subscriptions.js';
+import { subscriptionsSection, loadDeliveries } from './subscriptions.js';
 
 let page = fresh();
 function fresh() { return { installs: null, commands: [], subs: [], bots: [], eventTypes: [], deliveries: new Map(), error: '', said: '', reveal: null }; }
@@ -24,13 +24,8 @@ async function load() {
   page.subs = s.event_subscriptions || [];
   page.bots = (b.bots || []).map((x) => x.bot);
   page.eventTypes = t.event_types || [];
-  // Open delivery lists are read again with everything else.
-  await Promise.all([...page.deliveries.keys()].map(loadDeliveries));
-}
-
-async function loadDeliveries(subId) {
-  const res = await api.get(`/api/event-subscriptions/${subId}/deliveries${api.q({ limit: 20 })}`);
-  page.deliveries.set(subId, res.deliveries || []);
+  // Open delivery lists are read again (their first page) with everything else.
+  await Promise.all([...page.deliveries.keys()].map((id) => loadDeliveries(page, id)));
 }
 
 // act runs one change, reads everything again and redraws, keeping the outcome (said, or
@@ -48,6 +43,14 @@ async function act(body, said, fn) {
   if (isOpen()) draw(body);
 }
 
+// look runs a read that changes nothing (a page of delivery attempts) and redraws.
+async function look(body, fn) {
+  page.error = '';
+  page.said = '';
+  try { await fn(); } catch (e) { page.error = e.message; }
+  if (isOpen()) draw(body);
+}
+
 // secret shows a signing secret the server just returned, once.
 const secret = (title, value) => { page.reveal = { title, value }; };
 
@@ -55,7 +58,7 @@ const botName = (id) => { const b = page.bots.find((x) => x.id === id) || state.
 const installName = (id) => (page.installs.find((i) => i.id === id) || {}).display_name || id;
 
 function draw(body) {
-  const ctx = { page, act: (said, fn) => act(body, said, fn), draw: () => draw(body), secret, installName, loadDeliveries };
+  const ctx = { page, act: (said, fn) => act(body, said, fn), look: (fn) => look(body, fn), draw: () => draw(body), secret, installName };
   const reveal = page.reveal ? secretBox({ ...page.reveal, onClose: () => { page.reveal = null; draw(body); } }) : null;
   redraw(body, !!page.error, () => replace(body, reveal,
     h('p', { class: 'error pad', role: 'alert', hidden: !page.error }, page.error),

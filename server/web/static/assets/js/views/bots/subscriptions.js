@@ -16,6 +16,14 @@ export function outcome(d) {
   return { cls: 'failed', text: `${s} receiver failed` };
 }
 
+// loadDeliveries reads a subscription's attempts into page.deliveries: the newest page (the
+// API's default size), or with older the page after those shown.
+export async function loadDeliveries(page, subId, older = false) {
+  const had = older ? page.deliveries.get(subId) : null;
+  const res = await api.get(`/api/event-subscriptions/${subId}/deliveries${api.q({ before: had ? had.next : undefined })}`);
+  page.deliveries.set(subId, { list: (had ? had.list : []).concat(res.deliveries || []), next: res.next_cursor || null });
+}
+
 export function subscriptionsSection(ctx) {
   const { page } = ctx;
   const form = h('form', { class: 'settings', 'aria-label': 'Subscribe to events',
@@ -42,20 +50,21 @@ function subscription(ctx, s) {
   const shown = ctx.page.deliveries.get(s.id);
   const toggle = () => {
     if (shown) { ctx.page.deliveries.delete(s.id); ctx.draw(); return; }
-    ctx.act('', () => ctx.loadDeliveries(s.id));
+    ctx.look(() => loadDeliveries(ctx.page, s.id));
   };
   return h('li', { dataset: { id: s.id } },
     h('div', { class: 'int-main' }, h('strong', null, s.event_types.join(', ')),
       h('span', { class: 'hint' }, `${ctx.installName(s.app_installation_id)} · ${s.callback_url}`)),
     h('div', { class: 'row-btns' },
       h('button', { type: 'button', class: 'btn small', 'aria-expanded': shown ? 'true' : 'false', onclick: toggle }, shown ? 'Hide deliveries' : 'Deliveries'),
-      shown ? h('button', { type: 'button', class: 'btn small', onclick: () => ctx.act('', () => ctx.loadDeliveries(s.id)) }, 'Refresh') : null,
+      shown ? h('button', { type: 'button', class: 'btn small', onclick: () => ctx.look(() => loadDeliveries(ctx.page, s.id)) }, 'Refresh') : null,
       h('button', { type: 'button', class: 'btn small', onclick: () => ctx.act('New signing secret.', async () => {
         const r = (await api.post(`/api/event-subscriptions/${s.id}/rotate-secret`)).event_subscription;
         ctx.secret(`New signing secret of the subscription to ${r.callback_url}`, r.signing_secret);
       }) }, 'Rotate secret'),
       askFirst('Revoke', () => ctx.act('Subscription revoked.', () => api.post(`/api/event-subscriptions/${s.id}/revoke`)))),
-    shown ? deliveries(shown) : null);
+    shown ? deliveries(shown.list) : null,
+    shown && shown.next ? h('button', { type: 'button', class: 'btn small', onclick: () => ctx.look(() => loadDeliveries(ctx.page, s.id, true)) }, 'Older attempts') : null);
 }
 
 function deliveries(list) {
