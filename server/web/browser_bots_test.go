@@ -246,6 +246,8 @@ func progressUnder(t *testing.T, e *env, bot person, wsID, chID string, tab cont
 	eval[bool](t, tab, `(globalThis.realNow = Date.now, Date.now = () => globalThis.realNow.call(Date) + 31000, true)`)
 	waitFor(t, tab, "both blocks expired", `!`+under+` && document.querySelector('.conversation > .agents').hidden`)
 	eval[bool](t, tab, `(Date.now = globalThis.realNow, true)`)
+	progress(map[string]any{"turn_id": "t5", "op": "end", "message_id": msgID})
+	progress(map[string]any{"turn_id": "t6", "op": "end"})
 	// Progress naming a message this page has not loaded shows at the bottom too.
 	progress(map[string]any{"turn_id": "t4", "op": "append", "text": "Reading an old thread", "message_id": "msg_notloadedhere"})
 	waitFor(t, tab, "the unplaced block at the bottom", `document.querySelector('.conversation > .agents:not([hidden]) .progress-last')?.textContent === 'Reading an old thread'`)
