@@ -572,6 +572,8 @@ func integrations(t *testing.T, e *env, ana person, chID string, recv *receiver,
 		t.Fatalf("the delivery after rotation: signed with the new secret %v, body %s", got.signed, got.body)
 	}
 	// The attempts, newest first: the receiver failed the second and took the first.
+	subID := eval[string](t, tab, `document.querySelector('.panel .subs li').dataset.id`)
+	e.waitAttempts(t, ana, subID, 2)
 	press(t, tab, ".panel .subs li", "Deliveries")
 	rows := `[...document.querySelectorAll('.panel .deliveries tr.delivery')].map(r => [...r.cells].slice(1).map(c => c.textContent).join(' / ')).join('|')`
 	waitFor(t, tab, "two attempts", rows+` === 'message.created / 1 / 500 receiver failed|message.created / 1 / 200 delivered'`)
@@ -585,6 +587,7 @@ func integrations(t *testing.T, e *env, ana person, chID string, recv *receiver,
 		e.api(t, ana, "POST", "/api/channels/"+chID+"/messages", map[string]string{"body": fmt.Sprintf("delivery %d", i)}, nil)
 	}
 	recv.wait(t, 51)
+	e.waitAttempts(t, ana, subID, 51)
 	count := `document.querySelectorAll('.panel .deliveries tr.delivery').length`
 	press(t, tab, ".panel .subs li", "Refresh")
 	waitFor(t, tab, "the newest 50 attempts", count+` === 50`)
@@ -661,4 +664,24 @@ func commandMenuFresh(t *testing.T, e *env, ana, bot person, wsID string, tab co
 		t.Fatalf("the standup command is credited to %q, want the bot's name as text", got)
 	}
 	clear()
+}
+
+// waitAttempts waits until the API lists n delivery attempts of the subscription: an attempt is
+// stored once its receiver has answered, a moment after the receiver saw it.
+func (e *env) waitAttempts(t *testing.T, p person, subID string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		var page struct {
+			Deliveries []persist.EventDeliveryAttempt `json:"deliveries"`
+		}
+		e.api(t, p, "GET", "/api/event-subscriptions/"+subID+"/deliveries?limit=200", nil, &page)
+		if len(page.Deliveries) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the API lists %d attempts, want %d", len(page.Deliveries), n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
