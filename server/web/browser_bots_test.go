@@ -18,6 +18,8 @@ import (
 	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/natterchat/natter/persist"
@@ -161,6 +163,11 @@ func botAndToken(t *testing.T, e *env, tab context.Context) person {
 			}
 		}
 		return nil
+	}))
+	// The clipboard is the focused page's: this tab comes to the front first.
+	do(t, tab, "bring the tab to the front", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, page.BringToFront, cdp.Empty{})
+		return err
 	}))
 	press(t, tab, ".panel .secret", "Copy")
 	waitFor(t, tab, "copied", `document.querySelector('.panel .secret [role=status]')?.textContent === 'Copied.'`)
