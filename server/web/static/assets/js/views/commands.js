@@ -19,19 +19,33 @@ export class CommandMenu {
 
   // update follows the composer's text: the menu shows while it is "/" and a command's first word.
   async update(text) {
+    this.text = text;
     const m = /^\/(\S*)$/.exec(text);
     if (!m || text === this.closedFor) { this.close(); return; }
     this.closedFor = null;
     const wsId = state.wsId;
-    if (!this.list || this.list.wsId !== wsId) {
-      this.list = { wsId, commands: [] };
+    // Menus change whenever a bot replaces its own: read them again each time the menu opens
+    // (what was read before shows meanwhile).
+    const opening = !this.open;
+    if (!this.list || this.list.wsId !== wsId || opening) {
+      const had = this.list && this.list.wsId === wsId ? this.list.commands : null;
+      if (had) this.list = { wsId, commands: had };
+      if (had && opening) this.show(m[1], text);
       try {
-        this.list.commands = (await api.get(`/api/workspaces/${wsId}/bot-commands`)).bot_commands || [];
-      } catch { this.list = null; return; }
+        const commands = (await api.get(`/api/workspaces/${wsId}/bot-commands`)).bot_commands || [];
+        this.list = { wsId, commands };
+      } catch { if (!had) { this.list = null; return; } }
+      // The person may have typed on, or closed the menu, while the list was read.
+      if (this.text !== text || text === this.closedFor) return;
     }
-    const typed = m[1].toLowerCase();
+    this.show(m[1], text);
+  }
+
+  show(query, text) {
+    const typed = query.toLowerCase();
     const name = (c) => c.command.replace(/^\//, '').toLowerCase();
-    this.items = this.list.commands.filter((c) => name(c).startsWith(typed) || (c.bot && c.bot.handle.toLowerCase().startsWith(typed)));
+    // A bot without a handle is found by its commands alone.
+    this.items = this.list.commands.filter((c) => name(c).startsWith(typed) || (c.bot && (c.bot.handle || '').toLowerCase().startsWith(typed)));
     this.sel = Math.min(this.sel, Math.max(this.items.length - 1, 0));
     this.render(text);
   }

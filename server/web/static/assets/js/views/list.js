@@ -5,6 +5,7 @@ import { h } from '../dom.js';
 import { state, conv } from '../store.js';
 import * as actions from '../actions.js';
 import { renderRow } from './row.js';
+import { rowPartsKey } from './registry.js';
 
 const ESTIMATE = 64; // px, the height assumed for a row not yet measured
 const OVERSCAN = 900; // px of rows kept above and below the viewport
@@ -128,7 +129,7 @@ export class MessageList {
       const grouped = !day && prev && prev.author_id === m.author_id && !prev.deleted_at &&
         new Date(m.created_at) - new Date(prev.created_at) < GROUP_MS && !m.quoted_message_id;
       const unreadLine = c.firstUnreadSeq && m.channel_seq === c.firstUnreadSeq;
-      const key = `${grouped}|${day}|${unreadLine}|${state.editing === m.id}|${m.failed}|${m.progress}`;
+      const key = `${grouped}|${day}|${unreadLine}|${state.editing === m.id}|${m.failed}|${m.progress}|${rowPartsKey(m)}`;
       let n = this.nodes.get(m.id);
       if (!n || n.msg !== m || n.key !== key) {
         const el = renderRow(m, { grouped, day, unreadLine });

@@ -27,3 +27,14 @@ export function registerMenuItem(menu, item) {
 }
 
 export const menuItems = (menu) => menus[menu].filter((i) => !i.visible || i.visible());
+
+// Message rows: registerMessageKind draws the body of messages of one `kind` (the plain
+// 'message' kind goes through the Markdown renderer); registerRowPart adds what shows under a
+// message: { key(m) → string that changes whenever render's output would, render(m) → Node | null }.
+const kinds = new Map();
+const rowParts = [];
+export function registerMessageKind(kind, render) { kinds.set(kind, render); }
+export const kindRenderer = (kind) => kinds.get(kind);
+export function registerRowPart(part) { rowParts.push(part); }
+export const rowPartsKey = (m) => rowParts.map((p) => p.key(m)).join('|');
+export const rowPartsOf = (m) => rowParts.map((p) => p.render(m)).filter(Boolean);

@@ -5,6 +5,7 @@ import { h, icon, avatar, displayName, fmt } from '../dom.js';
 import { render as markdown } from '../markdown.js';
 import { state, touch } from '../store.js';
 import * as actions from '../actions.js';
+import { kindRenderer, rowPartsOf } from './registry.js';
 
 export const EMOJI = ['👍', '❤️', '😂', '🎉', '😮', '😢', '👀', '✅', '🚀', '🙏'];
 
@@ -14,7 +15,7 @@ export function renderRow(m, opts) {
   const created = new Date(m.created_at);
   const mine = state.me && m.author_id === state.me.id;
   const deleted = !!m.deleted_at;
-  const row = h('div', { class: `msg${opts.grouped ? ' grouped' : ''}${m.pending ? ' pending' : ''}${m.failed ? ' failed' : ''}${opts.highlight ? ' highlight' : ''}`,
+  const row = h('div', { class: `msg${m.kind && m.kind !== 'message' ? ` kind-${m.kind}` : ''}${opts.grouped ? ' grouped' : ''}${m.pending ? ' pending' : ''}${m.failed ? ' failed' : ''}${opts.highlight ? ' highlight' : ''}`,
     dataset: { id: m.id, seq: m.channel_seq ?? '' }, tabIndex: 0, role: 'article', 'aria-label': `${displayName(author)}, ${fmt.time(created)}` });
   const gutter = opts.grouped
     ? h('time', { class: 'gutter-time', dateTime: m.created_at, title: fmt.full(created) }, fmt.time(created))
@@ -30,7 +31,7 @@ export function renderRow(m, opts) {
   if (m.quoted_message_id && !deleted) content.appendChild(quoteBlock(m.quoted_message_id));
   if (deleted) content.appendChild(h('p', { class: 'tombstone' }, 'This message was deleted.'));
   else if (state.editing === m.id) content.appendChild(editor(m));
-  else content.appendChild(h('div', { class: 'body' }, markdown(m.body)));
+  else content.appendChild(kindRenderer(m.kind)?.(m) || h('div', { class: 'body' }, markdown(m.body)));
   if (opts.grouped && m.edited_at && !deleted) content.appendChild(h('span', { class: 'edited', title: fmt.full(new Date(m.edited_at)) }, '(edited)'));
   if (!deleted && m.attachments && m.attachments.length) content.appendChild(h('div', { class: 'attachments' }, ...m.attachments.map(attachment)));
   if (m.pending && m.progress !== null && m.progress < 1 && !m.upload) {
@@ -50,6 +51,7 @@ export function renderRow(m, opts) {
       `${ts.reply_count} ${ts.reply_count === 1 ? 'reply' : 'replies'}`,
       ts.last_reply_at ? h('span', { class: 'muted' }, ` · last reply ${fmt.time(new Date(ts.last_reply_at))}`) : null));
   }
+  if (!m.pending && !deleted) content.append(...rowPartsOf(m));
   row.append(h('div', { class: 'gutter' }, gutter), content);
   if (!m.pending && !deleted) row.appendChild(toolbar(m, mine, opts.inThread));
   const wrap = h('div', { class: 'row' });
