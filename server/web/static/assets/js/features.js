@@ -2,3 +2,5 @@
 // views/registry.js when imported. Add a feature with one line here.
 import './views/channel.js';
 import './views/shortcuts.js';
+import './views/notify.js';
+import './views/profile.js';
