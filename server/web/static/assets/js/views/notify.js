@@ -191,15 +191,20 @@ function pushoverSection() {
   return form;
 }
 
-let pushover = null;
+let parts = null;
 registerPanel('notifications', {
   title: 'Notifications',
   topics: ['notify', 'view'],
   render(body, panel, { fresh }) {
-    if (fresh) { pushover = pushoverSection(); if (supported) refresh().catch((e) => { push.error = e.message; touch('notify'); }); }
+    // The Pushover form is built once per opening, so a redraw keeps what is being typed.
+    if (fresh || !parts || !body.contains(parts.live)) {
+      parts = { live: h('div'), pushover: pushoverSection() };
+      replace(body, h('div', { class: 'notify' }, parts.live, parts.pushover));
+      if (supported) refresh().catch((e) => { push.error = e.message; touch('notify'); });
+    }
     const note = push.error ? h('p', { class: 'error pad', role: 'alert' }, push.error) : push.said ? h('p', { class: 'muted pad', role: 'status' }, push.said) : null;
-    replace(body, h('div', { class: 'notify' }, deviceSection(), note, channelSection(), pushover));
+    replace(parts.live, deviceSection(), note, channelSection());
   },
 });
 
-registerMenuItem('me', { label: 'Notifications', order: 20, panel: { kind: 'notifications' } });
+registerMenuItem('me', { label: 'Notifications', order: 20, run: () => actions.openPanel({ kind: 'notifications' }) });

@@ -5,6 +5,7 @@
 import { h, replace, avatar, fmt } from '../dom.js';
 import * as api from '../api.js';
 import { state, touch, rememberUser } from '../store.js';
+import * as actions from '../actions.js';
 import { registerPanel, registerMenuItem } from './registry.js';
 
 const field = (label, input) => h('label', { class: 'field' }, h('span', null, label), input);
@@ -81,7 +82,8 @@ function passwordForm() {
     e.preventDefault();
     if (next.value !== again.value) { out.failed('The two new passwords differ.'); return; }
     try {
-      await api.post('/api/auth/password/change', { current_password: current.value, new_password: next.value });
+      // A wrong current password is a 401 too: it must not read as the session having ended.
+      await api.post('/api/auth/password/change', { current_password: current.value, new_password: next.value }, { quiet401: true });
       form.reset();
       out.said('Password changed. Your other sessions were signed out.');
       loadSessions();
@@ -121,20 +123,26 @@ function sessionsSection() {
     sessions.error ? h('p', { class: 'error', role: 'alert' }, sessions.error) : h('p', { class: 'muted', role: 'status' }, sessions.said));
 }
 
-let forms = null;
+let sessionsBox = null;
 registerPanel('profile', {
   title: 'Profile and account',
   topics: ['profile'],
   render(body, panel, { fresh }) {
-    if (fresh) {
-      forms = [profileForm(), passwordForm()];
+    // The forms are built once per opening (a redraw would lose what is being typed); only the
+    // sessions are redrawn.
+    if (fresh || !sessionsBox || !body.contains(sessionsBox)) {
+      sessionsBox = h('div');
+      const first = profileForm();
+      replace(body, h('div', { class: 'profile' }, first, passwordForm(), sessionsBox,
+        h('p', { class: 'muted pad' }, 'Light or dark follows your system’s appearance setting.')));
       sessions.said = '';
+      sessions.list = null;
       loadSessions();
+      first.querySelector('input[name=display_name]').focus();
     }
-    replace(body, h('div', { class: 'profile' }, ...forms, sessionsSection(),
-      h('p', { class: 'muted pad' }, 'Light or dark follows your system’s appearance setting.')));
-    if (fresh) forms[0].querySelector('input[name=display_name]').focus();
+    replace(sessionsBox, sessionsSection());
   },
 });
 
-registerMenuItem('me', { label: 'Profile and account', order: 10, panel: { kind: 'profile' } });
+// run, not panel: a fresh object each time, so reopening starts from the saved profile.
+registerMenuItem('me', { label: 'Profile and account', order: 10, run: () => actions.openPanel({ kind: 'profile' }) });
