@@ -406,6 +406,7 @@ func (s settingsRun) profile(t *testing.T) {
 		t.Fatalf("the server has %q @%q", me.DisplayName, me.Handle)
 	}
 	waitFor(t, tab, "the sidebar's new name", `document.querySelector('.me .me-name')?.textContent === 'Ana Maria Lima'`)
+	waitFor(t, tab, "the handle as kept", `document.querySelector('`+form+`input[name=handle]').value === 'ana_lima'`)
 	shot(t, tab, "profile")
 	// SPEC §Limits: a handle is 2-32 characters. The API's sentence shows; nothing changes.
 	fill(t, tab, form+"input[name=handle]", "a")

@@ -148,8 +148,8 @@ function deviceSection() {
     h('p', { class: 'notify-state', role: 'status' }, on ? 'Notifications are on for this device.'
       : st.this_device_stale ? 'This device must register again (the server changed its key).'
         : blocked ? 'Notifications are blocked for this site in the browser’s settings.' : 'Notifications are off for this device.'),
-    on ? h('button', { class: 'btn', disabled: push.busy, onclick: () => act(disable, 'Turned off on this device.') }, 'Turn off on this device')
-      : h('button', { class: 'btn primary notify-enable', disabled: push.busy || blocked, onclick: () => act(enable, 'Notifications are on.') }, 'Enable notifications on this device'),
+    on ? h('button', { class: 'btn', disabled: push.busy, onclick: () => act(disable, '') }, 'Turn off on this device')
+      : h('button', { class: 'btn primary notify-enable', disabled: push.busy || blocked, onclick: () => act(enable, '') }, 'Enable notifications on this device'),
     st.devices && st.devices.length ? h('ul', { class: 'devices', role: 'list', 'aria-label': 'Your devices' }, ...st.devices.map((d) => h('li', null,
       h('span', { class: 'author' }, d.label || 'A browser'), d.this_device ? h('span', { class: 'tag' }, 'this device') : null,
       h('span', { class: 'muted' }, d.last_success_at ? ` · last delivered ${new Date(d.last_success_at).toLocaleString()}`

@@ -49,13 +49,19 @@ function profileForm() {
     } });
   const form = h('form', { class: 'settings', 'aria-label': 'Profile', onsubmit: async (e) => {
     e.preventDefault();
+    const now = state.me;
     const patch = {};
-    if (name.value.trim() !== (me.display_name || '')) patch.display_name = name.value.trim();
-    if (handle.value.trim().replace(/^@/, '').toLowerCase() !== (me.handle || '')) patch.handle = handle.value.trim();
-    if (url.value.trim() !== (me.avatar_url || '')) patch.avatar_url = url.value.trim();
+    if (name.value.trim() !== (now.display_name || '')) patch.display_name = name.value.trim();
+    if (handle.value.trim().replace(/^@/, '').toLowerCase() !== (now.handle || '')) patch.handle = handle.value.trim();
+    if (url.value.trim() !== (now.avatar_url || '')) patch.avatar_url = url.value.trim();
     if (!Object.keys(patch).length) { out.said('Nothing to change.'); return; }
     try {
-      adopt((await api.patch('/api/me', patch)).user);
+      const user = (await api.patch('/api/me', patch)).user;
+      adopt(user);
+      // The fields show what the server kept (a handle lowercased, without its @).
+      name.value = user.display_name || '';
+      handle.value = user.handle || '';
+      url.value = user.avatar_url || '';
       out.said('Saved.');
     } catch (err) { out.failed(err.message); }
   } },
