@@ -177,7 +177,7 @@ func TestBrowserPushAndSettings(t *testing.T) {
 		openMenuItem(t, tab, "Notifications")
 		waitFor(t, tab, "the button", `document.querySelector('.notify-enable')?.textContent === 'Enable notifications on this device'`)
 		waitFor(t, tab, "the service worker to control the page", `navigator.serviceWorker.controller !== null`)
-		do(t, tab, "enable", chromedp.Click(".notify-enable"))
+		click(t, tab, "enable", ".notify-enable")
 		waitFor(t, tab, "on", `document.querySelector('.notify-state')?.textContent === 'Notifications are on for this device.'`)
 		st := e.pushStatus(t, ana, dev.Digest)
 		if !st.ThisDevice || st.ThisDeviceStale || len(st.Devices) != 1 || !strings.Contains(st.Devices[0].Label, " on ") {
@@ -195,7 +195,7 @@ func TestBrowserPushAndSettings(t *testing.T) {
 	t.Run("ChannelLevelAndDelivery", func(t *testing.T) {
 		// The default level is mentions; Ana asks for everything in #general.
 		waitFor(t, tab, "the level", `document.querySelector('.levels input[value=mentions]')?.checked === true`)
-		do(t, tab, "pick all", chromedp.Click(`.levels input[value=all]`))
+		click(t, tab, "pick all", `.levels input[value=all]`)
 		var pref struct {
 			NotificationPreference struct{ Level string } `json:"notification_preference"`
 		}
@@ -218,7 +218,7 @@ func TestBrowserPushAndSettings(t *testing.T) {
 			t.Fatalf("the push decrypts to %+v, want %+v", pushed.Payload, want)
 		}
 		// Muted is a choice the server keeps.
-		do(t, tab, "mute", chromedp.Click(`.levels input[value=muted]`))
+		click(t, tab, "mute", `.levels input[value=muted]`)
 		for range 100 {
 			e.api(t, ana, "GET", "/api/channels/"+general.ID+"/notification-preference", nil, &pref)
 			if pref.NotificationPreference.Level == "muted" {
@@ -295,8 +295,7 @@ func TestBrowserPushAndSettings(t *testing.T) {
 			t.Fatalf("after the rotation the server says %+v", st)
 		}
 		subscribes := eval[string](t, tab, `localStorage.getItem('test.push.subscribes')`)
-		do(t, tab, "open the app again", chromedp.Reload())
-		waitFor(t, tab, "the channel to open", `document.querySelector('.conv-header h1')`)
+		reloaded(t, tab, `document.querySelector('.conv-header h1')`)
 		waitFor(t, tab, "a new subscription", `localStorage.getItem('test.push.subscribes') !== '`+subscribes+`'`)
 		var st pushStatus
 		for range 100 {
@@ -316,7 +315,7 @@ func TestBrowserPushAndSettings(t *testing.T) {
 	t.Run("TurnOff", func(t *testing.T) {
 		openMenuItem(t, tab, "Notifications")
 		waitFor(t, tab, "on", `document.querySelector('.notify-state')?.textContent === 'Notifications are on for this device.'`)
-		do(t, tab, "turn off", chromedp.Click(`.notify .notify-block button.btn`))
+		click(t, tab, "turn off", `.notify .notify-block button.btn`)
 		waitFor(t, tab, "off", `document.querySelector('.notify-state')?.textContent === 'Notifications are off for this device.'`)
 		if st := e.pushStatus(t, ana, dev.Digest); st.ThisDevice || len(st.Devices) != 0 {
 			t.Fatalf("after turning off the server says %+v", st)
@@ -332,12 +331,40 @@ func TestBrowserPushAndSettings(t *testing.T) {
 	t.Run("Themes", s.themes)
 }
 
+// click clicks the element sel finds once there is one, in the page: a view redrawn between
+// finding a node and clicking it (the sidebar redraws when the connection comes up) cannot
+// make the click miss.
+func click(t *testing.T, tab context.Context, what, sel string) {
+	t.Helper()
+	waitFor(t, tab, what, fmt.Sprintf(`(el => !!el && (el.click(), true))(document.querySelector(%q))`, sel))
+}
+
+// reloaded reloads the page and waits until expr holds in the new document. Evaluations that
+// land in the old document's context while it goes away are tried again.
+func reloaded(t *testing.T, tab context.Context, expr string) {
+	t.Helper()
+	do(t, tab, "reload", chromedp.Reload())
+	deadline := time.Now().Add(waitLimit)
+	for {
+		ctx, cancel := context.WithTimeout(tab, time.Second)
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!(`+expr+`)`))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the reload, %s never held (last error %v)", expr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // openMenuItem opens an entry of the personal menu.
 func openMenuItem(t *testing.T, tab context.Context, label string) {
 	t.Helper()
 	// What the panel shows now is marked, so the wait below sees the new opening's content.
 	eval[bool](t, tab, `(el => (el && el.setAttribute('data-before', ''), true))(document.querySelector('.panel-body > *'))`)
-	do(t, tab, "open the personal menu", chromedp.Click(`.me .menu-btn`))
+	click(t, tab, "open the personal menu", `.me .menu-btn`)
 	waitFor(t, tab, "the menu", `[...document.querySelectorAll('.me [role=menuitem]')].some(b => b.textContent === '`+label+`')`)
 	eval[bool](t, tab, `[...document.querySelectorAll('.me [role=menuitem]')].find(b => b.textContent === '`+label+`').click() ?? true`)
 	waitFor(t, tab, "the panel", `document.querySelector('#panel-title')?.textContent && !document.querySelector('.panel').hidden && document.querySelector('.panel-body > *:not([data-before])')`)
@@ -399,7 +426,7 @@ func (s settingsRun) profile(t *testing.T) {
 	waitFor(t, tab, "no password form", `!document.querySelector('form[aria-label=Password]') && document.querySelector('.profile').textContent.includes('signs in without a password')`)
 	fill(t, tab, form+"input[name=display_name]", "Ana Maria Lima")
 	fill(t, tab, form+"input[name=handle]", "@Ana_Lima")
-	do(t, tab, "save", chromedp.Click(form+"button[type=submit]"))
+	click(t, tab, "save", form+"button[type=submit]")
 	waitFor(t, tab, "saved", `document.querySelector('`+form+`p[role=status]').textContent === 'Saved.'`)
 	// SPEC §User: a handle is accepted with a leading @, lowercased and stored without it.
 	if me := s.me(t); me.DisplayName != "Ana Maria Lima" || me.Handle != "ana_lima" {
@@ -410,7 +437,7 @@ func (s settingsRun) profile(t *testing.T) {
 	shot(t, tab, "profile")
 	// SPEC §Limits: a handle is 2-32 characters. The API's sentence shows; nothing changes.
 	fill(t, tab, form+"input[name=handle]", "a")
-	do(t, tab, "save a one-letter handle", chromedp.Click(form+"button[type=submit]"))
+	click(t, tab, "save a one-letter handle", form+"button[type=submit]")
 	waitFor(t, tab, "the refusal", `document.querySelector('`+form+`p.error')?.textContent.length > 0`)
 	if me := s.me(t); me.Handle != "ana_lima" {
 		t.Fatalf("a refused handle changed it to %q", me.Handle)
@@ -442,7 +469,7 @@ func (s settingsRun) avatar(t *testing.T) {
 	// A picture that cannot load falls back to the initial.
 	broken := "http://127.0.0.1:1/missing.png"
 	fill(t, tab, form+"input[name=avatar_url]", broken)
-	do(t, tab, "save", chromedp.Click(form+"button[type=submit]"))
+	click(t, tab, "save", form+"button[type=submit]")
 	waitFor(t, tab, "saved", `document.querySelector('`+form+`p[role=status]').textContent === 'Saved.'`)
 	if me := s.me(t); me.AvatarURL != broken {
 		t.Fatalf("avatar_url is %q", me.AvatarURL)
@@ -451,7 +478,7 @@ func (s settingsRun) avatar(t *testing.T) {
 	// An uploaded picture becomes the avatar, at its address on this server.
 	do(t, tab, "upload a picture", chromedp.SetUploadFiles(form+`input[type=file]`, []string{tinyPNG(t)}))
 	waitFor(t, tab, "the upload's address", `document.querySelector('`+form+`input[name=avatar_url]').value.startsWith('`+s.e.URL+`/api/uploads/')`)
-	do(t, tab, "save", chromedp.Click(form+"button[type=submit]"))
+	click(t, tab, "save", form+"button[type=submit]")
 	waitFor(t, tab, "the picture shown", `(img => img && img.complete && img.naturalWidth === 4)(document.querySelector('.me .me-avatar img.avatar'))`)
 	if me := s.me(t); !strings.HasPrefix(me.AvatarURL, s.e.URL+"/api/uploads/") {
 		t.Fatalf("avatar_url is %q", me.AvatarURL)
@@ -489,8 +516,7 @@ func (s settingsRun) password(t *testing.T) {
 		t.Fatalf("enrol: %v", err)
 	}
 	other := persisttest.Session(t, s.e.store, s.ana.user.ID)
-	do(t, tab, "open the app again", chromedp.Reload())
-	waitFor(t, tab, "the channel to open", `document.querySelector('.conv-header h1')`)
+	reloaded(t, tab, `document.querySelector('.me .dot.online')`)
 	openMenuItem(t, tab, "Profile and account")
 	form := `form[aria-label=Password] `
 	waitFor(t, tab, "the password form", `document.querySelector('`+form+`input[name=current_password]')`)
@@ -499,7 +525,7 @@ func (s settingsRun) password(t *testing.T) {
 		fill(t, tab, form+"input[name=new_password]", next)
 		fill(t, tab, form+"input[name=confirm_password]", again)
 		eval[bool](t, tab, `document.querySelector('`+form+`p[role=status]').textContent = '', true`)
-		do(t, tab, "change the password", chromedp.Click(form+"button[type=submit]"))
+		click(t, tab, "change the password", form+"button[type=submit]")
 	}
 	refused := func(what string) {
 		t.Helper()
@@ -533,14 +559,14 @@ func (s settingsRun) pushover(t *testing.T) {
 	eval[bool](t, tab, `document.querySelector('`+form+`input[name=pushover_enabled]').checked = true`)
 	// SPEC §User: the user key is 30 characters.
 	fill(t, tab, form+"input[name=pushover_user_key]", "tooshort")
-	do(t, tab, "save", chromedp.Click(form+"button[type=submit]"))
+	click(t, tab, "save", form+"button[type=submit]")
 	waitFor(t, tab, "the refusal", `document.querySelector('`+form+`p.error')?.textContent.length > 0`)
 	if me := s.me(t); me.NotificationSettings.PushoverEnabled || me.NotificationSettings.PushoverUserKey != "" {
 		t.Fatalf("a refused key changed the settings: %+v", me.NotificationSettings)
 	}
 	key := "u" + strings.Repeat("a1", 14) + "z"
 	fill(t, tab, form+"input[name=pushover_user_key]", key)
-	do(t, tab, "save", chromedp.Click(form+"button[type=submit]"))
+	click(t, tab, "save", form+"button[type=submit]")
 	waitFor(t, tab, "saved", `document.querySelector('`+form+`p[role=status]').textContent === 'Saved.'`)
 	if me := s.me(t); !me.NotificationSettings.PushoverEnabled || me.NotificationSettings.PushoverUserKey != key {
 		t.Fatalf("the settings are %+v", me.NotificationSettings)
