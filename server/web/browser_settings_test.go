@@ -103,6 +103,67 @@ func (e *env) pushStatus(t *testing.T, p person, digest string) pushStatus {
 	return st
 }
 
+// notification reads the notification the service worker shows for tag, as JSON ("" when none).
+func notification(tag string) string {
+	return fmt.Sprintf(`navigator.serviceWorker.ready.then(r => r.getNotifications({tag: %q})).then(([n]) => n ? JSON.stringify({title: n.title, body: n.body, tag: n.tag, data: n.data}) : '')`, tag)
+}
+
+// worker is the page's service worker, as the DevTools protocol reaches it.
+type worker struct {
+	tab    context.Context
+	origin string
+	id     serviceworker.RegistrationID
+}
+
+// workerOf finds the registration whose scope is the whole client.
+func workerOf(t *testing.T, tab context.Context, origin string) worker {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, waitLimit)
+	defer cancel()
+	// Enabling the domain reports every registration (and delivering needs it on); it is turned
+	// off first, so a second look-up hears them afresh.
+	_, _ = chromedp.Call(tab, serviceworker.Disable, struct{}{})
+	regs := chromedp.Events(ctx, serviceworker.WorkerRegistrationUpdated)
+	if _, err := chromedp.Call(tab, serviceworker.Enable, struct{}{}); err != nil {
+		t.Fatalf("service worker domain: %v", err)
+	}
+	for ev, err := range regs {
+		if err != nil {
+			t.Fatalf("no service worker registration at /: %v", err)
+		}
+		for _, r := range ev.Registrations {
+			if r.ScopeURL == origin+"/" && !r.IsDeleted {
+				return worker{tab: tab, origin: origin, id: r.RegistrationID}
+			}
+		}
+	}
+	t.Fatal("no service worker registration at /")
+	return worker{}
+}
+
+// deliver hands a payload to the worker as the browser does with a push it has decrypted.
+func (w worker) deliver(t *testing.T, p push.Payload) {
+	t.Helper()
+	raw, _ := json.Marshal(p)
+	if _, err := chromedp.Call(w.tab, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{
+		Origin: w.origin, RegistrationID: w.id, Data: string(raw)}); err != nil {
+		t.Fatalf("deliver the push: %v", err)
+	}
+}
+
+// click stands in for a click on the notification of tag. Headless Chromium cannot click a
+// notification: the worker's notificationclick handler calls openMessage with the
+// notification's data, so the test calls it, in the worker, with the same data. With a page
+// of the client open, the page is told to open the message.
+func (w worker) click(t *testing.T, tag string) {
+	t.Helper()
+	sw := serviceWorker(t, w.tab, w.origin+"/sw.js")
+	got := eval[string](t, sw, fmt.Sprintf(`self.registration.getNotifications({tag: %q}).then(([n]) => openMessage(n.data))`, tag))
+	if got != "posted" {
+		t.Fatalf("openMessage with a page open answered %q", got)
+	}
+}
+
 // serviceWorker attaches to the page's service worker, to evaluate in it.
 func serviceWorker(t *testing.T, tab context.Context, scope string) context.Context {
 	t.Helper()
@@ -238,45 +299,12 @@ func TestBrowserPushAndSettings(t *testing.T) {
 		// Ana is elsewhere when the push comes.
 		do(t, tab, "go to #random", chromedp.Navigate(e.URL+"/"+ws.Workspace.RouteID+"/"+random.RouteID))
 		waitFor(t, tab, "#random", `document.querySelector('.conv-header h1')?.textContent === 'random'`)
-		regs := chromedp.Events(tab, serviceworker.WorkerRegistrationUpdated)
-		if _, err := chromedp.Call(tab, serviceworker.Enable, struct{}{}); err != nil {
-			t.Fatalf("service worker domain: %v", err)
-		}
-		var regID serviceworker.RegistrationID
-		ctx, cancel := context.WithTimeout(tab, waitLimit)
-		defer cancel()
-		for ev, err := range regs {
-			if err != nil {
-				t.Fatalf("registrations: %v", err)
-			}
-			for _, r := range ev.Registrations {
-				if r.ScopeURL == e.URL+"/" && !r.IsDeleted {
-					regID = r.RegistrationID
-				}
-			}
-			if regID != "" || ctx.Err() != nil {
-				break
-			}
-		}
-		if regID == "" {
-			t.Fatal("no service worker registration at /")
-		}
-		raw, _ := json.Marshal(pushed.Payload)
-		if _, err := chromedp.Call(tab, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{
-			Origin: e.URL, RegistrationID: regID, Data: string(raw)}); err != nil {
-			t.Fatalf("deliver the push: %v", err)
-		}
-		shown := `navigator.serviceWorker.ready.then(r => r.getNotifications()).then(ns => JSON.stringify(ns.map(n => ({title: n.title, body: n.body, tag: n.tag, data: n.data}))))`
-		want := fmt.Sprintf(`[{"title":"Ben Okafor in #general","body":"Lunch at noon?","tag":%q,"data":{"url":%q,"message":%q,"user_id":%q}}]`,
+		w := workerOf(t, tab, e.URL)
+		w.deliver(t, pushed.Payload)
+		want := fmt.Sprintf(`{"title":"Ben Okafor in #general","body":"Lunch at noon?","tag":%q,"data":{"url":%q,"message":%q,"user_id":%q}}`,
 			pushed.Payload.Tag, pushed.Payload.URL, pushed.Payload.Tag, ana.user.ID)
-		waitFor(t, tab, "the notification", shown+`.then(s => s === '`+want+`')`)
-		// A click on a notification cannot be made headless: the worker's click handler calls
-		// openMessage with the notification's data, so the test calls it with the same data.
-		sw := serviceWorker(t, tab, e.URL+"/sw.js")
-		got := eval[string](t, sw, `self.registration.getNotifications().then(([n]) => openMessage(n.data))`)
-		if got != "posted" {
-			t.Fatalf("openMessage with a page open answered %q", got)
-		}
+		waitFor(t, tab, "the notification", notification(pushed.Payload.Tag)+`.then(s => s === '`+want+`')`)
+		w.click(t, pushed.Payload.Tag)
 		waitFor(t, tab, "the message opened", `document.querySelector('.conv-header h1')?.textContent === 'general' && document.querySelector('.list .msg[data-id="`+pushed.Payload.Tag+`"]')`)
 		// Without an open page the worker opens one at the conversation with the message in the
 		// fragment; that page opens the message.
@@ -284,6 +312,33 @@ func TestBrowserPushAndSettings(t *testing.T) {
 		waitFor(t, tab, "#random", `document.querySelector('.conv-header h1')?.textContent === 'random'`)
 		do(t, tab, "open the notification's address", chromedp.Navigate(e.URL+pushed.Payload.URL+"#message="+pushed.Payload.Tag))
 		waitFor(t, tab, "the message opened", `document.querySelector('.conv-header h1')?.textContent === 'general' && document.querySelector('.list .msg[data-id="`+pushed.Payload.Tag+`"]') && location.hash === ''`)
+	})
+
+	t.Run("ReplyOpensItsThread", func(t *testing.T) {
+		if pushed.Payload.Tag == "" {
+			t.Skip("no push was received")
+		}
+		e.api(t, ana, "PUT", "/api/channels/"+general.ID+"/notification-preference", map[string]string{"level": "all"}, nil)
+		var reply struct{ Message persist.Message }
+		e.api(t, ben, "POST", "/api/messages/"+pushed.Payload.Tag+"/thread/replies", map[string]string{"body": "Or one?"}, &reply)
+		got := svc.Next(t)
+		if got.Payload.Tag != reply.Message.ID || got.Payload.Body != "Or one?" || !strings.HasPrefix(got.Payload.URL, "/"+ws.Workspace.RouteID+"/M") {
+			t.Fatalf("the reply's push decrypts to %+v", got.Payload)
+		}
+		do(t, tab, "go to #random", chromedp.Navigate(e.URL+"/"+ws.Workspace.RouteID+"/"+random.RouteID))
+		waitFor(t, tab, "#random", `document.querySelector('.conv-header h1')?.textContent === 'random'`)
+		w := workerOf(t, tab, e.URL)
+		w.deliver(t, got.Payload)
+		waitFor(t, tab, "the notification", notification(got.Payload.Tag))
+		w.click(t, got.Payload.Tag)
+		waitFor(t, tab, "the thread opened", `document.querySelector('#panel-title')?.textContent === 'Thread' && document.querySelector('.panel .msg[data-id="`+reply.Message.ID+`"]') && document.querySelector('.conv-header h1')?.textContent === 'general'`)
+	})
+
+	t.Run("WorkerKeepsToThisOrigin", func(t *testing.T) {
+		// A payload naming another site (the server never sends one) leads to the client's root.
+		w := workerOf(t, tab, e.URL)
+		w.deliver(t, push.Payload{UserID: ana.user.ID, Title: "<b>Eve</b>", Body: "x", Tag: "msg_hostile", URL: "https://evil.example/steal"})
+		waitFor(t, tab, "the notification", notification("msg_hostile")+`.then(s => s && JSON.parse(s).data.url === '/' && JSON.parse(s).title === '<b>Eve</b>')`)
 	})
 
 	t.Run("StaleDeviceRegistersAgain", func(t *testing.T) {
