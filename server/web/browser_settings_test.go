@@ -377,6 +377,24 @@ func TestBrowserPushAndSettings(t *testing.T) {
 		}
 	})
 
+	t.Run("BlockedByTheBrowser", func(t *testing.T) {
+		// Ben's browser refuses notifications to the site: the panel says so, offers no button
+		// that could not work, and registers nothing.
+		bTab := b.tab(t, ben)
+		if _, err := chromedp.CallBrowser(bTab, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
+			Permission: &cdpbrowser.PermissionDescriptor{Name: "notifications"}, Setting: "denied", Origin: e.URL,
+			BrowserContextID: chromedp.FromContext(bTab).BrowserContextID}); err != nil {
+			t.Fatalf("deny notifications: %v", err)
+		}
+		do(t, bTab, "open the client", chromedp.Navigate(e.URL+"/"))
+		waitFor(t, bTab, "the socket to connect", `document.querySelector('.me .dot.online')`)
+		openMenuItem(t, bTab, "Notifications")
+		waitFor(t, bTab, "blocked", `document.querySelector('.notify-state')?.textContent === 'Notifications are blocked for this site in the browser’s settings.' && document.querySelector('.notify-enable').disabled`)
+		if st := e.pushStatus(t, ben, ""); len(st.Devices) != 0 {
+			t.Fatalf("Ben has devices: %+v", st.Devices)
+		}
+	})
+
 	s := settingsRun{e: e, tab: tab, ana: ana, hasher: hasher, wsRoute: ws.Workspace.RouteID}
 	t.Run("Profile", s.profile)
 	t.Run("Avatar", s.avatar)
