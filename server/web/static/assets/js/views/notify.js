@@ -43,7 +43,7 @@ async function refresh() {
   return push.status;
 }
 
-// subscribed says whether a subscription was made with the server's current key.
+// underKey says whether a subscription was made with the server's current key.
 function underKey(sub, key) {
   const k = sub && sub.options && sub.options.applicationServerKey;
   return !!k && b64url(k) === key;
@@ -126,6 +126,7 @@ const levelNote = { channelId: null, level: '', error: '' };
 async function loadLevel(channelId) {
   levelNote.channelId = channelId;
   levelNote.level = '';
+  levelNote.error = '';
   try { levelNote.level = (await api.get(`/api/channels/${channelId}/notification-preference`)).notification_preference.level; } catch (e) { levelNote.error = e.message; }
   touch('notify');
 }
