@@ -542,6 +542,14 @@ func (s settingsRun) avatar(t *testing.T) {
 	tab := s.tab
 	form := `form[aria-label=Profile] `
 	openMenuItem(t, tab, "Profile and account")
+	// SPEC §User: avatar_url is blank or an http/https URL; anything else is refused with the
+	// API's sentence and changes nothing.
+	fill(t, tab, form+"input[name=avatar_url]", "javascript:alert(1)")
+	click(t, tab, "save a script URL", form+"button[type=submit]")
+	waitFor(t, tab, "the refusal", `document.querySelector('`+form+`p.error')?.textContent.length > 0`)
+	if me := s.me(t); strings.HasPrefix(me.AvatarURL, "javascript") {
+		t.Fatalf("avatar_url is %q", me.AvatarURL)
+	}
 	// A picture that cannot load falls back to the initial.
 	broken := "http://127.0.0.1:1/missing.png"
 	fill(t, tab, form+"input[name=avatar_url]", broken)

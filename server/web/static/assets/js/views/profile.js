@@ -36,7 +36,9 @@ function profileForm() {
   const file = h('input', { type: 'file', accept: 'image/*', hidden: true, 'aria-label': 'Upload a picture',
     onchange: async () => {
       const f = file.files[0];
-      if (!f || !state.wsId) return;
+      if (!f) return;
+      // An upload belongs to a workspace: the picture is stored in the open one.
+      if (!state.wsId) { out.failed('Open a workspace first: the picture is stored in it.'); return; }
       out.said('Uploading…');
       try {
         const up = await api.upload(state.wsId, f, api.nonce(), () => {});
