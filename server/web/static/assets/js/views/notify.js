@@ -91,9 +91,10 @@ async function atOpen() {
 
 // openMessage answers a click on a notification: the message opens here when it is in the open
 // workspace, otherwise the page goes to its workspace with the message named in the fragment.
-function openMessage({ url, message }) {
+function openMessage({ url, message: raw }) {
   const ws = state.workspaces.find((w) => w.id === state.wsId);
-  const path = typeof url === 'string' && url.startsWith('/') ? url : '/';
+  const path = typeof url === 'string' && /^\/[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)?$/.test(url) ? url : '/';
+  const message = typeof raw === 'string' && /^[A-Za-z0-9_]+$/.test(raw) ? raw : '';
   if (message && ws && path.split('/')[1] === ws.route_id) actions.jumpTo(message).catch((e) => actions.toast(e.message));
   else location.assign(path + (message ? `#message=${encodeURIComponent(message)}` : ''));
 }
