@@ -398,6 +398,21 @@ func TestBrowserPushAndSettings(t *testing.T) {
 		}
 	})
 
+	t.Run("PushOffOnTheServer", func(t *testing.T) {
+		// A server without a key pair has push off (SPEC §Web push: enabled false): the panel says
+		// so and offers nothing to enable. Same browser, another server on another port.
+		off := newEnv(t)
+		cy := off.person(t, "Cy Park")
+		var ws struct{ Workspace persist.Workspace }
+		off.api(t, cy, "POST", "/api/workspaces", map[string]string{"name": "Elsewhere"}, &ws)
+		off.api(t, cy, "POST", "/api/workspaces/"+ws.Workspace.ID+"/channels", map[string]string{"name": "general"}, nil)
+		cTab := b.tab(t, cy)
+		do(t, cTab, "open the client", chromedp.Navigate(off.URL+"/"))
+		waitFor(t, cTab, "the socket to connect", `document.querySelector('.me .dot.online')`)
+		openMenuItem(t, cTab, "Notifications")
+		waitFor(t, cTab, "off", `document.querySelector('.notify-block')?.textContent.includes('Push notifications are turned off on this server.') && !document.querySelector('.notify-enable')`)
+	})
+
 	s := settingsRun{e: e, tab: tab, ana: ana, hasher: hasher, wsRoute: ws.Workspace.RouteID}
 	t.Run("Profile", s.profile)
 	t.Run("Avatar", s.avatar)
