@@ -118,7 +118,9 @@ if (fragment) {
 
 if (supported) {
   navigator.serviceWorker.addEventListener('message', (e) => { if (e.data && e.data.type === 'natter.open') openMessage(e.data); });
-  once(() => state.phase === 'app' && state.me, () => atOpen().catch((e) => { push.error = e.message; touch('notify'); }));
+  // After the first place is shown (its socket is being opened), so the worker's script and the
+  // status call do not compete with the first paint.
+  once(() => state.phase === 'app' && state.me && state.view && state.conn !== 'idle', () => atOpen().catch((e) => { push.error = e.message; touch('notify'); }));
 }
 
 const levels = [['all', 'All messages'], ['mentions', 'Mentions of me'], ['muted', 'Nothing (muted)']];
