@@ -84,6 +84,17 @@ func pushEnv(t *testing.T, config ...func(*server.Config)) (*env, *pushtest.Serv
 	return e, svc
 }
 
+// notificationPermission answers the site's permission prompt for the tab's browser context,
+// as a person would ("granted" or "denied").
+func notificationPermission(t *testing.T, tab context.Context, origin, setting string) {
+	t.Helper()
+	if _, err := chromedp.CallBrowser(tab, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
+		Permission: &cdpbrowser.PermissionDescriptor{Name: "notifications"}, Setting: cdpbrowser.PermissionSetting(setting),
+		Origin: origin, BrowserContextID: chromedp.FromContext(tab).BrowserContextID}); err != nil {
+		t.Fatalf("notifications %s: %v", setting, err)
+	}
+}
+
 // pushStatus is GET /api/me/push as the test reads it.
 type pushStatus struct {
 	Enabled         bool   `json:"enabled"`
@@ -225,11 +236,7 @@ func TestBrowserPushAndSettings(t *testing.T) {
 		Source: standInPushService(dev.Endpoint, dev.P256dh, dev.Auth)}); err != nil {
 		t.Fatalf("stand in for the push service: %v", err)
 	}
-	if _, err := chromedp.CallBrowser(tab, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
-		Permission: &cdpbrowser.PermissionDescriptor{Name: "notifications"}, Setting: "granted", Origin: e.URL,
-		BrowserContextID: chromedp.FromContext(tab).BrowserContextID}); err != nil {
-		t.Fatalf("grant notifications: %v", err)
-	}
+	notificationPermission(t, tab, e.URL, "granted")
 	do(t, tab, "open the client", chromedp.Navigate(e.URL+"/"))
 	waitFor(t, tab, "the channel to open", `document.querySelector('.conv-header h1')?.textContent === 'general'`)
 	waitFor(t, tab, "the socket to connect", `document.querySelector('.me .dot.online')`)
@@ -384,11 +391,7 @@ func TestBrowserPushAndSettings(t *testing.T) {
 		// Ben's browser refuses notifications to the site: the panel says so, offers no button
 		// that could not work, and registers nothing.
 		bTab := b.tab(t, ben)
-		if _, err := chromedp.CallBrowser(bTab, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
-			Permission: &cdpbrowser.PermissionDescriptor{Name: "notifications"}, Setting: "denied", Origin: e.URL,
-			BrowserContextID: chromedp.FromContext(bTab).BrowserContextID}); err != nil {
-			t.Fatalf("deny notifications: %v", err)
-		}
+		notificationPermission(t, bTab, e.URL, "denied")
 		do(t, bTab, "open the client", chromedp.Navigate(e.URL+"/"))
 		waitFor(t, bTab, "the socket to connect", `document.querySelector('.me .dot.online')`)
 		openMenuItem(t, bTab, "Notifications")
