@@ -416,7 +416,7 @@ func TestBrowserPushAndSettings(t *testing.T) {
 		waitFor(t, cTab, "off", `document.querySelector('.notify-block')?.textContent.includes('Push notifications are turned off on this server.') && !document.querySelector('.notify-enable')`)
 	})
 
-	s := settingsRun{e: e, tab: tab, ana: ana, hasher: hasher, wsRoute: ws.Workspace.RouteID}
+	s := settingsRun{e: e, tab: tab, ana: ana, ben: ben, hasher: hasher}
 	t.Run("Profile", s.profile)
 	t.Run("Avatar", s.avatar)
 	t.Run("Sessions", s.sessions)
@@ -466,11 +466,10 @@ func openMenuItem(t *testing.T, tab context.Context, label string) {
 
 // settingsRun is the person's own settings, driven in the tab signed in as Ana.
 type settingsRun struct {
-	e       *env
-	tab     context.Context
-	ana     person
-	hasher  *passwordhash.Hasher
-	wsRoute string
+	e        *env
+	tab      context.Context
+	ana, ben person
+	hasher   *passwordhash.Hasher
 }
 
 // me is GET /api/me as Ana's token reads it.
@@ -535,6 +534,15 @@ func (s settingsRun) profile(t *testing.T) {
 	waitFor(t, tab, "the refusal", `document.querySelector('`+form+`p.error')?.textContent.length > 0`)
 	if me := s.me(t); me.Handle != "ana_lima" {
 		t.Fatalf("a refused handle changed it to %q", me.Handle)
+	}
+	// SPEC §User: a handle is unique; Ben's is refused to Ana, whatever its case.
+	s.e.api(t, s.ben, "PATCH", "/api/me", map[string]string{"handle": "okafor"}, nil)
+	eval[bool](t, tab, `document.querySelector('`+form+`p[role=status]').textContent = '', true`)
+	fill(t, tab, form+"input[name=handle]", "@Okafor")
+	click(t, tab, "save Ben's handle", form+"button[type=submit]")
+	waitFor(t, tab, "the refusal", `document.querySelector('`+form+`p.error')?.textContent.length > 0`)
+	if me := s.me(t); me.Handle != "ana_lima" {
+		t.Fatalf("a taken handle changed Ana's to %q", me.Handle)
 	}
 }
 
