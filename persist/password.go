@@ -195,12 +195,7 @@ func (tx *Tx) PasswordChange(ctx context.Context, p PasswordChangeParams) (User,
 	if _, err := tx.exec(ctx, `UPDATE users SET password_hash = $2, updated_at = $3 WHERE id = $1`, p.UserID, p.NewHash, tx.now); err != nil {
 		return User{}, err
 	}
-	rows, err := tx.query(ctx, `UPDATE sessions SET revoked_at = $3
-		WHERE user_id = $1 AND id <> $2 AND revoked_at IS NULL AND expires_at > $3 RETURNING id`, p.UserID, p.SessionID, tx.now)
-	if err != nil {
-		return User{}, err
-	}
-	if err := tx.noteRevokedSessions(rows); err != nil {
+	if _, err := tx.revokeOtherSessions(ctx, p.UserID, p.SessionID); err != nil {
 		return User{}, err
 	}
 	if err := tx.PasswordChangeRelease(ctx, p.Attempt.ID); err != nil {

@@ -25,6 +25,8 @@ func (s *Server) routeTable() []route {
 
 		{"GET", "/api/me", member(persist.ScopeProfileRead), s.handleMeGet},
 		{"PATCH", "/api/me", human, s.handleMeUpdate},
+		{"GET", "/api/me/sessions", human, s.handleSessionList},
+		{"POST", "/api/me/sessions/revoke-others", human, s.handleSessionRevokeOthers},
 
 		// Workspaces, members, moderation, channels and route ids.
 		{"GET", "/api/workspaces", member(persist.ScopeWorkspacesRead), s.handleWorkspaceList},

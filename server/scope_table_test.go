@@ -146,6 +146,8 @@ var expectedAccess = map[string]requirement{
 	"POST /api/connected-accounts/{account_id}/revoke":              admits("human"),
 	"GET /api/workspaces/{workspace_id}/audit-log":                  admits("human"),
 
+	"GET /api/me/sessions":                                   admits("human"), // spec silent: a person's own sign-ins
+	"POST /api/me/sessions/revoke-others":                    admits("human"), // spec silent
 	"GET /api/me/push":                                       admits("human"), // "a registration needs a session"
 	"PUT /api/me/push/subscriptions":                         admits("human"),
 	"DELETE /api/me/push/subscriptions":                      admits("human"),

@@ -105,6 +105,22 @@ func TestWebClient(t *testing.T) {
 		h.Do(t, servertest.Request{Method: "GET", Path: "/assets/js/nope.js"}).RequireStatus(t, http.StatusNotFound)
 	})
 
+	// Web Push needs a service worker whose scope covers every page: its script is served from
+	// the root, and the policy admits workers from this origin only.
+	t.Run("ServiceWorkerAtRoot", func(t *testing.T) {
+		t.Parallel()
+		page := h.Do(t, servertest.Request{Method: "GET", Path: "/"})
+		require.Contains(t, strings.Split(page.Header.Get("Content-Security-Policy"), "; "), "worker-src 'self'")
+		sw := h.Do(t, servertest.Request{Method: "GET", Path: "/sw.js", Header: map[string]string{"Accept-Encoding": "identity"}})
+		sw.RequireStatus(t, http.StatusOK)
+		require.Equal(t, "text/javascript; charset=utf-8", sw.Header.Get("Content-Type"))
+		require.Contains(t, strings.Split(sw.Header.Get("Content-Security-Policy"), "; "), "worker-src 'self'")
+		for _, listener := range []string{"'push'", "'notificationclick'"} {
+			require.Contains(t, string(sw.Body), "addEventListener("+listener)
+		}
+		require.NotContains(t, string(page.Body), `href="/assets/js/lazy/sw.js"`, "the worker is not a module of the page")
+	})
+
 	t.Run("BundleVersion", func(t *testing.T) {
 		t.Parallel()
 		page := h.Do(t, servertest.Request{Method: "GET", Path: "/"})

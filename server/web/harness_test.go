@@ -48,9 +48,10 @@ type env struct {
 	URL     string
 	dbURL   string // for seeding long histories in benchmarks
 	stop    func()
+	config  []func(*server.Config) // newEnv's options, applied on every start
 }
 
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB, config ...func(*server.Config)) *env {
 	t.Helper()
 	_, nc := streamstest.Embedded(t)
 	var dbURL string
@@ -64,7 +65,7 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
-	e := &env{store: store, nc: nc, uploads: uploads, addr: ln.Addr().String(), dbURL: dbURL}
+	e := &env{store: store, nc: nc, uploads: uploads, addr: ln.Addr().String(), dbURL: dbURL, config: config}
 	e.URL = "http://" + e.addr
 	e.start(t, ln)
 	t.Cleanup(func() { e.stop() })
@@ -82,8 +83,12 @@ func (e *env) start(t testing.TB, ln net.Listener) {
 	if err != nil {
 		t.Fatalf("realtime: %v", err)
 	}
-	srv, err := server.New(server.Config{Store: e.store, Logger: logger, Realtime: hub, Uploads: e.uploads, DevAuth: true,
-		ShutdownTimeout: time.Second})
+	cfg := server.Config{Store: e.store, Logger: logger, Realtime: hub, Uploads: e.uploads, DevAuth: true,
+		ShutdownTimeout: time.Second}
+	for _, fn := range e.config {
+		fn(&cfg)
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatalf("server: %v", err)
 	}

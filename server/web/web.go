@@ -28,10 +28,15 @@ var Version string
 
 // ContentSecurityPolicy is sent with every response of the client: scripts and styles only from
 // this origin (no inline script or style element), connections only to this origin (the API and
-// its WebSocket), images from this origin or https avatars, nothing framed, no plugins.
+// its WebSocket), images from this origin or https avatars, workers (the push service worker)
+// only from this origin, nothing framed, no plugins.
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; " +
-	"img-src 'self' data: blob: https:; connect-src 'self'; font-src 'self'; manifest-src 'self'; " +
+	"img-src 'self' data: blob: https:; connect-src 'self'; font-src 'self'; manifest-src 'self'; worker-src 'self'; " +
 	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'"
+
+// serviceWorker is the push service worker's file, served at /sw.js: a worker's scope is the
+// folder of its script, and at the root it covers every page of the client.
+const serviceWorker = "/assets/js/lazy/sw.js"
 
 // lazyDir holds the modules a view loads only when it needs them (previews' parsers, workers):
 // they are left out of the page's preload list, so a first visit does not fetch them.
@@ -55,7 +60,7 @@ type asset struct {
 }
 
 // Handler serves the client: the page at / and at any other path outside /api (the client
-// routes by path), its files under /assets/, and /web-version.
+// routes by path), its files under /assets/, the service worker at /sw.js, and /web-version.
 type Handler struct {
 	version string
 	assets  map[string]*asset
@@ -159,6 +164,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hd.Set("Cache-Control", "no-store")
 		hd.Set("Content-Type", "application/json")
 		_, _ = fmt.Fprintf(w, "{\"version\":%q}\n", h.version)
+	case r.URL.Path == "/sw.js":
+		h.serve(w, r, h.assets[serviceWorker])
 	case strings.HasPrefix(r.URL.Path, "/assets/"):
 		a, ok := h.assets[r.URL.Path]
 		if !ok {

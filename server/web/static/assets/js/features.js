@@ -3,3 +3,5 @@
 import './views/channel.js';
 import './views/shortcuts.js';
 import './views/bots/index.js';
+import './views/notify.js';
+import './views/profile.js';
