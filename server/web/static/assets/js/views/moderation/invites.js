@@ -143,12 +143,17 @@ registerMenuItem('workspace', { label: 'Join with an invite', order: 90, panel: 
 
 // An invite link opened in the client is kept (through a sign-in) until someone is signed in
 // and the workspace they landed in has loaded, then accepted once.
+// A link opened in a page already showing the client changes only the hash: it counts too.
 const KEY = 'natter.invite';
-const fromLink = new URLSearchParams(location.hash.slice(1)).get('invite');
-if (fromLink) {
+function takeLink() {
+  const fromLink = new URLSearchParams(location.hash.slice(1)).get('invite');
+  if (!fromLink) return;
   sessionStorage.setItem(KEY, fromLink);
   history.replaceState(null, '', location.pathname);
+  touch('invite');
 }
+takeLink();
+window.addEventListener('hashchange', takeLink);
 let busy = false;
 subscribe(() => {
   const token = sessionStorage.getItem(KEY);
