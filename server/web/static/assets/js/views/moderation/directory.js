@@ -106,10 +106,10 @@ function controls(m) {
 
 function row(m) {
   const id = m.user.id;
-  const state1 = describe(m);
+  const said = describe(m);
   const head = [avatar(m.user, 'sm'),
     h('span', { class: 'who' }, h('span', { class: 'author' }, displayName(m.user)), m.user.handle ? h('span', { class: 'muted' }, ` @${m.user.handle}`) : null,
-      state1 ? h('span', { class: 'mod-state' }, state1) : null,
+      said ? h('span', { class: `mod-state${m.blocked_at || running(m.timeout_until) ? ' warn' : ''}` }, said) : null,
       m.moderation_note ? h('span', { class: 'mod-note-text muted' }, `Note: ${m.moderation_note}`) : null),
     h('span', { class: `tag${m.role === 'bot' ? ' bot' : ''}` }, m.role)];
   const note = view.notes.get(id);
