@@ -49,17 +49,18 @@ function render() {
   el.hidden = !no && !guestLine && !room;
   el.classList.toggle('refused', !!no);
   replace(el, no || guestLine || room);
-  const composer = document.querySelector('form.composer');
-  if (!composer) return;
-  for (const c of composer.querySelectorAll('textarea, button')) c.disabled = !!no;
-  composer.classList.toggle('refused', !!no);
+  // The thread panel's reply box too: a reply is a post.
+  for (const composer of document.querySelectorAll('.composer')) {
+    for (const c of composer.querySelectorAll('textarea, button')) c.disabled = !!no;
+    composer.classList.toggle('refused', !!no);
+  }
 }
 
 subscribe((t) => {
   if (state.phase !== 'app') return;
   if (state.wsId !== lastWs) { lastWs = state.wsId; standing.member = null; if (state.wsId) refresh(); }
   if (state.conn !== lastConn) { lastConn = state.conn; if (state.conn === 'open') refresh(); }
-  if (t.has('standing') || t.has('view') || t.has('conn') || t.has('sidebar')) render();
+  if (['standing', 'view', 'conn', 'sidebar', 'panel', 'thread'].some((x) => t.has(x))) render();
 });
 
 onEvent((ev) => {
