@@ -69,6 +69,12 @@ func TestInviteListAndRevoke(t *testing.T) {
 	unknown := e.accept(t, e.h.NewUser(t).Token, persist.PrefixInviteToken+"unknown")
 	require.Equal(t, string(unknown.Body), string(revoked.Body))
 
+	// A timed-out moderator may read the list but not revoke, and the refusal changes nothing.
+	e.moderate(t, e.owner.Token, mod.User.ID, map[string]any{"timeout_minutes": 10}).RequireStatus(t, http.StatusOK)
+	require.Equal(t, []string{forMod, first}, e.inviteIDs(t, mod.Token))
+	e.do(t, http.MethodDelete, e.wsPath("/invites/"+first), mod.Token, nil).RequireError(t, http.StatusForbidden, persist.CodeForbidden)
+	require.Equal(t, []string{forMod, first}, e.inviteIDs(t, e.owner.Token))
+
 	// Another workspace's invite is not found through this one.
 	other := persisttest.Workspace(t, e.h.Store, e.owner.User.ID)
 	e.do(t, http.MethodDelete, "/api/workspaces/"+other.ID+"/invites/"+first, e.owner.Token, nil).RequireError(t, http.StatusNotFound, persist.CodeNotFound)
