@@ -96,7 +96,7 @@ func TestBrowserModeration(t *testing.T) {
 		}
 	})
 	t.Run("Roles", func(t *testing.T) { moderationRoles(t, aTab, bTab) })
-	t.Run("TimeoutBlockNote", func(t *testing.T) { timeoutBlockNote(t, aTab, bTab) })
+	t.Run("TimeoutBlockNote", func(t *testing.T) { timeoutBlockNote(t, e, ana, general.Channel.ID, aTab, bTab) })
 	t.Run("Guests", func(t *testing.T) { guestRoom(t, e, aTab, gTab) })
 	t.Run("Invites", func(t *testing.T) { invites(t, e, b, aTab, dee) })
 	t.Run("Archived", func(t *testing.T) { archived(t, aTab, bTab) })
@@ -139,7 +139,9 @@ func moderationRoles(t *testing.T, aTab, bTab context.Context) {
 // timeoutBlockNote: a timeout shows its time left on both sides and disables Ben's composer
 // (the API refuses his post with its own sentence); lifting it gives the composer back; a block
 // does the same; the moderators' note is theirs and is shown as text.
-func timeoutBlockNote(t *testing.T, aTab, bTab context.Context) {
+func timeoutBlockNote(t *testing.T, e *env, ana person, generalID string, aTab, bTab context.Context) {
+	e.post(t, ana, generalID, "Rules are pinned")
+	waitFor(t, bTab, "Ana's message", hasBody("Rules are pinned"))
 	ben := memberRow("Ben Okafor")
 	press(t, aTab, "Ben's row", ben+`?.querySelector('summary')`)
 	choose(t, aTab, "the timeout length", ben+`?.querySelector('select[aria-label^="Timeout length"]')`, "15")
@@ -152,6 +154,10 @@ func timeoutBlockNote(t *testing.T, aTab, bTab context.Context) {
 	if !strings.HasPrefix(refused, "you are timed out until ") {
 		t.Fatalf("the API answered Ben's post with %q", refused)
 	}
+	// A reply is a post: the thread's reply box is disabled as well.
+	clickAction(t, bTab, "Rules are pinned", "Reply in thread")
+	waitFor(t, bTab, "the thread's reply box disabled", `document.querySelector('.panel:not([hidden]) .thread-composer textarea')?.disabled === true`)
+	press(t, bTab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
 	shot(t, aTab, "moderation-directory")
 	press(t, aTab, "Lift timeout", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Lift timeout')`)
 	waitFor(t, aTab, "the timeout gone from the row", `!`+ben+`.querySelector('.mod-state')`)
