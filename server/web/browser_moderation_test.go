@@ -154,6 +154,7 @@ func timeoutBlockNote(t *testing.T, e *env, ana person, generalID string, aTab, 
 	if !strings.HasPrefix(refused, "you are timed out until ") {
 		t.Fatalf("the API answered Ben's post with %q", refused)
 	}
+	shot(t, bTab, "timed-out")
 	// A reply is a post: the thread's reply box is disabled as well.
 	clickAction(t, bTab, "Rules are pinned", "Reply in thread")
 	waitFor(t, bTab, "the thread's reply box disabled", `document.querySelector('.panel:not([hidden]) .thread-composer textarea')?.disabled === true`)
