@@ -269,10 +269,13 @@ const listeners = [];
 // fn(ev) runs after the event's reducer, for every event.
 export function onEvent(fn) { listeners.push(fn); }
 
-// apply runs the reducer of one event; unknown types change nothing.
+// apply runs the reducer of one event (unknown types change nothing), then the listeners; a
+// failing listener must not stop the stream.
 export function apply(ev) {
   const fn = reducers[ev.type];
   const topics = (fn && fn(ev)) || [];
   if (topics.length) touch(...topics);
-  for (const l of listeners) l(ev);
+  for (const l of listeners) {
+    try { l(ev); } catch (e) { console.error(e); }
+  }
 }
