@@ -14,7 +14,7 @@ import { isManager, isOwner, myRole, running, timeLeft, describe, outcome, roles
 const DURATIONS = [[5, '5 minutes'], [15, '15 minutes'], [60, '1 hour'], [24 * 60, '1 day'], [7 * 24 * 60, '1 week']];
 
 // view holds what the open directory shows, so a live update redraws it without a reload.
-const view = { key: '', members: [], next: '', q: '', role: '', open: new Set(), notes: new Map(), drafts: new Map(), confirm: null, error: '' };
+const view = { key: '', members: [], next: '', q: '', role: '', open: new Set(), notes: new Map(), drafts: new Map(), lengths: new Map(), confirm: null, error: '' };
 
 // rolesFor is the roles the reader may give m (empty: no role control).
 function rolesFor(m) {
@@ -83,7 +83,9 @@ function controls(m) {
     out.push(h('div', { class: 'mod-field' }, h('span', null, `Timed out · ${timeLeft(m.timeout_until)} left`),
       h('button', { type: 'button', class: 'btn small', onclick: () => act(m, { clear_timeout: true }, 'Timeout lifted.') }, 'Lift timeout')));
   } else {
-    const dur = h('select', { 'aria-label': `Timeout length for ${who}` }, ...DURATIONS.map(([v, l]) => h('option', { value: v }, l)));
+    // The length picked is kept through redraws (a live update may come before the click).
+    const dur = h('select', { 'aria-label': `Timeout length for ${who}`, onchange: () => view.lengths.set(m.user.id, Number(dur.value)) },
+      ...DURATIONS.map(([v, l]) => h('option', { value: v, selected: v === view.lengths.get(m.user.id) }, l)));
     out.push(h('div', { class: 'mod-field' }, h('span', null, 'Timeout'), dur,
       h('button', { type: 'button', class: 'btn small', onclick: () => act(m, { timeout_minutes: Number(dur.value) }, 'Timed out.') }, 'Time out')));
   }

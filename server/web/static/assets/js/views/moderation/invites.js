@@ -11,7 +11,7 @@ import { registerPanel, registerMenuItem } from '../registry.js';
 import { isManager, isOwner, timeLeft, outcome } from './common.js';
 
 const LIFETIMES = [[1, '1 hour'], [24, '1 day'], [168, '7 days'], [720, '30 days']];
-const view = { invites: [], created: null, note: {}, copied: false, loaded: false };
+const view = { invites: [], created: null, note: {}, copied: false, loaded: false, role: 'member', hours: 168 };
 
 export const inviteLink = (token) => `${location.origin}/#invite=${encodeURIComponent(token)}`;
 
@@ -70,10 +70,11 @@ async function copy(text, input) {
 }
 
 function render(body) {
-  const role = h('select', { name: 'role', 'aria-label': 'Invite as' },
-    ...['member', 'guest', ...(isOwner() ? ['moderator'] : [])].map((r) => h('option', { value: r }, r)));
-  const life = h('select', { name: 'expires', 'aria-label': 'Invite expires after' },
-    ...LIFETIMES.map(([v, l]) => h('option', { value: v, selected: v === 168 }, l)));
+  // The choices are kept through redraws (the list may arrive after the person picked).
+  const role = h('select', { name: 'role', 'aria-label': 'Invite as', onchange: () => { view.role = role.value; } },
+    ...['member', 'guest', ...(isOwner() ? ['moderator'] : [])].map((r) => h('option', { value: r, selected: r === view.role }, r)));
+  const life = h('select', { name: 'expires', 'aria-label': 'Invite expires after', onchange: () => { view.hours = Number(life.value); } },
+    ...LIFETIMES.map(([v, l]) => h('option', { value: v, selected: v === view.hours }, l)));
   const form = h('form', { class: 'settings', 'aria-label': 'New invite', onsubmit: (e) => { e.preventDefault(); create(role.value, Number(life.value)); } },
     h('label', { class: 'field' }, h('span', null, 'Invite as'), role),
     h('label', { class: 'field' }, h('span', null, 'Expires after'), life),
@@ -100,7 +101,7 @@ registerPanel('invites', {
   title: 'Invites',
   topics: ['invites-view'],
   render(body, panel, { fresh }) {
-    if (fresh) { view.created = null; view.note = {}; view.loaded = false; load(); }
+    if (fresh) { Object.assign(view, { created: null, note: {}, loaded: false, role: 'member', hours: 168 }); load(); }
     render(body);
   },
 });
