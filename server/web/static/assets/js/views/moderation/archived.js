@@ -41,4 +41,4 @@ registerPanel('archived', {
     render(body);
   },
 });
-registerMenuItem('workspace', { label: 'Show archived channels', order: 30, visible: () => myRole() !== 'guest', run: () => actions.openPanel({ kind: 'archived' }) });
+registerMenuItem('workspace', { label: 'Show archived channels', order: 30, visible: () => myRole() !== 'guest', panel: { kind: 'archived' } });

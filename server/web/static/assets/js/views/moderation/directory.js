@@ -6,7 +6,6 @@
 import { h, replace, avatar, displayName } from '../../dom.js';
 import * as api from '../../api.js';
 import { state, touch, rememberUser } from '../../store.js';
-import * as actions from '../../actions.js';
 import { registerPanel, registerMenuItem } from '../registry.js';
 import { isManager, isOwner, myRole, running, timeLeft, describe, outcome, rolesChanged } from './common.js';
 
@@ -159,7 +158,7 @@ registerPanel('moderation', {
   },
 });
 
-registerMenuItem('workspace', { label: 'Members and moderation', order: 20, visible: isManager, run: () => actions.openPanel({ kind: 'moderation' }) });
+registerMenuItem('workspace', { label: 'Members and moderation', order: 20, visible: isManager, panel: { kind: 'moderation' } });
 
 // Another moderator's change shows at once; the time left counts down while the panel is open.
 export function directoryChanged() { if (state.panel && state.panel.kind === 'moderation') touch('moderation'); }

@@ -4,7 +4,6 @@
 import { h, replace, avatar, displayName } from '../../dom.js';
 import * as api from '../../api.js';
 import { state, touch, rememberUser } from '../../store.js';
-import * as actions from '../../actions.js';
 import { registerPanel, registerMenuItem } from '../registry.js';
 import { isManager, describe, outcome } from './common.js';
 
@@ -60,4 +59,4 @@ registerPanel('guests', {
   },
 });
 
-registerMenuItem('workspace', { label: 'Guests waiting', order: 21, visible: isManager, run: () => actions.openPanel({ kind: 'guests' }) });
+registerMenuItem('workspace', { label: 'Guests waiting', order: 21, visible: isManager, panel: { kind: 'guests' } });

@@ -8,9 +8,6 @@ import './invites.js';
 import './archived.js';
 import './standing.js';
 
-// The menu entries open their panels with a new panel object each time (run, not panel), so
-// choosing one again reloads it even when closing and reopening fall in one frame.
-
 // Other moderators' changes and people leaving show in the open views at once.
 onEvent((ev) => {
   if (ev.type === 'member.moderation_updated' || ev.type === 'member.removed' || ev.type === 'workspace.ownership_transferred') {

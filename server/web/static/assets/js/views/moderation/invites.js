@@ -105,7 +105,7 @@ registerPanel('invites', {
     render(body);
   },
 });
-registerMenuItem('workspace', { label: 'Invites', order: 22, visible: isManager, run: () => actions.openPanel({ kind: 'invites' }) });
+registerMenuItem('workspace', { label: 'Invites', order: 22, visible: isManager, panel: { kind: 'invites' } });
 
 // tokenOf takes an invite link or a bare token.
 function tokenOf(text) {
@@ -140,7 +140,7 @@ registerPanel('join', {
     if (fresh) input.focus();
   },
 });
-registerMenuItem('workspace', { label: 'Join with an invite', order: 90, run: () => actions.openPanel({ kind: 'join' }) });
+registerMenuItem('workspace', { label: 'Join with an invite', order: 90, panel: { kind: 'join' } });
 
 // An invite link opened in the client is kept (through a sign-in) until someone is signed in
 // and the workspace they landed in has loaded, then accepted once.
