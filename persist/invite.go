@@ -100,3 +100,61 @@ func (tx *Tx) InviteAccept(ctx context.Context, actor Actor, token string) (Work
 	w.Role = e.Role
 	return w, e, err
 }
+
+// InviteList returns the workspace's open invites (neither used nor expired, nor revoked, which
+// is expiring), newest first, for the owner and moderators. Tokens are never in it: only their
+// hashes are kept. Codes: not_found, forbidden.
+func (tx *Tx) InviteList(ctx context.Context, actor Actor, workspaceID string) ([]Invite, error) {
+	m, err := tx.requireMember(ctx, workspaceID, actor)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireManager(m); err != nil {
+		return nil, err
+	}
+	rows, err := tx.query(ctx, `SELECT id, workspace_id, role, created_by, created_at, expires_at
+		FROM workspace_invites WHERE workspace_id = $1 AND used_at IS NULL AND expires_at > $2
+		ORDER BY created_at DESC, id DESC`, workspaceID, tx.now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Invite{}
+	for rows.Next() {
+		var inv Invite
+		if err := rows.Scan(&inv.ID, &inv.WorkspaceID, &inv.Role, &inv.CreatedBy, &inv.CreatedAt, &inv.ExpiresAt); err != nil {
+			return nil, err
+		}
+		out = append(out, inv)
+	}
+	return out, rows.Err()
+}
+
+// InviteRevoke ends an open invite at once by moving its expiry to now, so the row (who invited,
+// when) stays and accepting it meets the same 404 as any expired invite. The rules of
+// InviteCreate apply: the owner revokes any invite, moderators those that do not appoint
+// moderators. Codes: not_found (workspace, or no open invite by that id), forbidden.
+func (tx *Tx) InviteRevoke(ctx context.Context, actor Actor, workspaceID, inviteID string) (Invite, error) {
+	m, err := tx.requireMember(ctx, workspaceID, actor)
+	if err != nil {
+		return Invite{}, err
+	}
+	if err := tx.requireManagerWriter(ctx, m); err != nil {
+		return Invite{}, err
+	}
+	var inv Invite
+	err = tx.queryRow(ctx, `SELECT id, workspace_id, role, created_by, created_at, expires_at
+		FROM workspace_invites WHERE workspace_id = $1 AND id = $2 AND used_at IS NULL AND expires_at > $3
+		FOR UPDATE`, workspaceID, inviteID, tx.now).
+		Scan(&inv.ID, &inv.WorkspaceID, &inv.Role, &inv.CreatedBy, &inv.CreatedAt, &inv.ExpiresAt)
+	if err != nil {
+		return Invite{}, notFoundAs(err, "invite")
+	}
+	if inv.Role == RoleModerator && m.Role != RoleOwner {
+		return Invite{}, Forbidden("only the workspace owner appoints moderators")
+	}
+	inv.ExpiresAt = tx.now
+	_, err = tx.exec(ctx, `UPDATE workspace_invites SET expires_at = $3 WHERE workspace_id = $1 AND id = $2`,
+		workspaceID, inviteID, tx.now)
+	return inv, err
+}

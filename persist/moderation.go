@@ -189,3 +189,20 @@ func applyModeration(m Member, actorRole, targetKind string, p ModerationPatch, 
 	}
 	return m, nil
 }
+
+// MemberStanding is the actor's own membership as the actor may see it: role, a running timeout,
+// a block and, for a guest, today's post budget, so a client can say why it may not post before
+// it tries. The moderators' note and who acted stay private to the moderators.
+// Codes: not_found, forbidden.
+func (tx *Tx) MemberStanding(ctx context.Context, actor Actor, workspaceID string) (ModeratedMember, error) {
+	if _, err := tx.requireMemberToRead(ctx, workspaceID, actor); err != nil {
+		return ModeratedMember{}, err
+	}
+	e, err := tx.memberEntry(ctx, workspaceID, actor.UserID)
+	if err != nil {
+		return ModeratedMember{}, err
+	}
+	out := e.Moderated(tx.now)
+	out.ModerationNote, out.ModerationBy, out.ModerationAt = "", "", nil
+	return out, nil
+}

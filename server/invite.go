@@ -58,3 +58,31 @@ func (s *Server) handleInviteAccept(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"workspace": res.workspace, "member": res.member.Directory()})
 }
+
+// handleInviteList serves GET /api/workspaces/{workspace_id}/invites: the open invites, without
+// their tokens.
+func (s *Server) handleInviteList(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	list, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) ([]persist.Invite, error) {
+		return tx.InviteList(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "workspace_id"))
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"invites": list})
+}
+
+// handleInviteRevoke serves DELETE /api/workspaces/{workspace_id}/invites/{invite_id}: the
+// invite, now expired.
+func (s *Server) handleInviteRevoke(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	inv, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.Invite, error) {
+		return tx.InviteRevoke(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "workspace_id"), chi.URLParam(r, "invite_id"))
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"invite": inv})
+}

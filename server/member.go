@@ -62,6 +62,20 @@ func (s *Server) handleModerationList(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, page)
 }
 
+// handleMemberStanding serves GET /api/workspaces/{workspace_id}/membership: the caller's own
+// role, timeout, block and guest budget.
+func (s *Server) handleMemberStanding(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	m, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.ModeratedMember, error) {
+		return tx.MemberStanding(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "workspace_id"))
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"member": m})
+}
+
 type moderationRequest struct {
 	Role           *string    `json:"role"`
 	TimeoutMinutes *int       `json:"timeout_minutes"`

@@ -68,11 +68,14 @@ var expectedAccess = map[string]requirement{
 	"DELETE /api/workspaces/{workspace_id}":                             admits("human"), // owner only
 	"POST /api/workspaces/{workspace_id}/transfer-ownership":            admits("human"), // owner only
 	"GET /api/workspaces/{workspace_id}/members":                        scoped("workspaces:read"),
-	"DELETE /api/workspaces/{workspace_id}/members/{user_id}":           admits("human"), // spec silent: owners and moderators
-	"GET /api/workspaces/{workspace_id}/moderation/members":             admits("human"), // spec silent
-	"PATCH /api/workspaces/{workspace_id}/moderation/members/{user_id}": admits("human"), // spec silent
-	"POST /api/workspaces/{workspace_id}/invites":                       admits("human"), // spec silent
-	"POST /api/invites/accept":                                          admits("human"), // spec silent: a human session
+	"DELETE /api/workspaces/{workspace_id}/members/{user_id}":           admits("human"),           // spec silent: owners and moderators
+	"GET /api/workspaces/{workspace_id}/moderation/members":             admits("human"),           // spec silent
+	"PATCH /api/workspaces/{workspace_id}/moderation/members/{user_id}": admits("human"),           // spec silent
+	"POST /api/workspaces/{workspace_id}/invites":                       admits("human"),           // spec silent
+	"GET /api/workspaces/{workspace_id}/invites":                        admits("human"),           // spec silent: owners and moderators
+	"DELETE /api/workspaces/{workspace_id}/invites/{invite_id}":         admits("human"),           // spec silent: owners and moderators
+	"POST /api/invites/accept":                                          admits("human"),           // spec silent: a human session
+	"GET /api/workspaces/{workspace_id}/membership":                     scoped("workspaces:read"), // spec silent: the caller's own standing
 	"GET /api/workspaces/{workspace_id}/channels":                       scoped("channels:read"),
 	"POST /api/workspaces/{workspace_id}/channels":                      scoped("channels:write"),
 	"PATCH /api/channels/{channel_id}":                                  scoped("channels:write"),

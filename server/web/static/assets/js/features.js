@@ -5,3 +5,4 @@ import './views/shortcuts.js';
 import './views/bots/index.js';
 import './views/notify.js';
 import './views/profile.js';
+import './views/moderation/index.js';

@@ -264,10 +264,18 @@ function typing(ev, started) {
   return ['typing'];
 }
 
-// apply runs the reducer of one event; unknown types change nothing.
+const listeners = [];
+// onEvent lets a feature module follow events the store has no reducer for (or act after one):
+// fn(ev) runs after the event's reducer, for every event.
+export function onEvent(fn) { listeners.push(fn); }
+
+// apply runs the reducer of one event (unknown types change nothing), then the listeners; a
+// failing listener must not stop the stream.
 export function apply(ev) {
   const fn = reducers[ev.type];
-  if (!fn) return;
-  const topics = fn(ev) || [];
+  const topics = (fn && fn(ev)) || [];
   if (topics.length) touch(...topics);
+  for (const l of listeners) {
+    try { l(ev); } catch (e) { console.error(e); }
+  }
 }
