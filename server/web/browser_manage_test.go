@@ -78,6 +78,7 @@ func TestBrowserManage(t *testing.T) {
 	}
 
 	t.Run("ChannelSettings", func(t *testing.T) { channelSettings(t, aTab, bTab) })
+	t.Run("DraftSurvivesEvents", func(t *testing.T) { draftSurvivesEvents(t, e, ana, wsID, general.Channel.ID, aTab) })
 
 	// Two bots, each with its own menu; the deploy bot also reports progress.
 	scopes := []string{"messages:read", "messages:write", "commands:write", "agent_activity:write", "realtime:read"}
@@ -247,4 +248,28 @@ func channelSettings(t *testing.T, aTab, bTab context.Context) {
 	waitFor(t, bTab, "the channel back in Ben's sidebar", placeLink("Friday's launch, step by step"))
 	waitFor(t, aTab, "no archived tag", `!document.querySelector('.conv-header .tag')`)
 	do(t, aTab, "close the panel", chromedp.Click(`.panel-head button[aria-label="Close panel"]`))
+}
+
+// draftSurvivesEvents: what the owner is typing in the settings form stays while events about
+// other channels and new messages arrive and redraw the rest of the page.
+func draftSurvivesEvents(t *testing.T, e *env, ana person, wsID, generalID string, tab context.Context) {
+	eval[bool](t, tab, placeLink("general")+`.click() ?? true`)
+	waitFor(t, tab, "general", `document.querySelector('.conv-header h1')?.textContent === 'general'`)
+	do(t, tab, "open the settings", chromedp.Click(`.conv-header button[aria-label="Channel settings"]`))
+	waitFor(t, tab, "the settings form", `document.querySelector('.panel:not([hidden]) form.settings')`)
+	setField(t, tab, "display_title", "half-typed topic")
+	var other struct{ Channel persist.Channel }
+	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/channels", map[string]string{"name": "side-room"}, &other)
+	e.api(t, ana, "PATCH", "/api/channels/"+other.Channel.ID, map[string]string{"display_title": "Side room"}, nil)
+	e.post(t, ana, generalID, "a message while the form is open")
+	waitFor(t, tab, "the other channel's change", placeLink("Side room"))
+	waitFor(t, tab, "the message", hasBody("a message while the form is open"))
+	if got := eval[string](t, tab, `document.querySelector('.panel form.settings input[name=display_title]').value`); got != "half-typed topic" {
+		t.Fatalf("after other changes arrived the topic field reads %q", got)
+	}
+	do(t, tab, "press Esc", chromedp.KeyEvent(kb.Escape))
+	waitFor(t, tab, "the panel closed", `document.querySelector('.panel').hidden`)
+	// Archived, the side room leaves the sidebar as the later steps expect it.
+	e.api(t, ana, "PATCH", "/api/channels/"+other.Channel.ID, map[string]bool{"archived": true}, nil)
+	waitFor(t, tab, "the side room gone", `!`+placeLink("Side room"))
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/natterchat/natter/persist"
 )
 
-// press finds what expr names and clicks it in one step, so a redraw in between cannot lose
+// clickWhen finds what expr names and clicks it in one step, so a redraw in between cannot lose
 // the click.
-func press(t *testing.T, tab context.Context, what, expr string) {
+func clickWhen(t *testing.T, tab context.Context, what, expr string) {
 	t.Helper()
 	waitFor(t, tab, what+", pressed", `(b => b && !b.disabled && (b.click(), true))(`+expr+`)`)
 }
@@ -27,18 +27,18 @@ func choose(t *testing.T, tab context.Context, what, expr, value string) {
 // openMenu opens the workspace menu and chooses the entry labelled label.
 func openMenu(t *testing.T, tab context.Context, label string) {
 	t.Helper()
-	press(t, tab, "the workspace menu", `document.querySelector('.ws-head button[aria-label="Workspace menu"]')`)
-	press(t, tab, "the menu entry "+label, fmt.Sprintf(`[...document.querySelectorAll('.ws-head [role=menuitem]')].find(b => b.textContent === %q)`, label))
+	clickWhen(t, tab, "the workspace menu", `document.querySelector('.ws-head button[aria-label="Workspace menu"]')`)
+	clickWhen(t, tab, "the menu entry "+label, fmt.Sprintf(`[...document.querySelectorAll('.ws-head [role=menuitem]')].find(b => b.textContent === %q)`, label))
 	waitFor(t, tab, "the panel "+label, `!document.querySelector('.panel').hidden`)
 }
 
 // menuHas says whether the workspace menu offers label (it is opened and closed to look).
 func menuHas(t *testing.T, tab context.Context, label string) bool {
 	t.Helper()
-	press(t, tab, "the workspace menu", `document.querySelector('.ws-head button[aria-label="Workspace menu"]')`)
+	clickWhen(t, tab, "the workspace menu", `document.querySelector('.ws-head button[aria-label="Workspace menu"]')`)
 	waitFor(t, tab, "the menu open", `document.querySelector('.ws-head [role=menu]:not([hidden])')`)
 	has := eval[bool](t, tab, fmt.Sprintf(`[...document.querySelectorAll('.ws-head [role=menuitem]')].some(b => b.textContent === %q)`, label))
-	press(t, tab, "the workspace menu, to close it", `document.querySelector('.ws-head button[aria-label="Workspace menu"]')`)
+	clickWhen(t, tab, "the workspace menu, to close it", `document.querySelector('.ws-head button[aria-label="Workspace menu"]')`)
 	return has
 }
 
@@ -132,7 +132,7 @@ func moderationRoles(t *testing.T, aTab, bTab context.Context) {
 	waitFor(t, aTab, "Ben tagged member", memberRow("Ben Okafor")+`?.querySelector('.tag').textContent === 'member'`)
 	waitFor(t, bTab, "the API's refusal in Ben's open directory",
 		`document.querySelector('.panel [role=alert]')?.textContent === 'workspace owner or moderator permission required'`)
-	press(t, bTab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
+	clickWhen(t, bTab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
 	waitFor(t, bTab, "Ben's menu without the directory", `!(`+menuOffers("Members and moderation")+`)`)
 }
 
@@ -143,9 +143,9 @@ func timeoutBlockNote(t *testing.T, e *env, ana person, generalID string, aTab, 
 	e.post(t, ana, generalID, "Rules are pinned")
 	waitFor(t, bTab, "Ana's message", hasBody("Rules are pinned"))
 	ben := memberRow("Ben Okafor")
-	press(t, aTab, "Ben's row", ben+`?.querySelector('summary')`)
+	clickWhen(t, aTab, "Ben's row", ben+`?.querySelector('summary')`)
 	choose(t, aTab, "the timeout length", ben+`?.querySelector('select[aria-label^="Timeout length"]')`, "15")
-	press(t, aTab, "Time out", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Time out')`)
+	clickWhen(t, aTab, "Time out", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Time out')`)
 	waitFor(t, aTab, "15 minutes left on Ben's row", ben+`?.querySelector('.mod-state')?.textContent === 'timed out · 15 min left'`)
 	waitFor(t, bTab, "Ben told how long", standingLine+`.startsWith('You are timed out for 15 min more')`)
 	waitFor(t, bTab, "Ben's composer disabled", composerDisabled)
@@ -158,24 +158,24 @@ func timeoutBlockNote(t *testing.T, e *env, ana person, generalID string, aTab, 
 	// A reply is a post: the thread's reply box is disabled as well.
 	clickAction(t, bTab, "Rules are pinned", "Reply in thread")
 	waitFor(t, bTab, "the thread's reply box disabled", `document.querySelector('.panel:not([hidden]) .thread-composer textarea')?.disabled === true`)
-	press(t, bTab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
+	clickWhen(t, bTab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
 	shot(t, aTab, "moderation-directory")
-	press(t, aTab, "Lift timeout", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Lift timeout')`)
+	clickWhen(t, aTab, "Lift timeout", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Lift timeout')`)
 	waitFor(t, aTab, "the timeout gone from the row", `!`+ben+`.querySelector('.mod-state')`)
 	waitFor(t, bTab, "Ben's composer back", `!`+composerDisabled+` && `+standingLine+` === ''`)
 	send(t, bTab, "form.composer .compose-box", "back again")
 	waitFor(t, aTab, "Ben's message", hasBody("back again"))
 
-	press(t, aTab, "Block", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Block')`)
+	clickWhen(t, aTab, "Block", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Block')`)
 	waitFor(t, aTab, "Ben shown blocked", ben+`?.querySelector('.mod-state')?.textContent === 'blocked'`)
 	waitFor(t, bTab, "Ben told he is blocked", standingLine+`.startsWith('You are blocked in this workspace')`)
 	waitFor(t, bTab, "Ben's composer disabled", composerDisabled)
-	press(t, aTab, "Unblock", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Unblock')`)
+	clickWhen(t, aTab, "Unblock", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Unblock')`)
 	waitFor(t, bTab, "Ben's composer back", `!`+composerDisabled)
 
 	note := "Asked twice to stay on topic <b>really</b>"
 	waitFor(t, aTab, "the note typed", fmt.Sprintf(`(n => n && (n.value = %q, n.dispatchEvent(new Event('input')), true))(%s?.querySelector('textarea'))`, note, ben))
-	press(t, aTab, "Save note", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Save note')`)
+	clickWhen(t, aTab, "Save note", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Save note')`)
 	waitFor(t, aTab, "the note on Ben's row", ben+`?.querySelector('.mod-note-text')?.textContent === `+fmt.Sprintf("%q", "Note: "+note))
 	if eval[bool](t, aTab, `!!document.querySelector('.mod-list b')`) {
 		t.Fatal("the note's markup became an element")
@@ -183,7 +183,7 @@ func timeoutBlockNote(t *testing.T, e *env, ana person, generalID string, aTab, 
 	if strings.Contains(eval[string](t, bTab, `document.body.textContent`), "Asked twice") {
 		t.Fatal("Ben's page shows the moderators' note")
 	}
-	press(t, aTab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
+	clickWhen(t, aTab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
 }
 
 // guestRoom: Gus, a guest, sees only #guest and his three posts a day counting down, then a
@@ -211,19 +211,19 @@ func guestRoom(t *testing.T, e *env, aTab, gTab context.Context) {
 		t.Fatal("a guest's menu is wrong")
 	}
 
-	press(t, aTab, "#guest in the sidebar", `[...document.querySelectorAll('.places a.place')].find(a => a.textContent.includes('guest'))`)
+	clickWhen(t, aTab, "#guest in the sidebar", `[...document.querySelectorAll('.places a.place')].find(a => a.textContent.includes('guest'))`)
 	waitFor(t, aTab, "the guest channel", `document.querySelector('.conv-header h1')?.textContent === 'guest'`)
 	waitFor(t, aTab, "Gus's posts", hasBody("hello 3"))
-	press(t, aTab, "the waiting-room link", `document.querySelector('.standing:not([hidden]) button.link')`)
+	clickWhen(t, aTab, "the waiting-room link", `document.querySelector('.standing:not([hidden]) button.link')`)
 	waitFor(t, aTab, "Gus waiting with no posts left", `[...document.querySelectorAll('.guest-list li')].some(li => li.querySelector('.author').textContent === 'Gus Guest'
 		&& li.querySelector('.mod-state').textContent === '0 of 3 posts left today')`)
-	press(t, aTab, "Make member", `[...document.querySelectorAll('.guest-list li')].find(li => li.querySelector('.author').textContent === 'Gus Guest')?.querySelector('button')`)
+	clickWhen(t, aTab, "Make member", `[...document.querySelectorAll('.guest-list li')].find(li => li.querySelector('.author').textContent === 'Gus Guest')?.querySelector('button')`)
 	waitFor(t, aTab, "Gus promoted", `document.querySelector('.panel .mod-note')?.textContent === 'Gus Guest is now a member and sees every channel.'`)
 	waitFor(t, aTab, "nobody waiting", `document.querySelector('.guests-empty')`)
 	// Guests hear of nothing outside #guest: the page asks again within seconds.
 	waitFor(t, gTab, "general in Gus's sidebar", `[...document.querySelectorAll('.places a.place .label')].some(l => l.textContent === 'general')`)
 	waitFor(t, gTab, "the guest line gone and the composer back", standingLine+` === '' && !`+composerDisabled)
-	press(t, aTab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
+	clickWhen(t, aTab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
 }
 
 // invites: Ana creates an invite, copies its link and sees it listed; a second one she revokes.
@@ -236,12 +236,12 @@ func invites(t *testing.T, e *env, b *browser, aTab context.Context, dee person)
 		t.Fatalf("the owner may invite as %q", got)
 	}
 	mint := func() string {
-		press(t, aTab, "Create invite link", `[...document.querySelectorAll('.panel button')].find(b => b.textContent === 'Create invite link')`)
+		clickWhen(t, aTab, "Create invite link", `[...document.querySelectorAll('.panel button')].find(b => b.textContent === 'Create invite link')`)
 		waitFor(t, aTab, "the new link", `document.querySelector('.invite-new input')?.value.includes('#invite=ivt_')`)
 		return eval[string](t, aTab, `document.querySelector('.invite-new input').value`)
 	}
 	first := mint()
-	press(t, aTab, "Copy link", `[...document.querySelectorAll('.invite-new button')].find(b => b.textContent === 'Copy link')`)
+	clickWhen(t, aTab, "Copy link", `[...document.querySelectorAll('.invite-new button')].find(b => b.textContent === 'Copy link')`)
 	waitFor(t, aTab, "copied", `[...document.querySelectorAll('.invite-new button')].some(b => b.textContent === 'Copied')`)
 	waitFor(t, aTab, "one open invite", `document.querySelectorAll('.invite-list li').length === 1`)
 	if got := eval[string](t, aTab, `document.querySelector('.invite-list li').textContent`); !strings.HasPrefix(got, "member by Ana Lima · expires in 7 d") {
@@ -250,7 +250,7 @@ func invites(t *testing.T, e *env, b *browser, aTab context.Context, dee person)
 	shot(t, aTab, "invites")
 	second := mint()
 	waitFor(t, aTab, "two open invites", `document.querySelectorAll('.invite-list li').length === 2`)
-	press(t, aTab, "Revoke the newest", `document.querySelector('.invite-list li button')`)
+	clickWhen(t, aTab, "Revoke the newest", `document.querySelector('.invite-list li button')`)
 	waitFor(t, aTab, "one left", `document.querySelectorAll('.invite-list li').length === 1`)
 
 	// Dee, signed in elsewhere (her own browser), opens the link.
@@ -263,7 +263,7 @@ func invites(t *testing.T, e *env, b *browser, aTab context.Context, dee person)
 		t.Fatal("the invite token stays in the address bar")
 	}
 	// Reopened, the list has no used invite.
-	press(t, aTab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
+	clickWhen(t, aTab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
 	openMenu(t, aTab, "Invites")
 	waitFor(t, aTab, "the used invite gone from the list", `document.querySelector('.panel').textContent.includes('No open invites.')`)
 
@@ -282,15 +282,15 @@ func invites(t *testing.T, e *env, b *browser, aTab context.Context, dee person)
 	waitFor(t, ctx, "the refusal", `document.querySelector('.toast')?.textContent === 'That invite did not work: invite not found'`)
 	do(t, ctx, "open the live link signed in", chromedp.Navigate(third))
 	waitFor(t, ctx, "Eve in Acme", `document.querySelector('.conv-header h1')?.textContent === 'general' && document.querySelector('.toast')?.textContent === 'You are in Acme as member.'`)
-	press(t, aTab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
+	clickWhen(t, aTab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
 }
 
 // signIn uses the development magic-link flow of the sign-in page.
 func signIn(t *testing.T, ctx context.Context, email, name string) {
 	t.Helper()
 	do(t, ctx, "fill the sign-in form", chromedp.SendKeys(`.signin input[type=email]`, email), chromedp.SendKeys(`.signin input[name=name]`, name))
-	press(t, ctx, "Get a magic link", `[...document.querySelectorAll('.signin button')].find(b => b.textContent === 'Get a magic link')`)
-	press(t, ctx, "Sign in with this link", `[...document.querySelectorAll('.signin button')].find(b => b.textContent === 'Sign in with this link')`)
+	clickWhen(t, ctx, "Get a magic link", `[...document.querySelectorAll('.signin button')].find(b => b.textContent === 'Get a magic link')`)
+	clickWhen(t, ctx, "Sign in with this link", `[...document.querySelectorAll('.signin button')].find(b => b.textContent === 'Sign in with this link')`)
 }
 
 // archived: the archived channel is listed, opens, and the owner unarchives it; a member sees
@@ -305,16 +305,16 @@ func archived(t *testing.T, aTab, bTab context.Context) {
 		t.Fatal("a member is offered Unarchive")
 	}
 	openMenu(t, aTab, "Show archived channels")
-	press(t, aTab, "Open", `[...document.querySelectorAll('.archived-list button')].find(b => b.textContent === 'Open')`)
+	clickWhen(t, aTab, "Open", `[...document.querySelectorAll('.archived-list button')].find(b => b.textContent === 'Open')`)
 	waitFor(t, aTab, "old-launch open", `document.querySelector('.conv-header h1')?.textContent === 'old-launch'`)
-	press(t, aTab, "Unarchive", `[...document.querySelectorAll('.archived-list button')].find(b => b.textContent === 'Unarchive')`)
+	clickWhen(t, aTab, "Unarchive", `[...document.querySelectorAll('.archived-list button')].find(b => b.textContent === 'Unarchive')`)
 	waitFor(t, aTab, "the list empty", `document.querySelector('.panel').textContent.includes('No archived channels.')`)
 	for _, tab := range []context.Context{aTab, bTab} {
 		waitFor(t, tab, "old-launch in the sidebar", `[...document.querySelectorAll('.places .label')].some(l => l.textContent === 'old-launch')`)
 	}
 	waitFor(t, bTab, "Ben's list empty too", `document.querySelector('.panel').textContent.includes('No archived channels.')`)
 	for _, tab := range []context.Context{aTab, bTab} {
-		press(t, tab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
+		clickWhen(t, tab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
 	}
 }
 
@@ -322,9 +322,9 @@ func archived(t *testing.T, aTab, bTab context.Context) {
 // authorization (the spec), so the API refuses Ben's edit as for any channel and takes Ana's.
 func externalManaged(t *testing.T, aTab, bTab context.Context, channelID string) {
 	for _, tab := range []context.Context{aTab, bTab} {
-		press(t, tab, "#deploys", fmt.Sprintf(`document.querySelector('.places a.place[data-place=%q]')`, channelID))
+		clickWhen(t, tab, "#deploys", fmt.Sprintf(`document.querySelector('.places a.place[data-place=%q]')`, channelID))
 		waitFor(t, tab, "deploys open", `document.querySelector('.conv-header h1')?.textContent === 'deploys'`)
-		press(t, tab, "the settings", `document.querySelector('.conv-header button[aria-label="Channel settings"]')`)
+		clickWhen(t, tab, "the settings", `document.querySelector('.conv-header button[aria-label="Channel settings"]')`)
 		waitFor(t, tab, "the link", `(a => a && a.href === 'https://ci.example.com/pipelines/7' && a.rel === 'noopener noreferrer')(document.querySelector('.panel a[target=_blank]'))`)
 	}
 	// Typed and saved in one step: the settings form is redrawn when the channel's messages
@@ -341,7 +341,7 @@ func externalManaged(t *testing.T, aTab, bTab context.Context, channelID string)
 	waitFor(t, aTab, "saved", `document.querySelector('.panel [role=status]')?.textContent === 'Saved.'`)
 	waitFor(t, bTab, "Ben sees the owner's topic", `document.querySelector('.panel input[name=display_title]')?.value === 'Pipeline 7 status'`)
 	for _, tab := range []context.Context{aTab, bTab} {
-		press(t, tab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
+		clickWhen(t, tab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
 	}
 }
 
@@ -349,9 +349,9 @@ func externalManaged(t *testing.T, aTab, bTab context.Context, channelID string)
 func ownership(t *testing.T, aTab, bTab context.Context) {
 	openMenu(t, aTab, "Members and moderation")
 	ben := memberRow("Ben Okafor")
-	press(t, aTab, "Ben's row", ben+`?.querySelector('summary')`)
-	press(t, aTab, "Make owner…", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Make owner…')`)
-	press(t, aTab, "Transfer ownership", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Transfer ownership')`)
+	clickWhen(t, aTab, "Ben's row", ben+`?.querySelector('summary')`)
+	clickWhen(t, aTab, "Make owner…", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Make owner…')`)
+	clickWhen(t, aTab, "Transfer ownership", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Transfer ownership')`)
 	waitFor(t, aTab, "Ben tagged owner", ben+`?.querySelector('.tag')?.textContent === 'owner'`)
 	waitFor(t, aTab, "Ana a moderator", memberRow("Ana Lima")+`?.querySelector('.tag')?.textContent === 'moderator'`)
 	waitFor(t, aTab, "Ana told she is a moderator", `document.querySelector('.panel').textContent.includes('You are a moderator.')`)

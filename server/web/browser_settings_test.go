@@ -504,8 +504,8 @@ func (s settingsRun) status(t *testing.T, token, path string) int {
 	return res.StatusCode
 }
 
-// fill sets a form field as typing would.
-func fill(t *testing.T, tab context.Context, sel, value string) {
+// fillSel sets a form field as typing would.
+func fillSel(t *testing.T, tab context.Context, sel, value string) {
 	t.Helper()
 	eval[bool](t, tab, fmt.Sprintf(`(el => (el.value = %q, el.dispatchEvent(new Event('input')), el.dispatchEvent(new Event('change')), true))(document.querySelector(%q))`, value, sel))
 }
@@ -517,8 +517,8 @@ func (s settingsRun) profile(t *testing.T) {
 	waitFor(t, tab, "the profile form", `document.querySelector('`+form+`input[name=display_name]')?.value === 'Ana Lima'`)
 	// Ana has no password: the panel says so instead of offering a form.
 	waitFor(t, tab, "no password form", `!document.querySelector('form[aria-label=Password]') && document.querySelector('.profile').textContent.includes('signs in without a password')`)
-	fill(t, tab, form+"input[name=display_name]", "Ana Maria Lima")
-	fill(t, tab, form+"input[name=handle]", "@Ana_Lima")
+	fillSel(t, tab, form+"input[name=display_name]", "Ana Maria Lima")
+	fillSel(t, tab, form+"input[name=handle]", "@Ana_Lima")
 	click(t, tab, "save", form+"button[type=submit]")
 	waitFor(t, tab, "saved", `document.querySelector('`+form+`p[role=status]').textContent === 'Saved.'`)
 	// SPEC §User: a handle is accepted with a leading @, lowercased and stored without it.
@@ -529,7 +529,7 @@ func (s settingsRun) profile(t *testing.T) {
 	waitFor(t, tab, "the handle as kept", `document.querySelector('`+form+`input[name=handle]').value === 'ana_lima'`)
 	shot(t, tab, "profile")
 	// SPEC §Limits: a handle is 2-32 characters. The API's sentence shows; nothing changes.
-	fill(t, tab, form+"input[name=handle]", "a")
+	fillSel(t, tab, form+"input[name=handle]", "a")
 	click(t, tab, "save a one-letter handle", form+"button[type=submit]")
 	waitFor(t, tab, "the refusal", `document.querySelector('`+form+`p.error')?.textContent.length > 0`)
 	if me := s.me(t); me.Handle != "ana_lima" {
@@ -538,7 +538,7 @@ func (s settingsRun) profile(t *testing.T) {
 	// SPEC §User: a handle is unique; Ben's is refused to Ana, whatever its case.
 	s.e.api(t, s.ben, "PATCH", "/api/me", map[string]string{"handle": "okafor"}, nil)
 	eval[bool](t, tab, `document.querySelector('`+form+`p[role=status]').textContent = '', true`)
-	fill(t, tab, form+"input[name=handle]", "@Okafor")
+	fillSel(t, tab, form+"input[name=handle]", "@Okafor")
 	click(t, tab, "save Ben's handle", form+"button[type=submit]")
 	waitFor(t, tab, "the refusal", `document.querySelector('`+form+`p.error')?.textContent.length > 0`)
 	if me := s.me(t); me.Handle != "ana_lima" {
@@ -570,7 +570,7 @@ func (s settingsRun) avatar(t *testing.T) {
 	openMenuItem(t, tab, "Profile and account")
 	// SPEC §User: avatar_url is blank or an http/https URL; anything else is refused with the
 	// API's sentence and changes nothing.
-	fill(t, tab, form+"input[name=avatar_url]", "javascript:alert(1)")
+	fillSel(t, tab, form+"input[name=avatar_url]", "javascript:alert(1)")
 	click(t, tab, "save a script URL", form+"button[type=submit]")
 	waitFor(t, tab, "the refusal", `document.querySelector('`+form+`p.error')?.textContent.length > 0`)
 	if me := s.me(t); strings.HasPrefix(me.AvatarURL, "javascript") {
@@ -578,7 +578,7 @@ func (s settingsRun) avatar(t *testing.T) {
 	}
 	// A picture that cannot load falls back to the initial.
 	broken := "http://127.0.0.1:1/missing.png"
-	fill(t, tab, form+"input[name=avatar_url]", broken)
+	fillSel(t, tab, form+"input[name=avatar_url]", broken)
 	click(t, tab, "save", form+"button[type=submit]")
 	waitFor(t, tab, "saved", `document.querySelector('`+form+`p[role=status]').textContent === 'Saved.'`)
 	if me := s.me(t); me.AvatarURL != broken {
@@ -631,9 +631,9 @@ func (s settingsRun) password(t *testing.T) {
 	form := `form[aria-label=Password] `
 	waitFor(t, tab, "the password form", `document.querySelector('`+form+`input[name=current_password]')`)
 	change := func(current, next, again string) {
-		fill(t, tab, form+"input[name=current_password]", current)
-		fill(t, tab, form+"input[name=new_password]", next)
-		fill(t, tab, form+"input[name=confirm_password]", again)
+		fillSel(t, tab, form+"input[name=current_password]", current)
+		fillSel(t, tab, form+"input[name=new_password]", next)
+		fillSel(t, tab, form+"input[name=confirm_password]", again)
 		eval[bool](t, tab, `document.querySelector('`+form+`p[role=status]').textContent = '', true`)
 		click(t, tab, "change the password", form+"button[type=submit]")
 	}
@@ -668,14 +668,14 @@ func (s settingsRun) pushover(t *testing.T) {
 	waitFor(t, tab, "the Pushover form", `document.querySelector('`+form+`input[name=pushover_user_key]')`)
 	eval[bool](t, tab, `document.querySelector('`+form+`input[name=pushover_enabled]').checked = true`)
 	// SPEC §User: the user key is 30 characters.
-	fill(t, tab, form+"input[name=pushover_user_key]", "tooshort")
+	fillSel(t, tab, form+"input[name=pushover_user_key]", "tooshort")
 	click(t, tab, "save", form+"button[type=submit]")
 	waitFor(t, tab, "the refusal", `document.querySelector('`+form+`p.error')?.textContent.length > 0`)
 	if me := s.me(t); me.NotificationSettings.PushoverEnabled || me.NotificationSettings.PushoverUserKey != "" {
 		t.Fatalf("a refused key changed the settings: %+v", me.NotificationSettings)
 	}
 	key := "u" + strings.Repeat("a1", 14) + "z"
-	fill(t, tab, form+"input[name=pushover_user_key]", key)
+	fillSel(t, tab, form+"input[name=pushover_user_key]", key)
 	click(t, tab, "save", form+"button[type=submit]")
 	waitFor(t, tab, "saved", `document.querySelector('`+form+`p[role=status]').textContent === 'Saved.'`)
 	if me := s.me(t); !me.NotificationSettings.PushoverEnabled || me.NotificationSettings.PushoverUserKey != key {

@@ -9,14 +9,23 @@ import { registerPanel } from './registry.js';
 // note is the outcome of the last change, kept across the re-render its own event causes.
 let note = { channelId: null, said: '', error: '' };
 
-function renderChannelSettings(body, channelId) {
+// drawn is what the panel shows now, so an event that changes nothing shown redraws nothing.
+let drawn = { body: null, key: '' };
+
+function renderChannelSettings(body, channelId, fresh = false) {
   const c = state.channels.get(channelId);
-  if (!c) { replace(body, h('p', { class: 'muted pad' }, 'This channel is gone.')); return; }
+  if (!c) { replace(body, h('p', { class: 'muted pad' }, 'This channel is gone.')); drawn = { body, key: '' }; return; }
   if (note.channelId !== channelId) note = { channelId, said: '', error: '' };
+  const key = JSON.stringify([channelId, c.name, c.display_title, c.sidebar_section, c.archived, c.external_managed, c.external_url, note]);
+  if (!fresh && drawn.body === body && drawn.key === key && body.querySelector('form.settings')) return;
+  // Fields the person has changed but not saved keep their text across a redraw.
+  const typed = new Map();
+  if (!fresh) for (const input of body.querySelectorAll('form.settings input')) if (input.value !== input.dataset.saved) typed.set(input.name, input.value);
+  drawn = { body, key };
   const error = h('p', { class: 'error pad', role: 'alert', hidden: !note.error }, note.error);
   const done = h('p', { class: 'muted pad', role: 'status' }, note.said);
   const field = (label, name, value, placeholder) => h('label', { class: 'field' }, h('span', null, label),
-    h('input', { type: 'text', name, value: value || '', placeholder, 'aria-label': label }));
+    h('input', { type: 'text', name, value: typed.has(name) ? typed.get(name) : value || '', placeholder, 'aria-label': label, dataset: { saved: value || '' } }));
   const run = async (patch, said) => {
     note = { channelId, said: '', error: '' };
     error.hidden = true;
@@ -27,7 +36,9 @@ function renderChannelSettings(body, channelId) {
     } catch (e) {
       note.error = e.message;
     }
-    // The panel may have moved on while the call was out.
+    // The panel may have moved on while the call was out. The answer is drawn even when it reads
+    // as the last one did: the error line was hidden when the call went out.
+    drawn.key = '';
     if (state.panel && state.panel.kind === 'channel' && state.panel.channelId === channelId) renderChannelSettings(body, channelId);
   };
   const form = h('form', { class: 'settings', 'aria-label': 'Channel settings',
@@ -36,7 +47,7 @@ function renderChannelSettings(body, channelId) {
       const f = new FormData(form);
       const patch = {};
       for (const k of ['name', 'display_title', 'sidebar_section']) if (String(f.get(k)).trim() !== String(c[k] || '')) patch[k] = String(f.get(k)).trim();
-      if (!Object.keys(patch).length) { note.said = 'Nothing to change.'; renderChannelSettings(body, channelId); return; }
+      if (!Object.keys(patch).length) { note.said = 'Nothing to change.'; drawn.key = ''; renderChannelSettings(body, channelId); return; }
       run(patch, 'Saved.');
     } },
   field('Name', 'name', c.name, 'channel-name'),
@@ -56,7 +67,7 @@ registerPanel('channel', {
   title: 'Channel settings',
   topics: ['channel'],
   render(body, panel, { fresh }) {
-    renderChannelSettings(body, panel.channelId);
+    renderChannelSettings(body, panel.channelId, fresh);
     // A dialog opened from the keyboard puts the keyboard in it.
     if (fresh) { const first = body.querySelector('input'); if (first) first.focus(); }
   },

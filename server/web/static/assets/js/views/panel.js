@@ -30,7 +30,12 @@ export class Panel {
     this.shown = p;
     const spec = panelOf(p.kind);
     this.title.textContent = spec ? spec.title : titles[p.kind] || '';
-    if (spec) { spec.render(this.body, p, { fresh, topics }); return; }
+    if (spec) {
+      // A registered panel redraws only for the topics it named: redrawing a form for any other
+      // change would swallow what the person is typing or clicking.
+      if (fresh || spec.topics.some((t) => topics.has(t))) spec.render(this.body, p, { fresh, topics });
+      return;
+    }
     if (p.kind === 'thread') {
       if (fresh) replace(this.body, this.thread.el);
       this.thread.render(p.rootId);
