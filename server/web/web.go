@@ -28,9 +28,12 @@ var Version string
 
 // ContentSecurityPolicy is sent with every response of the client: scripts and styles only from
 // this origin (no inline script or style element), connections only to this origin (the API and
-// its WebSocket), images from this origin or https avatars, nothing framed, no plugins.
+// its WebSocket), images from this origin or https avatars, workers from this origin (the
+// previews' parsers), frames only of this origin (a PDF upload in the browser's viewer; an HTML
+// preview is a sandboxed srcdoc frame), the page itself framed by nobody, no plugins.
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; " +
 	"img-src 'self' data: blob: https:; connect-src 'self'; font-src 'self'; manifest-src 'self'; " +
+	"worker-src 'self'; frame-src 'self'; " +
 	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'"
 
 // lazyDir holds the modules a view loads only when it needs them (previews' parsers, workers):
