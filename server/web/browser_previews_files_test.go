@@ -130,8 +130,9 @@ func pptx(t *testing.T, slides ...string) []byte {
 	return zipOf(t, parts...)
 }
 
-// minimalPDF is a one-page PDF saying text, with a correct cross-reference table.
-func minimalPDF(text string) []byte {
+// minimalPDF is a one-page PDF saying text, with a correct cross-reference table, padded by a
+// comment to be pad bytes longer.
+func minimalPDF(text string, pad int) []byte {
 	content := fmt.Sprintf("BT /F1 24 Tf 72 720 Td (%s) Tj ET", text)
 	objs := []string{
 		"<< /Type /Catalog /Pages 2 0 R >>",
@@ -142,6 +143,9 @@ func minimalPDF(text string) []byte {
 	}
 	var b bytes.Buffer
 	b.WriteString("%PDF-1.4\n")
+	if pad > 2 {
+		b.WriteString("%" + strings.Repeat("x", pad-2) + "\n")
+	}
 	offsets := make([]int, len(objs))
 	for i, o := range objs {
 		offsets[i] = b.Len()

@@ -12,7 +12,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -258,9 +260,9 @@ func highlightLimits(t *testing.T, p *previews) {
 	if state, n := highlighted(t, p); state != "too-large" || n != 0 {
 		t.Fatalf("256 KiB + 1 of Go: highlighting %q with %d tokens, want too-large and none", state, n)
 	}
-	// An unterminated /* rescanned from every '/' keeps the tokenizer busy far past 2 seconds:
-	// the worker is stopped and the text stays plain.
-	p.want(t, "comments.js", "text/javascript", bytes.Repeat([]byte("/*"), highlightLimit/2), "shown")
+	// Unterminated comments ("/* " with no "*/" anywhere), each rescanned to the end, keep the
+	// tokenizer busy far past 2 seconds: the worker is stopped and the text stays plain.
+	p.want(t, "comments.js", "text/javascript", bytes.Repeat([]byte("/* "), highlightLimit/3+1)[:highlightLimit], "shown")
 	if state, n := highlighted(t, p); state != "timeout" || n != 0 {
 		t.Fatalf("a slow file: highlighting %q with %d tokens, want timeout", state, n)
 	}
@@ -304,8 +306,8 @@ func officeLimits(t *testing.T, p *previews) {
 	// Parts that expand to 12 MiB are read (the first rows shown); one byte more stops the
 	// reader however small the file is.
 	under := expandingXLSX(t, expandedLimit)
-	if len(under) > mib {
-		t.Fatalf("the expanding workbook is %d bytes compressed", len(under))
+	if len(under) >= expandedLimit/4 {
+		t.Fatalf("the expanding workbook is %d bytes compressed, want a small file that expands", len(under))
 	}
 	p.want(t, "bomb.xlsx", ctXLSX, under, "shown")
 	if n := eval[int](t, p.tab, `document.querySelectorAll('.panel .preview-sheet tbody tr').length`); n == 0 {
@@ -343,8 +345,17 @@ func officeMalformed(t *testing.T, p *previews) {
 }
 
 func pdfAndDocx(t *testing.T, p *previews) {
-	p.want(t, "invoice.pdf", "application/pdf", minimalPDF("Invoice 42"), "shown")
+	// The upload cap (64 MiB per request, the multipart wrapping included) is the PDF limit: a
+	// PDF just under it opens in the viewer; the server refuses anything larger, so no larger
+	// PDF can be attached.
+	p.want(t, "scan.pdf", "application/pdf", minimalPDF("Scan", 64*mib-4*kib), "shown")
+	pdfViewer(t, p.tab)
+	p.want(t, "invoice.pdf", "application/pdf", minimalPDF("Invoice 42", 0), "shown")
 	waitFor(t, p.tab, "the PDF frame", `document.querySelector('.panel iframe.preview-pdf')`)
+	pdfViewer(t, p.tab)
+	if *screenshots != "" {
+		time.Sleep(time.Second) // the viewer draws the page after it loads; only the picture needs it
+	}
 	shot(t, p.tab, "preview-pdf")
 	// DOCX is download only: no Preview button on its message.
 	id := p.upload(t, "letter.docx", ctDOCX, zipOf(t, zipPart{name: "word/document.xml", data: []byte("<w:document/>")}))
@@ -353,5 +364,38 @@ func pdfAndDocx(t *testing.T, p *previews) {
 	waitFor(t, p.tab, "the letter", row+`?.querySelector('a.file')`)
 	if eval[bool](t, p.tab, row+`.querySelector('.preview-open') !== null`) {
 		t.Fatal("a DOCX offers a preview")
+	}
+}
+
+// pdfViewer waits until the preview's frame holds the PDF (its frame's type) and the browser's
+// own viewer (Chromium's PDF extension) has opened for it.
+func pdfViewer(t *testing.T, tab context.Context) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		var tree page.GetFrameTreeResult
+		do(t, tab, "read the frames", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) (err error) {
+			tree, err = chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{})
+			return err
+		}))
+		pdf := false
+		for _, f := range tree.FrameTree.ChildFrames {
+			pdf = pdf || f.Frame.MimeType == "application/pdf" && strings.Contains(f.Frame.URL, "/api/uploads/")
+		}
+		viewer := false
+		targets, err := chromedp.Targets(tab)
+		if err != nil {
+			t.Fatalf("list targets: %v", err)
+		}
+		for _, tg := range targets {
+			viewer = viewer || tg.Type == "iframe" && strings.HasPrefix(tg.URL, "chrome-extension://mhjfbmdgcfjbbpaeojofohoefgiehjai/")
+		}
+		if pdf && viewer {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no PDF viewer in the preview (PDF frame %v, viewer %v)", pdf, viewer)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
