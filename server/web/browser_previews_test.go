@@ -269,6 +269,7 @@ func highlightLimits(t *testing.T, p *previews) {
 	if got := p.said(t); !strings.Contains(got, "2 seconds") {
 		t.Fatalf("the timed-out preview says %q", got)
 	}
+	noWorkers(t, p.tab)
 	// Every character its own token: the runs would pass 2 MiB of output.
 	p.want(t, "dense.js", "text/javascript", bytes.Repeat([]byte("1+"), highlightLimit/2), "shown")
 	if state, n := highlighted(t, p); state != "output-cap" || n != 0 {
@@ -318,6 +319,7 @@ func officeLimits(t *testing.T, p *previews) {
 	// seconds: the worker is stopped and the download offered.
 	slow := `<worksheet ` + nsMain + `><sheetData><row><c ` + strings.Repeat("a", 2*mib) + `/></row></sheetData></worksheet>`
 	p.fallsBack(t, "slow.xlsx", ctXLSX, xlsx(t, slow), "5 seconds")
+	noWorkers(t, p.tab)
 }
 
 func officeMalformed(t *testing.T, p *previews) {
@@ -395,6 +397,32 @@ func pdfViewer(t *testing.T, tab context.Context) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no PDF viewer in the preview (PDF frame %v, viewer %v)", pdf, viewer)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// noWorkers waits until no Worker is left in the browser: a preview that ran past its time had
+// its worker terminated, not just ignored (a worker left busy would stay listed for minutes).
+func noWorkers(t *testing.T, tab context.Context) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		targets, err := chromedp.Targets(tab)
+		if err != nil {
+			t.Fatalf("list targets: %v", err)
+		}
+		running := ""
+		for _, tg := range targets {
+			if tg.Type == "worker" {
+				running = tg.URL
+			}
+		}
+		if running == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a worker is still running: %s", running)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
