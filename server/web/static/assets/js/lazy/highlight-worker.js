@@ -14,32 +14,45 @@ const keywords = {
   css: words('important inherit initial unset none auto'),
 };
 
-const number = ['n', /(?:0[xob][\da-f_]+|\d[\d_]*(?:\.\d+)?(?:e[+-]?\d+)?)[a-z%]*/iy];
-const word = ['w', /[A-Za-z_$][\w$]*/y];
-const op = ['p', /[+\-*/%&|^<>=!?:;.,(){}[\]~@#]/y];
-const dq = ['s', /"(?:[^"\\\n]|\\.)*"/y];
-const sq = ['s', /'(?:[^'\\\n]|\\.)*'/y];
-const line = ['c', /\/\/.*/y];
+const number = ['n', /(?:0[xXoObB][\da-fA-F_]+|\d[\d_]*(?:\.\d+)?(?:[eE][+-]?\d+)?)[a-zA-Z%]*/];
+const word = ['w', /[A-Za-z_$][\w$]*/];
+const op = ['p', /[+\-*/%&|^<>=!?:;.,(){}[\]~@#]/];
+const dq = ['s', /"(?:[^"\\\n]|\\.)*"/];
+const sq = ['s', /'(?:[^'\\\n]|\\.)*'/];
+const line = ['c', /\/\/.*/];
 // An unterminated /* is not a comment: the scanner takes the '/' as an operator and tries again
-// one character on, so a file of nothing but "/*" costs quadratic time. The worker's 2-second
+// one character on, so a file of nothing but "/* " costs quadratic time. The worker's 2-second
 // limit bounds it; the page then shows the text unhighlighted.
-const block = ['c', /\/\*[\s\S]*?\*\//y];
-const hash = ['c', /#.*/y];
+const block = ['c', /\/\*[\s\S]*?\*\//];
+const hash = ['c', /#.*/];
+const space = ['', /\s+/];
 
 const rules = {
-  go: [line, block, dq, sq, ['s', /`[^`]*`/y], number, word, op],
-  js: [line, block, dq, sq, ['s', /`(?:[^`\\]|\\[\s\S])*`/y], number, word, op],
-  python: [hash, ['s', /"""[\s\S]*?"""|'''[\s\S]*?'''/y], dq, sq, number, word, op],
-  shell: [hash, dq, ['s', /'[^']*'/y], ['s', /\$\{?\w+\}?/y], number, word, op],
-  json: [dq, number, word, op],
-  css: [block, dq, sq, ['k', /@[\w-]+/y], number, ['w', /[\w-]+/y], op],
+  go: [space, line, block, dq, sq, ['s', /`[^`]*`/], number, word, op],
+  js: [space, line, block, dq, sq, ['s', /`(?:[^`\\]|\\[\s\S])*`/], number, word, op],
+  python: [space, hash, ['s', /"""[\s\S]*?"""|'''[\s\S]*?'''/], dq, sq, number, word, op],
+  shell: [space, hash, dq, ['s', /'[^']*'/], ['s', /\$\{?\w+\}?/], number, word, op],
+  json: [space, dq, number, word, op],
+  css: [space, block, dq, sq, ['k', /@[\w-]+/], number, ['w', /[\w-]+/], op],
 };
+
+// Each language's rules become one sticky expression, a group per rule, the first listed
+// winning: one match per token instead of one attempt per rule.
+const compiled = {};
+function scanner(lang) {
+  const key = rules[lang] ? lang : 'js';
+  if (!compiled[key]) {
+    const table = rules[key];
+    compiled[key] = { re: new RegExp(table.map(([, re]) => `(${re.source})`).join('|'), 'y'), classes: table.map(([c]) => c) };
+  }
+  return compiled[key];
+}
 
 class OutputFull extends Error {}
 
 // tokenize returns the runs of text as JSON, merging plain text between highlighted runs.
 export function tokenize(text, lang, cap) {
-  const table = rules[lang] || rules.js;
+  const { re, classes } = scanner(lang);
   const kw = keywords[lang] || keywords.js;
   const parts = [];
   let size = 2;
@@ -52,19 +65,15 @@ export function tokenize(text, lang, cap) {
   const flush = () => { if (plain) { push(JSON.stringify(plain)); plain = ''; } };
   let i = 0;
   while (i < text.length) {
-    let hit = null;
-    for (const [cls, re] of table) {
-      re.lastIndex = i;
-      const m = re.exec(text);
-      if (m && m[0]) { hit = [cls, m[0]]; break; }
-    }
-    if (!hit) { plain += text[i++]; continue; }
-    let [cls, tok] = hit;
+    re.lastIndex = i;
+    const m = re.exec(text);
+    if (!m) { plain += text[i++]; continue; }
+    const tok = m[0];
+    // Only the rule that matched has its group set.
+    let cls = classes[m.findIndex((g, j) => j > 0 && g !== undefined) - 1];
     i += tok.length;
-    if (cls === 'w') {
-      if (!kw.has(tok)) { plain += tok; continue; }
-      cls = 'k';
-    }
+    if (cls === 'w' && kw.has(tok)) cls = 'k';
+    if (cls === '' || cls === 'w') { plain += tok; continue; }
     flush();
     push(JSON.stringify([cls, tok]));
   }
