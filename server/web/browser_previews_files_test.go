@@ -3,6 +3,7 @@ package web_test
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -88,6 +89,32 @@ func expandingXLSX(t *testing.T, n int) []byte {
 		t.Fatalf("sheet is %d bytes, want %d", b.Len(), rest)
 	}
 	return xlsx(t, b.String())
+}
+
+// lyingXLSX is a workbook whose sheet inflates to n bytes while its headers claim 100.
+func lyingXLSX(t *testing.T, n int) []byte {
+	t.Helper()
+	sheet := []byte(`<worksheet ` + nsMain + `><sheetData></sheetData><!--` + strings.Repeat("z", n) + `--></worksheet>`)
+	var deflated bytes.Buffer
+	fw, _ := flate.NewWriter(&deflated, flate.BestCompression)
+	_, _ = fw.Write(sheet)
+	_ = fw.Close()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, part := range workbookParts() {
+		w, _ := zw.Create(part.name)
+		_, _ = w.Write(part.data)
+	}
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "xl/worksheets/sheet1.xml", Method: zip.Deflate,
+		CompressedSize64: uint64(deflated.Len()), UncompressedSize64: 100, CRC32: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = w.Write(deflated.Bytes())
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 // sizedXLSX is a workbook of exactly n bytes on disk: a small sheet and a stored picture that
