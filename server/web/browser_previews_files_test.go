@@ -18,7 +18,7 @@ type zipPart struct {
 	store bool // kept as is (a picture), not deflated
 }
 
-func zipOf(t *testing.T, parts ...zipPart) []byte {
+func zipOf(t testing.TB, parts ...zipPart) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
@@ -57,7 +57,7 @@ func workbookParts() []zipPart {
 }
 
 // xlsx is a workbook whose one sheet is sheet, plus any extra parts (never read by a preview).
-func xlsx(t *testing.T, sheet string, extra ...zipPart) []byte {
+func xlsx(t testing.TB, sheet string, extra ...zipPart) []byte {
 	parts := append([]zipPart{{name: "[Content_Types].xml", data: []byte(`<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>`)}}, workbookParts()...)
 	parts = append(parts, zipPart{name: "xl/worksheets/sheet1.xml", data: []byte(sheet)})
 	return zipOf(t, append(parts, extra...)...)
@@ -71,7 +71,7 @@ const salesSheet = `<worksheet ` + nsMain + `><sheetData>
 
 // expandingXLSX is a workbook whose read parts expand to exactly n bytes: rows of numbers,
 // then a comment that pads the sheet to the byte.
-func expandingXLSX(t *testing.T, n int) []byte {
+func expandingXLSX(t testing.TB, n int) []byte {
 	rest := n
 	for _, p := range workbookParts() {
 		rest -= len(p.data)

@@ -42,7 +42,7 @@ type previews struct {
 }
 
 // upload stores data as a file of the workspace through the API (multipart, as the client does).
-func (p *previews) upload(t *testing.T, name, ctype string, data []byte) string {
+func (p *previews) upload(t testing.TB, name, ctype string, data []byte) string {
 	t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
