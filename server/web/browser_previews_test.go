@@ -148,17 +148,13 @@ func TestBrowserPreviews(t *testing.T) {
 	}
 }
 
-// lines is n bytes of text in lines, ASCII only, so bytes and characters agree.
-func lines(n int, word string) []byte {
-	var b bytes.Buffer
-	for i := 0; b.Len() < n; i++ {
-		fmt.Fprintf(&b, "%s %d\n", word, i)
-	}
-	return b.Bytes()[:n]
+// lines is n bytes of text, the same line repeated, ASCII only, so bytes and characters agree.
+func lines(n int, line string) []byte {
+	return bytes.Repeat([]byte(line+"\n"), n/(len(line)+1)+1)[:n]
 }
 
 func textLimits(t *testing.T, p *previews) {
-	data := lines(textLimit, "line")
+	data := lines(textLimit, "The quick brown fox jumps over the lazy dog.")
 	p.want(t, "notes.txt", "text/plain", data, "shown")
 	if n := eval[int](t, p.tab, `document.querySelector('.panel .preview-text').textContent.length`); n != textLimit {
 		t.Fatalf("the text preview shows %d characters, want all %d", n, textLimit)
