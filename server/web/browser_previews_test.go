@@ -9,8 +9,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"mime/multipart"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -217,6 +220,48 @@ func htmlPreview(t *testing.T, p *previews, b *browser) {
 		}
 	}
 	p.fallsBack(t, "report-big.html", "text/html", lines(textLimit+1, "<p>row</p>"), "2 MiB")
+	remoteImages(t, p)
+}
+
+// remoteImages: a previewed HTML file fetches nothing from elsewhere (no tracking pixel learns
+// who opened it), though the page itself may show https images (avatars). Each server counts
+// the connections made to it; a frame's load event comes after its images were tried. The
+// control, the same document in a frame with the same sandbox but without the preview's policy,
+// shows such images would be fetched.
+func remoteImages(t *testing.T, p *previews) {
+	counting := func() (*httptest.Server, *atomic.Int32) {
+		var n atomic.Int32
+		srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				n.Add(1)
+			}
+		}
+		srv.StartTLS()
+		t.Cleanup(srv.Close)
+		return srv, &n
+	}
+	tracker, tracked := counting()
+	control, controlled := counting()
+	doc := func(base string) string {
+		return fmt.Sprintf(`<p>Newsletter</p><img src="%s/pixel.png" alt="pixel"><img srcset="%s/pixel-2x.png 2x" alt="pixel">`, base, base)
+	}
+	// Every preview frame that appears is watched for its load event.
+	eval[bool](t, p.tab, `(window.__loaded = 0, new MutationObserver(() => document.querySelectorAll('iframe').forEach(f => {
+		if (!f.__watched) { f.__watched = true; f.addEventListener('load', () => __loaded++); } })).observe(document.body, { subtree: true, childList: true }), true)`)
+	p.want(t, "newsletter.html", "text/html", []byte(doc(tracker.URL)), "shown")
+	waitFor(t, p.tab, "the preview frame loaded", `__loaded === 1`)
+	eval[bool](t, p.tab, fmt.Sprintf(`(f => (f.setAttribute('sandbox', ''), f.srcdoc = %q, document.body.append(f), true))(document.createElement('iframe'))`, doc(control.URL)))
+	waitFor(t, p.tab, "the control frame loaded", `__loaded === 2`)
+	for i := 0; controlled.Load() == 0; i++ {
+		if i > int(waitLimit/(50*time.Millisecond)) {
+			t.Fatal("the control frame's images never reached their server")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := tracked.Load(); n != 0 {
+		t.Fatalf("the HTML preview made %d connections to another server", n)
+	}
 }
 
 // goSource is n bytes of Go, a function repeated.

@@ -87,11 +87,14 @@ const kinds = {
   },
 
   // HTML is shown in a frame with an empty sandbox: no script, no same origin, no forms, no
-  // popups; srcdoc keeps it off the network, and the frame inherits the page's policy besides.
+  // popups. It is given as srcdoc (nothing to fetch), inherits the page's policy, and the csp
+  // attribute narrows that to images of this origin or data: — a remote image would tell
+  // another server who opened the file.
   async html(stage, u, url) {
     const text = await fetchText(url, u, 'HTML');
     const frame = h('iframe', { class: 'preview-html', title: `Preview of ${u.filename || 'an HTML file'}`, referrerPolicy: 'no-referrer' });
     frame.setAttribute('sandbox', '');
+    frame.setAttribute('csp', "default-src 'none'; img-src 'self' data:; style-src 'self'");
     frame.srcdoc = text;
     replace(stage, frame);
   },
