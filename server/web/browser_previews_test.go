@@ -168,16 +168,45 @@ func textLimits(t *testing.T, p *previews) {
 }
 
 func markdownPreview(t *testing.T, p *previews) {
-	md := "# Release notes\n\nThe **fast** path and the _slow_ one.\n\n- first\n- second\n\n<img src=x onerror=alert(1)>\n"
+	md := "# Release notes\n\nThe **fast** path and the _slow_ one.\n\n- first\n- second\n\n<img src=x onerror=alert(1)>\n\n" +
+		"[site](https://example.com/a) and [x](javascript:alert(1))\n"
 	p.want(t, "notes.md", "text/markdown", []byte(md), "shown")
+	if got := eval[string](t, p.tab, `document.querySelector('.panel .preview-md').dataset.render`); got != "done" {
+		t.Fatalf("the Markdown preview is %q, want done", got)
+	}
 	if got := eval[string](t, p.tab, `[...document.querySelectorAll('.panel .preview-md strong, .panel .preview-md li')].map(e => e.textContent).join('|')`); got != "fast|first|second" {
 		t.Fatalf("the Markdown preview renders %q", got)
 	}
 	if n := eval[int](t, p.tab, `document.querySelectorAll('.panel .preview-md img').length`); n != 0 {
 		t.Fatalf("markup in a Markdown file became %d img elements", n)
 	}
+	// Links are rebuilt as markdown.js makes them: http(s) only, a new tab, no opener.
+	if got := eval[string](t, p.tab, `[...document.querySelectorAll('.panel .preview-md a')].map(a => a.href + ' ' + a.target + ' ' + a.rel).join('|')`); got != "https://example.com/a _blank noopener noreferrer" {
+		t.Fatalf("the Markdown preview's links: %q", got)
+	}
 	shot(t, p.tab, "preview-markdown")
-	p.fallsBack(t, "notes-big.md", "text/markdown", lines(textLimit+1, "- item"), "2 MiB")
+
+	// 2 MiB of prose (long lines, a little markup) is rendered; one byte more is not previewed.
+	prose := "The **quick** brown fox jumps over the lazy dog, " + strings.Repeat("and over the lazy dog again, ", 60)
+	p.want(t, "book.md", "text/markdown", lines(textLimit, prose+"\n"), "shown")
+	if got := eval[string](t, p.tab, `(b => b.dataset.render + ' ' + (b.querySelectorAll('p').length > 1000) + ' ' + b.querySelector('strong')?.textContent)(document.querySelector('.panel .preview-md'))`); got != "done true quick" {
+		t.Fatalf("2 MiB of Markdown: %q, want it rendered", got)
+	}
+	p.fallsBack(t, "book-big.md", "text/markdown", lines(textLimit+1, prose+"\n"), "2 MiB")
+	// One line of 2 MiB of code spans costs the renderer time that grows with the square of the
+	// line: it is stopped after 5 seconds and the file shown as plain text, the page never frozen.
+	dense := bytes.Repeat([]byte("`a` "), textLimit/4)
+	p.want(t, "dense.md", "text/markdown", dense, "shown")
+	if got := eval[string](t, p.tab, `document.querySelector('.panel .preview-md').dataset.render`); got != "timeout" {
+		t.Fatalf("a slow Markdown file: %q, want timeout", got)
+	}
+	if got := p.said(t); !strings.Contains(got, "5 seconds") {
+		t.Fatalf("the timed-out Markdown preview says %q", got)
+	}
+	if n := eval[int](t, p.tab, `document.querySelector('.panel .preview-md pre').textContent.length`); n != len(dense) {
+		t.Fatalf("the plain text shows %d characters, want %d", n, len(dense))
+	}
+	noWorkers(t, p.tab)
 }
 
 // scriptedHTML would, if any of its script ran, post a message to the page and rewrite its

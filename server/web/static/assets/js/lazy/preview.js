@@ -2,7 +2,7 @@
 // (SPEC §Limits, "Artifact preview"); anything past a limit, or that cannot be read, falls
 // back to the authenticated download (the same-origin link, sent with the session cookie).
 import { h, replace } from '../dom.js';
-import { render as markdown } from '../markdown.js';
+import { safeURL } from '../markdown.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -10,6 +10,8 @@ export const limits = {
   text: 2 * MiB, // text, code, Markdown and HTML
   highlight: 256 * KiB, highlightMs: 2000, highlightOutput: 2 * MiB,
   ooxml: 24 * MiB, ooxmlExpanded: 12 * MiB, ooxmlMs: 5000,
+  // The spec sets no time for rendering Markdown; it gets the parsers' 5 seconds.
+  markdownMs: 5000,
   pdf: 64 * MiB,
 };
 
@@ -82,8 +84,26 @@ const kinds = {
     replace(stage, h('pre', { class: 'preview-text' }, await fetchText(url, u, 'text')));
   },
 
-  async markdown(stage, u, url) {
-    replace(stage, h('div', { class: 'preview-md body' }, markdown(await fetchText(url, u, 'Markdown'))));
+  // Markdown shows as plain text at once, then rendered by markdown.js in a worker.
+  async markdown(stage, u, url, kind, closed) {
+    const text = await fetchText(url, u, 'Markdown');
+    const pre = h('pre', { class: 'preview-text' }, text);
+    const note = h('p', { class: 'muted preview-note' }, 'Rendering…');
+    const box = h('div', { class: 'preview-md body', dataset: { render: 'pending' } }, pre);
+    replace(stage, note, box);
+    try {
+      const res = await runWorker('./markdown-worker.js', { text }, limits.markdownMs, [], closed);
+      if (res.error) throw new Error(res.error);
+      replace(box, ...res.tree.map(rebuild));
+      box.dataset.render = 'done';
+      note.remove();
+    } catch (e) {
+      if (closed()) return;
+      box.dataset.render = e instanceof Timeout ? 'timeout' : 'failed';
+      note.textContent = e instanceof Timeout
+        ? `Shown as plain text: rendering took longer than ${limits.markdownMs / 1000} seconds.`
+        : 'Shown as plain text: it could not be rendered.';
+    }
   },
 
   // HTML is shown in a frame with an empty sandbox: no script, no same origin, no forms, no
@@ -174,4 +194,21 @@ function sheetTable(s) {
 function slide(paras, i) {
   return h('section', { class: 'preview-slide' }, h('h3', null, `Slide ${i + 1}`),
     ...(paras.length ? paras.map((p) => h('p', null, p)) : [h('p', { class: 'muted' }, 'No text on this slide.')]));
+}
+
+// What markdown.js builds, and so all the page rebuilds from a worker's tree: any other tag
+// becomes its text, and a link's address is checked again here.
+const markdownTags = new Set(['p', 'br', 'strong', 'em', 's', 'code', 'pre', 'blockquote', 'ul', 'ol', 'li', 'a', 'span']);
+
+function rebuild(n) {
+  if (typeof n.text === 'string') return document.createTextNode(n.text);
+  const kids = (n.children || []).map(rebuild);
+  if (!markdownTags.has(n.tag)) return h('span', null, ...kids);
+  const el = h(n.tag, { class: typeof n.className === 'string' ? n.className : undefined }, ...kids);
+  if (n.tag === 'a') {
+    const href = safeURL(n.href);
+    if (!href) return h('span', null, ...kids);
+    Object.assign(el, { href, target: '_blank', rel: 'noopener noreferrer' });
+  }
+  return el;
 }
