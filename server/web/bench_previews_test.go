@@ -3,6 +3,7 @@ package web_test
 import (
 	"encoding/base64"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -11,7 +12,7 @@ import (
 )
 
 // BenchmarkPreviews measures how far inside their time limits (2 s for highlighting, 5 s for
-// an Office file) the previews' workers finish on the largest legitimate inputs, in headless
+// Markdown and an Office file) the previews' workers finish on the largest legitimate inputs, in headless
 // Chromium against a real server on loopback (docs/performance.md). Each figure is the median
 // of 5 runs of a fresh worker (start included), beside the same worker on a tiny input.
 // Run it once: go test ./server/web -run '^$' -bench Previews -benchtime 1x
@@ -49,12 +50,16 @@ func BenchmarkPreviews(b *testing.B) {
 	code := fmt.Sprintf(`async () => [{ text: new TextDecoder().decode(Uint8Array.from(atob(%q), c => c.charCodeAt(0))), lang: 'go', cap: %d }, []]`,
 		base64.StdEncoding.EncodeToString(goSource(highlightLimit)), 2*mib)
 	tiny := `async () => [{ text: 'package main', lang: 'go', cap: 2097152 }, []]`
+	prose := "The **quick** brown fox jumps over the lazy dog, " + strings.Repeat("and over the lazy dog again, ", 60) + "\n\n"
+	book := fmt.Sprintf(`async () => [{ text: %q.repeat(%d).slice(0, %d) }, []]`, prose, textLimit/len(prose)+1, textLimit)
 	office := func(id string) string {
 		return fmt.Sprintf(`async () => { const buf = await (await fetch('/api/uploads/%s')).arrayBuffer(); return [{ kind: 'xlsx', bytes: buf, expanded: %d }, [buf]]; }`, id, expandedLimit)
 	}
 	for b.Loop() {
 		b.ReportMetric(median("./highlight-worker.js", tiny, 60000), "ms-highlight-tiny")
 		b.ReportMetric(median("./highlight-worker.js", code, 60000), "ms-highlight-256KiB-go")
+		b.ReportMetric(median("./markdown-worker.js", `async () => [{ text: '**hello**' }, []]`, 60000), "ms-markdown-tiny")
+		b.ReportMetric(median("./markdown-worker.js", book, 60000), "ms-markdown-2MiB")
 		b.ReportMetric(median("./ooxml-worker.js", office(small), 60000), "ms-xlsx-small")
 		b.ReportMetric(median("./ooxml-worker.js", office(big), 60000), "ms-xlsx-12MiB-expanded")
 	}
