@@ -275,13 +275,14 @@ func remoteImages(t *testing.T, p *previews) {
 	doc := func(base string) string {
 		return fmt.Sprintf(`<p>Newsletter</p><img src="%s/pixel.png" alt="pixel"><img srcset="%s/pixel-2x.png 2x" alt="pixel">`, base, base)
 	}
-	// Every preview frame that appears is watched for its load event.
-	eval[bool](t, p.tab, `(window.__loaded = 0, new MutationObserver(() => document.querySelectorAll('iframe').forEach(f => {
-		if (!f.__watched) { f.__watched = true; f.addEventListener('load', () => __loaded++); } })).observe(document.body, { subtree: true, childList: true }), true)`)
+	// The preview's frame is watched for its load event from the moment it appears.
+	eval[bool](t, p.tab, `(window.__previewLoaded = false, new MutationObserver(() => document.querySelectorAll('.panel iframe.preview-html').forEach(f => {
+		if (!f.__watched) { f.__watched = true; f.addEventListener('load', () => { __previewLoaded = true; }); } })).observe(document.body, { subtree: true, childList: true }), true)`)
 	p.want(t, "newsletter.html", "text/html", []byte(doc(tracker.URL)), "shown")
-	waitFor(t, p.tab, "the preview frame loaded", `__loaded === 1`)
-	eval[bool](t, p.tab, fmt.Sprintf(`(f => (f.setAttribute('sandbox', ''), f.srcdoc = %q, document.body.append(f), true))(document.createElement('iframe'))`, doc(control.URL)))
-	waitFor(t, p.tab, "the control frame loaded", `__loaded === 2`)
+	waitFor(t, p.tab, "the preview frame loaded", `__previewLoaded`)
+	eval[bool](t, p.tab, fmt.Sprintf(`(f => (window.__controlLoaded = false, f.addEventListener('load', () => { __controlLoaded = true; }),
+		f.setAttribute('sandbox', ''), f.srcdoc = %q, document.body.append(f), true))(document.createElement('iframe'))`, doc(control.URL)))
+	waitFor(t, p.tab, "the control frame loaded", `__controlLoaded`)
 	for i := 0; controlled.Load() == 0; i++ {
 		if i > int(waitLimit/(50*time.Millisecond)) {
 			t.Fatal("the control frame's images never reached their server")
