@@ -418,6 +418,30 @@ func officeMalformed(t *testing.T, p *previews) {
 	p.fallsBack(t, "corrupt.xlsx", ctXLSX, b.Bytes(), "could not be read")
 	p.fallsBack(t, "unclosed.xlsx", ctXLSX, xlsx(t, `<worksheet `+nsMain+`><sheetData><row><c><v>1</v></c>`), "could not be read")
 	p.fallsBack(t, "empty.pptx", ctPPTX, zipOf(t, zipPart{name: "hello.txt", data: []byte("hi")}), "could not be read")
+	// Parts the package names but does not hold: a sheet, a slide.
+	var book []zipPart
+	for _, part := range workbookParts() {
+		if part.name != "xl/sharedStrings.xml" {
+			book = append(book, part)
+		}
+	}
+	p.fallsBack(t, "sheetless.xlsx", ctXLSX, zipOf(t, book...), "could not be read")
+	deck := pptx(t, "one", "two")
+	p.fallsBack(t, "truncated.pptx", ctPPTX, deck[:len(deck)/2], "could not be read")
+	var parts []zipPart
+	zr, err := zip.NewReader(bytes.NewReader(deck), int64(len(deck)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range zr.File {
+		if f.Name == "ppt/slides/slide2.xml" {
+			continue
+		}
+		rc, _ := f.Open()
+		data, _ := io.ReadAll(rc)
+		parts = append(parts, zipPart{name: f.Name, data: data})
+	}
+	p.fallsBack(t, "slideless.pptx", ctPPTX, zipOf(t, parts...), "slide 2 is missing")
 }
 
 func pdfAndDocx(t *testing.T, p *previews) {
