@@ -68,6 +68,26 @@ func TestWebClient(t *testing.T) {
 		require.NoError(t, err)
 	})
 
+	// Attachment previews run their parsers in Workers of this origin and show a PDF upload in
+	// a frame of this origin; the policy allows just that: no worker or frame from elsewhere,
+	// no blob: or data: worker, and the page itself still framed by nobody.
+	t.Run("PolicyAllowsPreviewWorkersAndFrames", func(t *testing.T) {
+		t.Parallel()
+		for _, path := range []string{"/", "/assets/js/lazy/ooxml-worker.js"} {
+			csp := h.Do(t, servertest.Request{Method: "GET", Path: path}).Header.Get("Content-Security-Policy")
+			directives := map[string]string{}
+			for _, d := range strings.Split(csp, ";") {
+				name, value, _ := strings.Cut(strings.TrimSpace(d), " ")
+				directives[name] = value
+			}
+			require.Equal(t, "'self'", directives["worker-src"], "%s: %s", path, csp)
+			require.Equal(t, "'self'", directives["frame-src"], "%s: %s", path, csp)
+			require.Equal(t, "'none'", directives["frame-ancestors"], "%s: %s", path, csp)
+			require.Equal(t, "'self'", directives["script-src"], "%s: %s", path, csp)
+			require.NotContains(t, directives, "child-src", "%s: %s", path, csp)
+		}
+	})
+
 	t.Run("PageAdvertisesSignInMethods", func(t *testing.T) {
 		t.Parallel()
 		res := h.Do(t, servertest.Request{Method: "GET", Path: "/"})

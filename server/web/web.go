@@ -28,10 +28,13 @@ var Version string
 
 // ContentSecurityPolicy is sent with every response of the client: scripts and styles only from
 // this origin (no inline script or style element), connections only to this origin (the API and
-// its WebSocket), images from this origin or https avatars, workers (the push service worker)
-// only from this origin, nothing framed, no plugins.
+// its WebSocket), images from this origin or https avatars, workers from this origin (the push
+// service worker, the previews' parsers), frames only of this origin (a PDF upload in the
+// browser's viewer; an HTML preview is a sandboxed srcdoc frame), the page itself framed by
+// nobody, no plugins.
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; " +
-	"img-src 'self' data: blob: https:; connect-src 'self'; font-src 'self'; manifest-src 'self'; worker-src 'self'; " +
+	"img-src 'self' data: blob: https:; connect-src 'self'; font-src 'self'; manifest-src 'self'; " +
+	"worker-src 'self'; frame-src 'self'; " +
 	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'"
 
 // serviceWorker is the push service worker's file, served at /sw.js: a worker's scope is the

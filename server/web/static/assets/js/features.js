@@ -6,3 +6,4 @@ import './views/bots/index.js';
 import './views/notify.js';
 import './views/profile.js';
 import './views/moderation/index.js';
+import './views/preview.js';

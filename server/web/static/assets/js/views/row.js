@@ -6,6 +6,7 @@ import { render as markdown } from '../markdown.js';
 import { state, touch } from '../store.js';
 import * as actions from '../actions.js';
 import { kindRenderer, rowPartsOf } from './registry.js';
+import { previewButton } from './preview.js';
 
 export const EMOJI = ['👍', '❤️', '😂', '🎉', '😮', '😢', '👀', '✅', '🚀', '🙏'];
 
@@ -79,8 +80,10 @@ function attachment(u) {
     }
     return h('a', { href: url, target: '_blank', rel: 'noopener' }, img);
   }
-  return h('a', { class: 'file', href: url, target: '_blank', rel: 'noopener', download: u.filename || '' }, icon('clip'), u.filename || 'file',
+  const file = h('a', { class: 'file', href: url, target: '_blank', rel: 'noopener', download: u.filename || '' }, icon('clip'), u.filename || 'file',
     h('span', { class: 'muted' }, ` ${Math.max(1, Math.round((u.byte_size || 0) / 1024))} KB`));
+  const preview = previewButton(u);
+  return preview ? h('span', { class: 'file-wrap' }, file, preview) : file;
 }
 
 function reactions(m) {
