@@ -248,6 +248,15 @@ func (s *Server) sessionCaller(r *http.Request, token, via string) (*Caller, err
 // botCaller resolves a ccb_ bearer token to its bot, recording the use.
 func (s *Server) botCaller(r *http.Request, token string) (*Caller, error) {
 	ctx := r.Context()
+	if s.realtime != nil && isWebSocketUpgrade(r) {
+		// As for sessions: the hub answers from memory, kept in step with token revocations by
+		// the announcements.
+		t, u, err := s.realtime.ResolveBotToken(ctx, token)
+		if err != nil {
+			return nil, err
+		}
+		return &Caller{User: u, Token: &t, Via: viaBotToken}, nil
+	}
 	type resolved struct {
 		t persist.BotToken
 		u persist.User
