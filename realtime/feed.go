@@ -191,7 +191,7 @@ func (f *feed) onEvent(_ context.Context, m streams.Msg) {
 	f.keepLocked(ev, gap)
 	f.fanOutLocked(func(s *socket) {
 		if gap {
-			// The stream skipped cursors (a prune or rebuild): sockets refill from Postgres.
+			// The stream skipped cursors (a prune or rebuild): sockets catch up again.
 			s.resync()
 		}
 		s.deliver(ev)

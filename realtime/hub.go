@@ -59,7 +59,7 @@ type Config struct {
 	// counted though they are coalesced) and the close. An event past it closes the socket with
 	// 1013 (too slow); pongs owed past half of it close it with 1008 (a ping flood). A backfill
 	// page takes at most half, and live events that arrive during a backfill are held up to the
-	// other half, then read from Postgres instead.
+	// other half, then read again instead.
 	// Default 1 MiB.
 	QueueBytes int
 	// SendBuffer, when positive, sets each socket's kernel send buffer (SO_SNDBUF), trading
@@ -318,9 +318,9 @@ func bearerProtocol(p string) bool {
 }
 
 // Accept revalidates the workspace and the caller's membership, upgrades the connection and
-// starts the socket: backfill after the cursor from Postgres, then live. Before the upgrade it
-// returns errors for the server to write (not_found, forbidden, unavailable); after it, problems
-// close the socket (4001 for a cursor to resync).
+// starts the socket: catch-up after the cursor (tail, stream, Postgres), then live. Before the
+// upgrade it returns errors for the server to write (not_found, forbidden, unavailable); after
+// it, problems close the socket (4001 for a cursor to resync).
 func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	ctx := r.Context()
 	// A caller at a cap is refused before the database is asked; the count is taken again below.
