@@ -40,6 +40,17 @@ func relayedTo(t *testing.T, e *env, cursor int64) jetstream.Stream {
 	return s
 }
 
+// liveFeed waits until the hub's feed of a workspace follows its stream.
+func liveFeed(t *testing.T, h *Hub, workspaceID string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		h.mu.Lock()
+		f := h.feeds[workspaceID]
+		h.mu.Unlock()
+		return f != nil && f.liveStart() != 0
+	}, 10*time.Second, 5*time.Millisecond, "the feed did not start")
+}
+
 // expectCursors reads events until it has len(want) of them and checks their cursors, in order.
 func expectCursors(t *testing.T, s *realtimetest.Socket, want ...int64) {
 	t.Helper()
@@ -63,6 +74,9 @@ func TestCatchUpFromTheStream(t *testing.T) {
 	relayedTo(t, e, 6)
 	first := e.dial(t, token, "1")
 	expectCursors(t, first, 2, 3, 4, 5, 6)
+	// Cursor 7 is added once the feed follows the stream, so it reaches the tail (a feed started
+	// after it would read it from the stream with a second read, as it should).
+	liveFeed(t, h, e.ws.ID)
 	require.Equal(t, int64(7), e.add(t, "live"))
 	expectCursors(t, first, 7)
 	require.Equal(t, 0, catchUpReads(h, "postgres"))
@@ -177,4 +191,34 @@ func backfilled(h *Hub, source string) int {
 		panic(err)
 	}
 	return int(m.GetCounter().GetValue())
+}
+
+// TestCatchUpFromTheStreamAcrossBlocks: a catch-up longer than one block of the stream reads
+// the next block where the first ends; every event arrives once, in order, none from Postgres.
+func TestCatchUpFromTheStreamAcrossBlocks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, nil)
+	h := e.hubs[0]
+	const last = 300 // blocks 1-256 and 257-512
+	ctx := context.Background()
+	require.NoError(t, e.store.WithTx(ctx, func(tx *persist.Tx) error {
+		for i := 2; i <= last; i++ {
+			if _, err := tx.EventAppend(ctx, persist.EventInput{WorkspaceID: e.ws.ID, ChannelID: e.general, ActorID: e.owner.ID,
+				Type: "message.created", Payload: map[string]string{"body": strconv.Itoa(i)}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	relayedTo(t, e, last)
+	s := e.dial(t, e.session(t, e.member), "1")
+	for c := int64(2); c <= last; c++ {
+		expectCursors(t, s, c)
+	}
+	liveFeed(t, h, e.ws.ID)
+	require.Equal(t, int64(last+1), e.add(t, "live"))
+	expectCursors(t, s, last+1)
+	require.Equal(t, 0, catchUpReads(h, "postgres"))
+	require.Equal(t, 2, catchUpReads(h, "stream"))
+	require.Equal(t, last-1, backfilled(h, "stream"))
 }

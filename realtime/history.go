@@ -22,7 +22,7 @@ const (
 	// historyRetry is how long a failed read is the answer for everyone, so that a stream that
 	// cannot be read (not created yet, NATS away) costs one attempt, not one per socket.
 	historyRetry = time.Second
-	historyWait  = 5 * time.Second // bounds one read
+	historyWait  = 2 * time.Second // bounds one read (the workers that need the block wait for it)
 )
 
 // history is a feed's cache of stream blocks.
@@ -61,8 +61,9 @@ const (
 	streamMissed streamResult = iota
 	// streamServed: events were read (at least one cursor of progress).
 	streamServed
-	// streamAtEnd: the stream held nothing after the cursor and the feed is not live yet: wait
-	// for it, the hand-off then checks the cursor against the feed's start.
+	// streamAtEnd: the stream held nothing after the cursor and the feed is not live yet (wait
+	// for it: the hand-off then checks the cursor against the feed's start), or the cursor is the
+	// feed's last (the tail answers).
 	streamAtEnd
 )
 
@@ -102,11 +103,11 @@ func (f *feed) streamAfter(ctx context.Context, after int64, maxBytes int, viewe
 		}
 		// The block ended before after+1 when it was read.
 		live, last := f.liveState()
-		if !live {
-			return nil, 0, after, streamAtEnd
+		if !live || after == last {
+			return nil, 0, after, streamAtEnd // the tail takes over (it went live meanwhile)
 		}
-		if after+1 > last || attempt > 0 {
-			return nil, 0, after, streamMissed
+		if after > last || attempt > 0 {
+			return nil, 0, after, streamMissed // ahead of the feed, or the stream has a gap
 		}
 		short = b // dispatched since, so the stream holds it: read the block again
 	}

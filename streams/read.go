@@ -46,9 +46,6 @@ func ReadAfter(ctx context.Context, nc *nats.Conn, workspaceID string, after int
 		_ = js.DeleteConsumer(dctx, stream, cons.CachedInfo().Name)
 		cancel()
 	}()
-	if cons.CachedInfo().NumPending == 0 {
-		return nil, nil // nothing after after: no fetch needed
-	}
 	batch, err := cons.FetchNoWait(n)
 	if err != nil {
 		return nil, fmt.Errorf("streams: read %s after %d: %w", stream, after, err)
