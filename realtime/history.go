@@ -201,7 +201,14 @@ func (f *feed) prunedThrough(ctx context.Context) (int64, error) {
 		return tx.EventWindowGet(ctx, f.workspaceID)
 	})
 	if err != nil {
-		return 0, err
+		if h.prunedAt.IsZero() {
+			return 0, err
+		}
+		// Postgres is away: the window read last still tells what a prune left behind (a
+		// prune needs Postgres too), so the stream keeps serving; ask again in a moment.
+		f.hub.logger.Warn("retained window lookup failed; using the last one read", "workspace_id", f.workspaceID, "error", err)
+		h.prunedAt = time.Now()
+		return h.pruned, nil
 	}
 	h.pruned, h.prunedAt = win.PrunedThrough, time.Now()
 	return h.pruned, nil
