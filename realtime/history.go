@@ -221,3 +221,31 @@ func (f *feed) liveState() (live bool, last int64) {
 	defer f.mu.Unlock()
 	return f.liveFrom != 0, f.last
 }
+
+// postgresPage is catch-up's last resort: a page of the log from Postgres (at most catchUpPage
+// events and half the queue's bytes, at least one event), for what neither the tail nor the
+// stream holds.
+func (s *socket) postgresPage(ctx context.Context, after int64) (frames [][]byte, size int, next int64, more bool, err error) {
+	s.hub.metrics.catchUpReads.WithLabelValues("postgres").Inc()
+	page, err := persist.WithTxV(ctx, s.hub.store, func(tx *persist.Tx) (persist.EventPage, error) {
+		return tx.EventPageFor(ctx, s.actor, s.workspaceID, after, catchUpPage, false)
+	})
+	if err != nil {
+		return nil, 0, after, false, err
+	}
+	frames = make([][]byte, 0, len(page.Events))
+	next, more = page.Next, page.HasMore
+	for i, e := range page.Events {
+		body, err := e.MarshalJSON()
+		if err != nil {
+			return nil, 0, after, false, err
+		}
+		frame := textFrame(body)
+		if i > 0 && size+len(frame) > s.hub.cfg.QueueBytes/2 {
+			next, more = page.Events[i-1].Cursor, true
+			break
+		}
+		frames, size = append(frames, frame), size+len(frame)
+	}
+	return frames, size, next, more, nil
+}

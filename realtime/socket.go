@@ -304,29 +304,11 @@ func (s *socket) catchUp(ctx context.Context) {
 		}
 	}
 	if !ok {
+		var err error
 		source = "postgres"
-		s.hub.metrics.catchUpReads.WithLabelValues(source).Inc()
-		page, err := persist.WithTxV(ctx, s.hub.store, func(tx *persist.Tx) (persist.EventPage, error) {
-			return tx.EventPageFor(ctx, s.actor, s.workspaceID, after, catchUpPage, false)
-		})
-		if err != nil {
+		if frames, size, next, more, err = s.postgresPage(ctx, after); err != nil {
 			s.closeFor(err)
 			return
-		}
-		frames = make([][]byte, 0, len(page.Events))
-		next, more = page.Next, page.HasMore
-		for i, e := range page.Events {
-			body, err := e.MarshalJSON()
-			if err != nil {
-				s.closeFor(err)
-				return
-			}
-			frame := textFrame(body)
-			if i > 0 && size+len(frame) > s.hub.cfg.QueueBytes/2 {
-				next, more = page.Events[i-1].Cursor, true
-				break
-			}
-			frames, size = append(frames, frame), size+len(frame)
 		}
 	}
 	liveFrom := s.feed.liveStart()
