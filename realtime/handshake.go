@@ -80,7 +80,7 @@ func newHandshakeCache(nc *nats.Conn, ttl time.Duration, max int) *handshakeCach
 		sessions: map[string]sessionEntry{}, bySession: map[string]string{}, viewers: map[viewerKey]viewerEntry{},
 		tokens: map[string]tokenEntry{}, byToken: map[string]string{}, bots: map[botViewerKey]viewerEntry{},
 		lookups: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_handshake_lookups_total",
-			Help: "Session and membership look-ups of WebSocket handshakes, by source: the cache or Postgres."},
+			Help: "Session, bot-token and membership look-ups of WebSocket handshakes, by source: the cache or Postgres."},
 			[]string{"kind", "source"})}
 	// Resolved once, so the series exist from the start and a storm of handshakes does not hash
 	// label values.
