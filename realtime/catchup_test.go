@@ -222,3 +222,42 @@ func TestCatchUpFromTheStreamAcrossBlocks(t *testing.T) {
 	require.Equal(t, 2, catchUpReads(h, "stream"))
 	require.Equal(t, last-1, backfilled(h, "stream"))
 }
+
+// TestCatchUpSharesOneStreamRead: twenty sockets reconnecting at once from five different
+// cursors, all older than the feed's tail, are caught up by one read of the stream, each from
+// its own cursor, exactly once and in order.
+func TestCatchUpSharesOneStreamRead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, nil)
+	h := e.hubs[0]
+	token := e.session(t, e.member)
+	for i := range 8 {
+		e.add(t, "before "+strconv.Itoa(i)) // 2-9
+	}
+	relayedTo(t, e, 9)
+	const n = 20
+	sockets := make([]*realtimetest.Socket, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			from := strconv.Itoa(1 + i%5)
+			sockets[i], _ = realtimetest.DialSocket(t, e.urls[0], realtimetest.Dial{Token: token, Path: "/ws?after_cursor=" + from})
+		}()
+	}
+	wg.Wait()
+	for i, s := range sockets {
+		require.NotNil(t, s, "socket %d", i)
+		for c := int64(2 + i%5); c <= 9; c++ {
+			expectCursors(t, s, c)
+		}
+	}
+	liveFeed(t, h, e.ws.ID)
+	require.Equal(t, int64(10), e.add(t, "live"))
+	for _, s := range sockets {
+		expectCursors(t, s, 10)
+	}
+	require.Equal(t, 1, catchUpReads(h, "stream"))
+	require.Equal(t, 0, catchUpReads(h, "postgres"))
+}
