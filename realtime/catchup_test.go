@@ -141,6 +141,10 @@ func TestCatchUpFallsBackToPostgres(t *testing.T) {
 	resumed := e.dial(t, token, "1")
 	require.Equal(t, ws.StatusCode(4001), resumed.ExpectClose(t))
 	require.Equal(t, before+1, catchUpReads(h, "postgres"))
+	// Cursors never issued are Postgres's to judge too, however large.
+	for _, after := range []string{"99", "9223372036854775807"} {
+		require.Equal(t, ws.StatusCode(4001), e.dial(t, token, after).ExpectClose(t), "after %s", after)
+	}
 }
 
 // TestCatchUpFromTheStreamKeepsVisibility: catch-up from the stream applies the visibility

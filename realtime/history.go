@@ -2,6 +2,7 @@ package realtime
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -73,6 +74,9 @@ const (
 // Postgres), which knows what the feed has dispatched.
 func (f *feed) streamAfter(ctx context.Context, after int64, maxBytes int, viewer persist.Viewer) (
 	frames [][]byte, size int, pos int64, res streamResult) {
+	if live, last := f.liveState(); (live && after > last) || after > math.MaxInt64-historyBlock {
+		return nil, 0, after, streamMissed // a cursor past what was dispatched: Postgres judges it
+	}
 	if pruned, err := f.prunedThrough(ctx); err != nil || (after > 0 && after < pruned) {
 		return nil, 0, after, streamMissed
 	}
