@@ -209,8 +209,15 @@ func (r *benchRun) compareBaseline(ctx context.Context, natter fanoutFigures) er
 		}
 		return float64(f.serverCPU.Microseconds()) / float64(f.frames)
 	}
-	fmt.Fprintf(r.out, "natter / baseline: connect time %s (%s / %s), server CPU per delivered frame %s (%.2f / %.2f µs), p99 %s (%s / %s)\n",
+	perConnect := func(f fanoutFigures) float64 {
+		if f.connectCPU < 0 || len(r.sockets) == 0 {
+			return -1
+		}
+		return float64(f.connectCPU.Microseconds()) / float64(len(r.sockets))
+	}
+	fmt.Fprintf(r.out, "natter / baseline: connect time %s (%s / %s), server CPU per connect %s (%.0f / %.0f µs), server CPU per delivered frame %s (%.2f / %.2f µs), p99 %s (%s / %s)\n",
 		ratio(float64(natter.connect), float64(base.connect)), natter.connect.Round(time.Millisecond), base.connect.Round(time.Millisecond),
+		ratio(perConnect(natter), perConnect(base)), perConnect(natter), perConnect(base),
 		ratio(perFrame(natter), perFrame(base)), perFrame(natter), perFrame(base),
 		ratio(float64(natter.p99), float64(base.p99)), natter.p99.Round(time.Microsecond), base.p99.Round(time.Microsecond))
 	return nil

@@ -28,10 +28,13 @@ type fanoutTarget struct {
 
 // fanoutFigures are what a fan-out phase measured, for the comparison with the baseline.
 type fanoutFigures struct {
-	connect     time.Duration
-	p99         time.Duration
-	frames      int
-	serverCPU   time.Duration // -1: unknown
+	connect   time.Duration
+	p99       time.Duration
+	frames    int
+	serverCPU time.Duration // -1: unknown
+	// connectCPU is the server's CPU while the sockets connected (-1: unknown): less swayed by
+	// other jobs on a shared machine than the connect time.
+	connectCPU  time.Duration
 	acked, lost int
 }
 
@@ -230,15 +233,21 @@ func (r *benchRun) run(ctx context.Context) error {
 // deliveries and reports.
 func (r *benchRun) fanout(ctx context.Context, t fanoutTarget, settled func()) (fanoutFigures, error) {
 	cfg := r.cfg
-	fig := fanoutFigures{serverCPU: -1}
+	fig := fanoutFigures{serverCPU: -1, connectCPU: -1}
 	connectStart := time.Now()
+	beforeConnect, cpuErr := procCPU(t.pid, false)
 	took, err := r.connect(ctx, t, r.sockets)
 	if err != nil {
 		return fig, err
 	}
 	fig.connect = time.Since(connectStart)
-	fmt.Fprintf(r.out, "%s connect: %d sockets in %s (handshake p50 %s, p99 %s)\n", t.name, cfg.sockets, fig.connect.Round(time.Millisecond),
-		percentile(took, 0.5).Round(time.Microsecond), percentile(took, 0.99).Round(time.Microsecond))
+	perConnect := ""
+	if afterConnect, err := procCPU(t.pid, false); t.pid > 0 && err == nil && cpuErr == nil && cfg.sockets > 0 {
+		fig.connectCPU = afterConnect - beforeConnect
+		perConnect = fmt.Sprintf("; server CPU %.0f µs per connect", float64(fig.connectCPU.Microseconds())/float64(cfg.sockets))
+	}
+	fmt.Fprintf(r.out, "%s connect: %d sockets in %s (handshake p50 %s, p99 %s%s)\n", t.name, cfg.sockets, fig.connect.Round(time.Millisecond),
+		percentile(took, 0.5).Round(time.Microsecond), percentile(took, 0.99).Round(time.Microsecond), perConnect)
 	if settled != nil {
 		settled()
 	}

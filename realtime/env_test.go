@@ -119,6 +119,11 @@ func (e *env) handler(h *Hub) http.Handler {
 			_, _, err := h.ResolveSession(r.Context(), token)
 			ok = err == nil
 		}
+		if ok && strings.HasPrefix(token, persist.PrefixBotToken) {
+			// And the bot token not revoked.
+			_, _, err := h.ResolveBotToken(r.Context(), token)
+			ok = err == nil
+		}
 		if !ok {
 			w.WriteHeader(http.StatusUnauthorized)
 			return

@@ -50,6 +50,8 @@ type feed struct {
 	// tail holds the last events dispatched (at most tailEvents), in cursor order without a
 	// gap: a socket resuming from a cursor they cover catches up from here, not from Postgres.
 	tail []*liveEvent
+	// history holds blocks of the stream read for sockets resuming from before the tail.
+	history history
 
 	factsMu sync.Mutex // guards the facts below; never held across a query
 	guestCh string
@@ -174,18 +176,22 @@ func (f *feed) stop() {
 // onEvent is the consumer's callback, called in stream order.
 func (f *feed) onEvent(_ context.Context, m streams.Msg) {
 	cursor := m.Cursor
-	ev := &liveEvent{cursor: cursor, scope: m.Scope, facts: f.factsFor(m.Scope, m.Type, m.Header, m.Envelope), frame: textFrame(m.Envelope)}
+	f.learn(m.Type, m.Envelope)
+	ev := &liveEvent{cursor: cursor, scope: m.Scope, facts: f.factsFor(m.Scope, m.Header), frame: textFrame(m.Envelope)}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if cursor <= f.last {
 		return // already dispatched (a consumer reset replays)
 	}
 	gap := cursor != f.last+1
+	if gap {
+		f.history.clear()
+	}
 	f.last = cursor
 	f.keepLocked(ev, gap)
 	f.fanOutLocked(func(s *socket) {
 		if gap {
-			// The stream skipped cursors (a prune or rebuild): sockets refill from Postgres.
+			// The stream skipped cursors (a prune or rebuild): sockets catch up again.
 			s.resync()
 		}
 		s.deliver(ev)
@@ -220,6 +226,9 @@ func (f *feed) tailAfter(after int64, maxBytes int, viewer persist.Viewer) (fram
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	tail := f.tail
+	if f.liveFrom != 0 && after == f.last {
+		return nil, 0, after, false, true // nothing dispatched after it (the tail may be empty)
+	}
 	if f.liveFrom == 0 || len(tail) == 0 || after+1 < tail[0].cursor || after > f.last {
 		return nil, 0, 0, false, false
 	}
@@ -271,25 +280,33 @@ func (f *feed) onEphemeral(m *nats.Msg) {
 	if !ok {
 		return
 	}
-	ev := &liveEvent{scope: scope, facts: f.factsFor(scope, typ, m.Header, m.Data), frame: textFrame(m.Data)}
+	f.learn(typ, m.Data)
+	ev := &liveEvent{scope: scope, facts: f.factsFor(scope, m.Header), frame: textFrame(m.Data)}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fanOutLocked(func(s *socket) { s.deliver(ev) })
 }
 
+// learn follows the guest channel through channel.created and channel.updated, as they are
+// dispatched (not as catch-up reads them: those are older than what the feed knows).
+func (f *feed) learn(eventType string, data []byte) {
+	if eventType == "channel.created" || eventType == "channel.updated" {
+		f.factsMu.Lock()
+		f.learnGuestChannel(data)
+		f.factsMu.Unlock()
+	}
+}
+
 // factsFor returns the visibility facts an event needs. They travel with the event or are kept
 // here, learned from events: a direct conversation's members come in the relay's header
 // (streams.HeaderDMMembers; member sets never change), and the guest channel is loaded when the
-// feed starts and followed through channel.created and channel.updated. Only what neither gives
-// (an ephemeral event of a conversation not seen yet, a guest channel not loaded) is read from
-// the database, without holding the feed's facts lock across the query. A failed lookup yields
-// facts that show the event to nobody who needs them.
-func (f *feed) factsFor(scope persist.EventScope, eventType string, header nats.Header, data []byte) *persist.VisibilityFacts {
+// feed starts and followed through channel.created and channel.updated (learn). Only what neither
+// gives (an ephemeral event of a conversation not seen yet, a guest channel not loaded) is read
+// from the database, without holding the feed's facts lock across the query. A failed lookup
+// yields facts that show the event to nobody who needs them.
+func (f *feed) factsFor(scope persist.EventScope, header nats.Header) *persist.VisibilityFacts {
 	dm := scope.DirectConversationID
 	f.factsMu.Lock()
-	if eventType == "channel.created" || eventType == "channel.updated" {
-		f.learnGuestChannel(data)
-	}
 	_, dmKnown := f.dms[dm]
 	if dm != "" && !dmKnown {
 		if v := header.Values(streams.HeaderDMMembers); len(v) > 0 {

@@ -2,12 +2,14 @@ package realtime
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/natterchat/natter/persist"
 )
@@ -21,8 +23,11 @@ import (
 // missed. Only successes are kept: a refusal may turn into an admission (an invitation accepted)
 // with no announcement, so it is asked again.
 //
-// Bot tokens are not cached: their authentication records each use, and a user bot's standing
-// also rests on its owner's membership, which the announcements name by the owner.
+// Bot tokens are kept the same way: a token by its hash, dropped by its own revocation or by a
+// change of its bot's membership; a bot's standing by its bot, owner and token workspace, dropped
+// when the bot's or its owner's membership changes. Concurrent misses of one key share one
+// look-up (a storm of one account's reconnects asks Postgres once), within one generation: a
+// handshake that starts after an announcement never joins a look-up that began before it.
 type handshakeCache struct {
 	ttl time.Duration
 	max int
@@ -36,10 +41,15 @@ type handshakeCache struct {
 	sessions  map[string]sessionEntry // by the token's hash
 	bySession map[string]string       // session id → token hash, for revocations by id
 	viewers   map[viewerKey]viewerEntry
+	tokens    map[string]tokenEntry // bot tokens by the token's hash
+	byToken   map[string]string     // bot token id → hash
+	bots      map[botViewerKey]viewerEntry
 
-	lookups *prometheus.CounterVec
-	// The four series of lookups, resolved once: handshakes come in storms.
-	sessionHits, sessionMisses, viewerHits, viewerMisses prometheus.Counter
+	// flights coalesces concurrent look-ups of one key and generation.
+	flights singleflight.Group
+
+	lookups  *prometheus.CounterVec
+	counters map[string][2]prometheus.Counter // by kind: from the cache, from Postgres
 }
 
 type sessionEntry struct {
@@ -50,6 +60,16 @@ type sessionEntry struct {
 
 type viewerKey struct{ workspaceID, userID string }
 
+type tokenEntry struct {
+	at    time.Time
+	token persist.BotToken
+	bot   persist.User
+}
+
+// botViewerKey is what a bot token's standing in a workspace rests on (persist's ViewerFor for a
+// bot): the bot, its owner for a user bot, and the workspace its token is for.
+type botViewerKey struct{ workspaceID, botID, ownerID, tokenWorkspaceID string }
+
 type viewerEntry struct {
 	at     time.Time
 	viewer persist.Viewer
@@ -58,11 +78,16 @@ type viewerEntry struct {
 func newHandshakeCache(nc *nats.Conn, ttl time.Duration, max int) *handshakeCache {
 	c := &handshakeCache{ttl: ttl, max: max, nc: nc,
 		sessions: map[string]sessionEntry{}, bySession: map[string]string{}, viewers: map[viewerKey]viewerEntry{},
+		tokens: map[string]tokenEntry{}, byToken: map[string]string{}, bots: map[botViewerKey]viewerEntry{},
 		lookups: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_handshake_lookups_total",
-			Help: "Session and membership look-ups of WebSocket handshakes, by source: the cache or Postgres."},
+			Help: "Session, bot-token and membership look-ups of WebSocket handshakes, by source: the cache or Postgres."},
 			[]string{"kind", "source"})}
-	c.sessionHits, c.sessionMisses = c.lookups.WithLabelValues("session", "cache"), c.lookups.WithLabelValues("session", "postgres")
-	c.viewerHits, c.viewerMisses = c.lookups.WithLabelValues("membership", "cache"), c.lookups.WithLabelValues("membership", "postgres")
+	// Resolved once, so the series exist from the start and a storm of handshakes does not hash
+	// label values.
+	c.counters = map[string][2]prometheus.Counter{}
+	for _, kind := range []string{"session", "membership", "bot_token"} {
+		c.counters[kind] = [2]prometheus.Counter{c.lookups.WithLabelValues(kind, "cache"), c.lookups.WithLabelValues(kind, "postgres")}
+	}
 	return c
 }
 
@@ -92,36 +117,82 @@ func (c *handshakeCache) clearLocked() {
 	clear(c.sessions)
 	clear(c.bySession)
 	clear(c.viewers)
+	clear(c.tokens)
+	clear(c.byToken)
+	clear(c.bots)
 }
+
+// cached answers one handshake question: from memory when get finds a fresh entry, otherwise by
+// read, once for every concurrent caller with the same key at the same generation (a handshake
+// that starts after an announcement never joins a look-up that began before it). The look-up
+// looks at the cache again first, and fills it before it ends, so a caller that missed just
+// before a fill finds the entry instead of asking again. put keeps a result read at a
+// generation unless an announcement came since. The read runs apart from the caller's context
+// (a leader whose client hung up must not fail the others), bounded by lookupTimeout.
+// Look-ups count as source "postgres" when they read, "cache" otherwise.
+func cached[E any](ctx context.Context, c *handshakeCache, kind, key string, get func(now time.Time) (E, bool),
+	read func(ctx context.Context, now time.Time) (E, error), put func(gen uint64, e E)) (E, error) {
+	hits, misses := c.counters[kind][0], c.counters[kind][1]
+	c.mu.Lock()
+	gen, use := c.beginLocked()
+	e, hit := get(time.Now())
+	c.mu.Unlock()
+	if use && hit {
+		hits.Inc()
+		return e, nil
+	}
+	if !use {
+		misses.Inc()
+		return read(ctx, time.Now())
+	}
+	type result struct {
+		e    E
+		read bool
+	}
+	ran := false
+	v, err, _ := c.flights.Do(strconv.FormatUint(gen, 10)+"|"+kind+"|"+key, func() (any, error) {
+		ran = true
+		now := time.Now()
+		c.mu.Lock()
+		e, hit := get(now)
+		c.mu.Unlock()
+		if hit {
+			return result{e: e}, nil
+		}
+		misses.Inc()
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookupTimeout)
+		defer cancel()
+		e, err := read(lctx, now)
+		if err == nil {
+			put(gen, e)
+		}
+		return result{e: e, read: true}, err
+	})
+	res, _ := v.(result)
+	if !ran || !res.read {
+		hits.Inc()
+	}
+	return res.e, err
+}
+
+// lookupTimeout bounds a shared handshake look-up.
+const lookupTimeout = 10 * time.Second
 
 // session resolves a raw session token, from memory when it can.
 func (c *handshakeCache) session(ctx context.Context, store *persist.Store, raw string) (persist.Session, persist.User, error) {
 	hash := string(persist.HashSecret(raw))
-	now := time.Now()
-	c.mu.Lock()
-	gen, use := c.beginLocked()
-	e, hit := c.sessions[hash]
-	c.mu.Unlock()
-	// A session's own expiry is checked here too, by the store's clock: it ends with no
-	// announcement.
-	if use && hit && now.Sub(e.at) < c.ttl && e.session.ExpiresAt.After(store.Now()) {
-		c.sessionHits.Inc()
-		return e.session, e.user, nil
-	}
-	c.sessionMisses.Inc()
-	type resolved struct {
-		s persist.Session
-		u persist.User
-	}
-	res, err := persist.ReadV(ctx, store, func(tx *persist.Reader) (resolved, error) {
-		s, u, err := tx.SessionResolve(ctx, raw)
-		return resolved{s, u}, err
-	})
-	if err != nil || !use {
-		return res.s, res.u, err
-	}
-	c.fillSession(gen, hash, sessionEntry{at: now, session: res.s, user: res.u})
-	return res.s, res.u, nil
+	e, err := cached(ctx, c, "session", hash, func(now time.Time) (sessionEntry, bool) {
+		e, ok := c.sessions[hash]
+		// A session's own expiry is checked here too, by the store's clock: it ends with no
+		// announcement.
+		return e, ok && now.Sub(e.at) < c.ttl && e.session.ExpiresAt.After(store.Now())
+	}, func(ctx context.Context, now time.Time) (sessionEntry, error) {
+		return persist.ReadV(ctx, store, func(tx *persist.Reader) (sessionEntry, error) {
+			s, u, err := tx.SessionResolve(ctx, raw)
+			return sessionEntry{at: now, session: s, user: u}, err
+		})
+	}, func(gen uint64, e sessionEntry) { c.fillSession(gen, hash, e) })
+	return e.session, e.user, err
 }
 
 // fillSession keeps a session read at generation gen, unless an announcement came since.
@@ -143,24 +214,23 @@ func (c *handshakeCache) fillSession(gen uint64, hash string, e sessionEntry) {
 func (c *handshakeCache) viewer(ctx context.Context, store *persist.Store, actor persist.Actor, workspaceID string) (
 	v persist.Viewer, checked time.Time, err error) {
 	key := viewerKey{workspaceID, actor.UserID}
-	now := time.Now()
-	c.mu.Lock()
-	gen, use := c.beginLocked()
-	e, hit := c.viewers[key]
-	c.mu.Unlock()
-	if use && hit && now.Sub(e.at) < c.ttl {
-		c.viewerHits.Inc()
-		return e.viewer, e.at, nil
+	e, err := cached(ctx, c, "membership", workspaceID+"|"+actor.UserID, func(now time.Time) (viewerEntry, bool) {
+		e, ok := c.viewers[key]
+		return e, ok && now.Sub(e.at) < c.ttl
+	}, readViewer(store, actor, workspaceID), func(gen uint64, e viewerEntry) { c.fillViewer(gen, key, e) })
+	if err != nil {
+		return v, time.Now(), err
 	}
-	c.viewerMisses.Inc()
-	v, err = persist.ReadV(ctx, store, func(tx *persist.Reader) (persist.Viewer, error) {
-		return tx.ViewerFor(ctx, actor, workspaceID)
-	})
-	if err != nil || !use {
-		return v, now, err
+	return e.viewer, e.at, nil
+}
+
+func readViewer(store *persist.Store, actor persist.Actor, workspaceID string) func(context.Context, time.Time) (viewerEntry, error) {
+	return func(ctx context.Context, now time.Time) (viewerEntry, error) {
+		return persist.ReadV(ctx, store, func(tx *persist.Reader) (viewerEntry, error) {
+			v, err := tx.ViewerFor(ctx, actor, workspaceID)
+			return viewerEntry{at: now, viewer: v}, err
+		})
 	}
-	c.fillViewer(gen, key, viewerEntry{at: now, viewer: v})
-	return v, now, nil
 }
 
 // fillViewer keeps a membership read at generation gen, unless an announcement came since.
@@ -172,6 +242,55 @@ func (c *handshakeCache) fillViewer(gen uint64, key viewerKey, e viewerEntry) {
 	}
 	evictLocked(c.viewers, c.max, func(old viewerEntry) bool { return e.at.Sub(old.at) >= c.ttl }, nil)
 	c.viewers[key] = e
+}
+
+// token resolves a raw bot token, from memory when it can. The look-up that fills the cache
+// records the use (BotTokenAuthenticate); answers from memory do not.
+func (c *handshakeCache) token(ctx context.Context, store *persist.Store, raw string) (persist.BotToken, persist.User, error) {
+	hash := string(persist.HashSecret(raw))
+	e, err := cached(ctx, c, "bot_token", hash, func(now time.Time) (tokenEntry, bool) {
+		e, ok := c.tokens[hash]
+		return e, ok && now.Sub(e.at) < c.ttl
+	}, func(ctx context.Context, now time.Time) (tokenEntry, error) {
+		return persist.WithTxV(ctx, store, func(tx *persist.Tx) (tokenEntry, error) {
+			t, u, err := tx.BotTokenAuthenticate(ctx, raw)
+			return tokenEntry{at: now, token: t, bot: u}, err
+		})
+	}, func(gen uint64, e tokenEntry) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.gen != gen {
+			return
+		}
+		evictLocked(c.tokens, c.max, func(old tokenEntry) bool { return e.at.Sub(old.at) >= c.ttl },
+			func(_ string, old tokenEntry) { delete(c.byToken, old.token.ID) })
+		c.tokens[hash] = e
+		c.byToken[e.token.ID] = hash
+	})
+	return e.token, e.bot, err
+}
+
+// botViewer checks that a bot token's actor may read a workspace, from memory when it can.
+func (c *handshakeCache) botViewer(ctx context.Context, store *persist.Store, actor persist.Actor, workspaceID string) (
+	v persist.Viewer, checked time.Time, err error) {
+	key := botViewerKey{workspaceID, actor.UserID, actor.OwnerUserID, actor.TokenWorkspaceID}
+	e, err := cached(ctx, c, "membership", workspaceID+"|"+actor.UserID+"|"+actor.OwnerUserID+"|"+actor.TokenWorkspaceID,
+		func(now time.Time) (viewerEntry, bool) {
+			e, ok := c.bots[key]
+			return e, ok && now.Sub(e.at) < c.ttl
+		}, readViewer(store, actor, workspaceID), func(gen uint64, e viewerEntry) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.gen != gen {
+				return
+			}
+			evictLocked(c.bots, c.max, func(old viewerEntry) bool { return e.at.Sub(old.at) >= c.ttl }, nil)
+			c.bots[key] = e
+		})
+	if err != nil {
+		return v, time.Now(), err
+	}
+	return e.viewer, e.at, nil
 }
 
 // evictLocked keeps a map under max entries: expired ones go first, then arbitrary ones (a
@@ -202,12 +321,35 @@ func (c *handshakeCache) revoke(r persist.Revocation) {
 			delete(c.sessions, h)
 			delete(c.bySession, r.SessionID)
 		}
+	case r.TokenID != "":
+		if h, ok := c.byToken[r.TokenID]; ok {
+			delete(c.tokens, h)
+			delete(c.byToken, r.TokenID)
+		}
 	case r.WorkspaceID != "" && r.UserID != "":
 		delete(c.viewers, viewerKey{r.WorkspaceID, r.UserID})
+		// A bot that left the workspace lost its tokens there (revoked without an announcement
+		// of their own), and a user bot stands on its owner's membership. Bots are few: a scan.
+		for k := range c.bots {
+			if k.workspaceID == r.WorkspaceID && (k.botID == r.UserID || k.ownerID == r.UserID) {
+				delete(c.bots, k)
+			}
+		}
+		for h, e := range c.tokens {
+			if e.token.BotUserID == r.UserID && e.token.WorkspaceID == r.WorkspaceID {
+				delete(c.tokens, h)
+				delete(c.byToken, e.token.ID)
+			}
+		}
 	case r.WorkspaceID != "":
 		for k := range c.viewers {
 			if k.workspaceID == r.WorkspaceID {
 				delete(c.viewers, k)
+			}
+		}
+		for k := range c.bots {
+			if k.workspaceID == r.WorkspaceID {
+				delete(c.bots, k)
 			}
 		}
 	}
@@ -222,16 +364,22 @@ func (c *handshakeCache) listen(sub *nats.Subscription) {
 	c.mu.Unlock()
 }
 
-// viewerFor is the handshake's membership check: from the cache for people, from Postgres for
-// bot tokens. checked is when Postgres last vouched for it.
+// viewerFor is the handshake's membership check, from the cache for people and bot tokens alike.
+// checked is when Postgres last vouched for it.
 func (h *Hub) viewerFor(ctx context.Context, j Join) (persist.Viewer, time.Time, error) {
 	if j.TokenID == "" {
 		return h.handshake.viewer(ctx, h.store, j.Actor, j.WorkspaceID)
 	}
-	v, err := persist.ReadV(ctx, h.store, func(tx *persist.Reader) (persist.Viewer, error) {
-		return tx.ViewerFor(ctx, j.Actor, j.WorkspaceID)
-	})
-	return v, time.Now(), err
+	return h.handshake.botViewer(ctx, h.store, j.Actor, j.WorkspaceID)
+}
+
+// ResolveBotToken is the bot-token authentication of a WebSocket handshake (persist's
+// BotTokenAuthenticate), answered from memory while no announcement has revoked the token or
+// changed its bot's membership. The look-up that fills the cache records the token's use;
+// handshakes answered from memory do not, so last_used_at lags by at most HandshakeTTL.
+// Codes: unauthenticated.
+func (h *Hub) ResolveBotToken(ctx context.Context, raw string) (persist.BotToken, persist.User, error) {
+	return h.handshake.token(ctx, h.store, raw)
 }
 
 // ResolveSession is the session look-up of a WebSocket handshake (persist's SessionResolve),

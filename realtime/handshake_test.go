@@ -2,6 +2,8 @@ package realtime
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime/realtimetest"
 )
 
@@ -266,4 +269,145 @@ func TestHandshakeSessionExpiry(t *testing.T) {
 	_, _, err = h.ResolveSession(ctx, token)
 	require.NoError(t, err)
 	require.Equal(t, 2, lookups(h, "session", "postgres"))
+}
+
+// TestHandshakeCoalescesMisses: a burst of handshakes of one session that all miss the cache
+// together asks Postgres once for the session and once for the membership.
+func TestHandshakeCoalescesMisses(t *testing.T) {
+	t.Parallel()
+	e := handshakeEnv(t)
+	h := e.hubs[0]
+	token := e.session(t, e.member)
+	const n = 40
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	statuses := make([]int, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, statuses[i] = realtimetest.DialSocket(t, e.urls[0], realtimetest.Dial{Token: token, Path: "/ws?after_cursor=1"})
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, status := range statuses {
+		require.Equal(t, 101, status, "handshake %d", i)
+	}
+	require.Equal(t, 1, lookups(h, "session", "postgres"))
+	require.Equal(t, 1, lookups(h, "membership", "postgres"))
+	require.Equal(t, n-1, lookups(h, "session", "cache"))
+	require.Equal(t, n-1, lookups(h, "membership", "cache"))
+}
+
+// TestHandshakeCoalescingRespectsAnnouncements: a handshake that misses after an announcement
+// does not join a look-up begun before it (which may have read the database before the change
+// committed); it reads again, and the older look-up's result is not kept.
+func TestHandshakeCoalescingRespectsAnnouncements(t *testing.T) {
+	t.Parallel()
+	e := handshakeEnv(t)
+	c := e.hubs[0].handshake
+	key := viewerKey{e.ws.ID, e.member.ID}
+	get := func(time.Time) (viewerEntry, bool) { e, ok := c.viewers[key]; return e, ok }
+	put := func(gen uint64, v viewerEntry) { c.fillViewer(gen, key, v) }
+	var reads atomic.Int32
+	entered, release := make(chan struct{}), make(chan struct{})
+	first := make(chan viewerEntry)
+	go func() {
+		v, _ := cached(context.Background(), c, "membership", "k", get, func(context.Context, time.Time) (viewerEntry, error) {
+			reads.Add(1)
+			close(entered)
+			<-release
+			return viewerEntry{at: time.Now(), viewer: persist.Viewer{UserID: "before"}}, nil
+		}, put)
+		first <- v
+	}()
+	<-entered
+	c.revoke(persist.Revocation{WorkspaceID: e.ws.ID, UserID: e.member.ID})
+	v, err := cached(context.Background(), c, "membership", "k", get, func(context.Context, time.Time) (viewerEntry, error) {
+		reads.Add(1)
+		return viewerEntry{at: time.Now(), viewer: persist.Viewer{UserID: "after"}}, nil
+	}, put)
+	require.NoError(t, err)
+	require.Equal(t, "after", v.viewer.UserID)
+	require.Equal(t, int32(2), reads.Load())
+	close(release)
+	require.Equal(t, "before", (<-first).viewer.UserID)
+	c.mu.Lock()
+	require.Equal(t, "after", c.viewers[key].viewer.UserID, "the look-up begun before the announcement filled the cache")
+	c.mu.Unlock()
+}
+
+// TestHandshakeBotTokenRevoked: a bot token's handshakes are answered from the cache on each
+// replica after the first; revoking the token closes its sockets on both replicas with 1008 (no
+// periodic check runs within the test: only the announcement can), and its next handshake is
+// refused on both; the bot's other token still connects.
+func TestHandshakeBotTokenRevoked(t *testing.T) {
+	t.Parallel()
+	e := handshakeEnv(t)
+	bot, tokA := persisttest.Bot(t, e.store, e.owner, e.ws.ID, nil)
+	tokB := persisttest.BotToken(t, e.store, e.owner, e.ws.ID, bot.ID)
+	a, b := e.bot(t, bot, tokA), e.bot(t, bot, tokB)
+	sockets := warm(t, e, a)
+	for i, h := range e.hubs {
+		require.Equal(t, 1, lookups(h, "bot_token", "postgres"), "replica %d", i)
+		require.Equal(t, 1, lookups(h, "bot_token", "cache"), "replica %d", i)
+		require.Equal(t, 1, lookups(h, "membership", "postgres"), "replica %d", i)
+		require.Equal(t, 1, lookups(h, "membership", "cache"), "replica %d", i)
+	}
+	warm(t, e, b)
+	ctx := context.Background()
+	_, err := persist.WithTxV(ctx, e.store, func(tx *persist.Tx) (persist.BotToken, error) {
+		return tx.BotTokenRevoke(ctx, persist.ActorFor(e.owner), tokA.ID)
+	})
+	require.NoError(t, err)
+	for i, s := range sockets {
+		require.Equal(t, ws.StatusCode(1008), s.ExpectClose(t), "socket %d", i)
+	}
+	require.Equal(t, []int{401, 401}, refusedOn(t, e, a))
+	for i := range e.hubs {
+		e.dialOn(t, i, realtimetest.Dial{Token: b}, "1")
+	}
+}
+
+// TestHandshakeUserBotOwnerRemoved: a user bot stands on its owner's membership; removing the
+// owner closes the bot's sockets on both replicas and refuses its next handshake on both, though
+// each had the bot's token and standing cached.
+func TestHandshakeUserBotOwnerRemoved(t *testing.T) {
+	t.Parallel()
+	e := handshakeEnv(t)
+	bot, tok := persisttest.Bot(t, e.store, e.member, e.ws.ID, &persisttest.BotOpts{UserBot: true})
+	token := e.bot(t, bot, tok)
+	sockets := warm(t, e, token)
+	ctx := context.Background()
+	require.NoError(t, e.store.WithTx(ctx, func(tx *persist.Tx) error {
+		_, _, err := tx.MemberRemove(ctx, persist.ActorFor(e.owner), e.ws.ID, e.member.ID)
+		return err
+	}))
+	for i, s := range sockets {
+		require.Equal(t, ws.StatusCode(1008), s.ExpectClose(t), "socket %d", i)
+	}
+	for i, status := range refusedOn(t, e, token) {
+		require.Contains(t, []int{401, 403}, status, "replica %d", i)
+	}
+}
+
+// TestHandshakeBotRemovedFromWorkspace: taking a bot out of the workspace revokes its tokens
+// there with no announcement of their own; the membership announcement drops the cached token
+// too, so its next handshake is refused on both replicas.
+func TestHandshakeBotRemovedFromWorkspace(t *testing.T) {
+	t.Parallel()
+	e := handshakeEnv(t)
+	bot, tok := persisttest.Bot(t, e.store, e.owner, e.ws.ID, nil)
+	token := e.bot(t, bot, tok)
+	sockets := warm(t, e, token)
+	ctx := context.Background()
+	require.NoError(t, e.store.WithTx(ctx, func(tx *persist.Tx) error {
+		return tx.BotMembershipRemove(ctx, persist.ActorFor(e.owner), e.ws.ID, bot.ID)
+	}))
+	for i, s := range sockets {
+		require.Equal(t, ws.StatusCode(1008), s.ExpectClose(t), "socket %d", i)
+	}
+	require.Equal(t, []int{401, 401}, refusedOn(t, e, token))
 }

@@ -59,7 +59,7 @@ type Config struct {
 	// counted though they are coalesced) and the close. An event past it closes the socket with
 	// 1013 (too slow); pongs owed past half of it close it with 1008 (a ping flood). A backfill
 	// page takes at most half, and live events that arrive during a backfill are held up to the
-	// other half, then read from Postgres instead.
+	// other half, then read again instead.
 	// Default 1 MiB.
 	QueueBytes int
 	// SendBuffer, when positive, sets each socket's kernel send buffer (SO_SNDBUF), trading
@@ -114,6 +114,9 @@ type hubMetrics struct {
 	frames     prometheus.Counter
 	closes     *prometheus.CounterVec
 	backfilled *prometheus.CounterVec
+	// catchUpReads counts the reads catch-up makes below the feed's tail: stream blocks (each
+	// shared by the sockets that need it) and Postgres pages (one per socket).
+	catchUpReads *prometheus.CounterVec
 }
 
 // New validates cfg and applies its defaults.
@@ -176,7 +179,10 @@ func New(cfg Config) (*Hub, error) {
 			closes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_closes_total",
 				Help: "Sockets closed by the server, by close code."}, []string{"code"}),
 			backfilled: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_backfilled_total",
-				Help: "Events sent to sockets while catching up, by source: the feed's tail in memory or Postgres."},
+				Help: "Events sent to sockets while catching up, by source: the feed's tail in memory, the workspace's stream or Postgres."},
+				[]string{"source"}),
+			catchUpReads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_catchup_reads_total",
+				Help: "Reads of catch-up older than the feed's tail, by source: stream blocks (shared by sockets) or Postgres pages."},
 				[]string{"source"}),
 		}}
 	// The close codes the server sends are exposed from the start, at zero, so that a dashboard
@@ -186,8 +192,11 @@ func New(cfg Config) (*Hub, error) {
 		CloseTooSlow, CloseResync} {
 		h.metrics.closes.WithLabelValues(strconv.Itoa(int(code)))
 	}
-	for _, source := range []string{"memory", "postgres"} {
+	for _, source := range []string{"memory", "stream", "postgres"} {
 		h.metrics.backfilled.WithLabelValues(source)
+	}
+	for _, source := range []string{"stream", "postgres"} {
+		h.metrics.catchUpReads.WithLabelValues(source)
 	}
 	return h, nil
 }
@@ -195,7 +204,7 @@ func New(cfg Config) (*Hub, error) {
 // Collectors are the hub's metrics, for the server's registry.
 func (h *Hub) Collectors() []prometheus.Collector {
 	m := h.metrics
-	return []prometheus.Collector{m.sockets, m.feeds, m.frames, m.closes, m.backfilled, h.handshake.lookups}
+	return []prometheus.Collector{m.sockets, m.feeds, m.frames, m.closes, m.backfilled, m.catchUpReads, h.handshake.lookups}
 }
 
 // Run serves sockets until ctx ends, then closes every socket with 1001 and stops the feeds.
@@ -309,9 +318,9 @@ func bearerProtocol(p string) bool {
 }
 
 // Accept revalidates the workspace and the caller's membership, upgrades the connection and
-// starts the socket: backfill after the cursor from Postgres, then live. Before the upgrade it
-// returns errors for the server to write (not_found, forbidden, unavailable); after it, problems
-// close the socket (4001 for a cursor to resync).
+// starts the socket: catch-up after the cursor (tail, stream, Postgres), then live. Before the
+// upgrade it returns errors for the server to write (not_found, forbidden, unavailable); after
+// it, problems close the socket (4001 for a cursor to resync).
 func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	ctx := r.Context()
 	// A caller at a cap is refused before the database is asked; the count is taken again below.
@@ -475,6 +484,7 @@ func (h *Hub) sweep(now time.Time) {
 	}
 	for _, f := range active {
 		f.tryStart()
+		f.history.expire(now)
 	}
 	for _, s := range sockets {
 		s.tick(now)

@@ -30,7 +30,8 @@ type socketState uint8
 const (
 	// stateJoining: attached to the feed, not upgraded yet; live events wait in pending.
 	stateJoining socketState = iota
-	// stateCatchingUp: backfilling from Postgres; live events wait in pending.
+	// stateCatchingUp: backfilling (the feed's tail, the stream, Postgres); live events wait in
+	// pending.
 	stateCatchingUp
 	// stateWaiting: backfilled, waiting for the workspace's consumer to start.
 	stateWaiting
@@ -269,7 +270,7 @@ func (s *socket) feedStarted() {
 	s.mu.Unlock()
 }
 
-// catchUp sends one page of backfill from Postgres. At the end of the log it hands over to the
+// catchUp sends one page of backfill. At the end of the log it hands over to the
 // feed: pending live events after the last cursor sent follow, and the socket is live. The next
 // page waits until this one is written.
 func (s *socket) catchUp(ctx context.Context) {
@@ -288,38 +289,32 @@ func (s *socket) catchUp(ctx context.Context) {
 	s.mu.Unlock()
 	// A page takes at most half the queue (and at least one event): the rest is room for the
 	// live events and pongs of the hand-off. A recent cursor is caught up from the feed's tail
-	// in memory; anything older from Postgres.
+	// in memory, an older one from the workspace's stream (history.go), and only what the
+	// stream does not hold from Postgres.
 	frames, size, next, more, ok := s.feed.tailAfter(after, s.hub.cfg.QueueBytes/2, viewer)
-	source := "memory"
+	source, streamEnded := "memory", false
 	if !ok {
+		var res streamResult
+		frames, size, next, res = s.feed.streamAfter(ctx, after, s.hub.cfg.QueueBytes/2, viewer)
+		switch res {
+		case streamServed:
+			ok, more, source = true, true, "stream"
+		case streamAtEnd:
+			ok, streamEnded, source = true, true, "stream"
+		}
+	}
+	if !ok {
+		var err error
 		source = "postgres"
-		page, err := persist.WithTxV(ctx, s.hub.store, func(tx *persist.Tx) (persist.EventPage, error) {
-			return tx.EventPageFor(ctx, s.actor, s.workspaceID, after, catchUpPage, false)
-		})
-		if err != nil {
+		if frames, size, next, more, err = s.postgresPage(ctx, after); err != nil {
 			s.closeFor(err)
 			return
-		}
-		frames = make([][]byte, 0, len(page.Events))
-		next, more = page.Next, page.HasMore
-		for i, e := range page.Events {
-			body, err := e.MarshalJSON()
-			if err != nil {
-				s.closeFor(err)
-				return
-			}
-			frame := textFrame(body)
-			if i > 0 && size+len(frame) > s.hub.cfg.QueueBytes/2 {
-				next, more = page.Events[i-1].Cursor, true
-				break
-			}
-			frames, size = append(frames, frame), size+len(frame)
 		}
 	}
 	liveFrom := s.feed.liveStart()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.state != stateCatchingUp {
+		s.mu.Unlock()
 		return
 	}
 	s.out, s.outBytes = append(s.out, frames...), s.outBytes+size
@@ -330,15 +325,18 @@ func (s *socket) catchUp(ctx context.Context) {
 		// The next page follows once this one is written (flush asks for it).
 	case liveFrom == 0:
 		s.state = stateWaiting
+	case streamEnded:
+		// The stream ended at the cursor before the feed went live: the tail answers now.
+		s.work |= workCatchUp
 	case s.pos < liveFrom-1 && next > after:
 		s.work |= workCatchUp // the consumer started past what was read: read on
 	case s.overflow:
 		s.overflow = false
-		s.work |= workCatchUp // live events were dropped meanwhile: read them from Postgres
+		s.work |= workCatchUp // live events were dropped meanwhile: read them again
 	default:
 		for _, ev := range s.pending {
 			if ev.cursor != 0 && ev.cursor <= s.pos {
-				continue // sent from Postgres already
+				continue // sent by the catch-up already
 			}
 			s.pos = max(s.pos, ev.cursor)
 			if ev.visibleTo(s.viewer) {
@@ -348,6 +346,13 @@ func (s *socket) catchUp(ctx context.Context) {
 		s.pending, s.pendBytes, s.state = nil, 0, stateLive
 	}
 	s.addWorkLocked(workFlush)
+	waiting := s.state == stateWaiting
+	s.mu.Unlock()
+	// The feed may have gone live after liveFrom was read, and onLive found the socket still
+	// catching up: it must not wait for a start that already happened.
+	if waiting && s.feed.liveStart() != 0 {
+		s.feedStarted()
+	}
 }
 
 func (s *socket) staleLocked() bool {

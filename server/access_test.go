@@ -98,6 +98,23 @@ func TestDevFallback(t *testing.T) {
 		r := h.Do(t, servertest.Request{Method: http.MethodGet, Path: "/api/me", Header: map[string]string{"Host": "chat.example.com"}})
 		r.RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
 	})
+	t.Run("SocketsAsTheFirstUserAndProfileChangesAtOnce", func(t *testing.T) {
+		t.Parallel()
+		h := servertest.New(t, servertest.WithConfig(func(c *server.Config) { c.DevBootstrap = true }))
+		first := h.NewUser(t)
+		ws := persisttest.Workspace(t, h.Store, first.User.ID)
+		// WebSocket upgrades share the fallback's look-up; every one opens as the first user.
+		for range 3 {
+			_, status := h.DialSocket(t, servertest.Dial{Path: "/api/realtime/ws?workspace_id=" + ws.ID})
+			require.Equal(t, http.StatusSwitchingProtocols, status)
+		}
+		// Other requests read the user afresh: a change shows at once.
+		h.Do(t, servertest.Request{Method: http.MethodPatch, Path: "/api/me", Body: map[string]string{"display_name": "Renamed"},
+			Header: map[string]string{"X-Natter-CSRF": "1"}}).RequireStatus(t, http.StatusOK)
+		me := h.Get(t, "/api/me", "")
+		me.RequireStatus(t, http.StatusOK)
+		require.Equal(t, "Renamed", me.JSON(t)["user"].(map[string]any)["display_name"])
+	})
 }
 
 func TestSessionLifetime(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -121,6 +122,8 @@ type Server struct {
 	pushPolicy  push.AddressPolicy
 	blobs       blob.Store
 	web         *web.Handler // the browser client, served at every path outside /api
+	// devFallback is the development fallback's user, for WebSocket upgrades (access.go).
+	devFallback atomic.Pointer[devFallbackEntry]
 }
 
 // New validates cfg and builds the router.
