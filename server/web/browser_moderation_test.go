@@ -327,8 +327,7 @@ func externalManaged(t *testing.T, aTab, bTab context.Context, channelID string)
 		clickWhen(t, tab, "the settings", `document.querySelector('.conv-header button[aria-label="Channel settings"]')`)
 		waitFor(t, tab, "the link", `(a => a && a.href === 'https://ci.example.com/pipelines/7' && a.rel === 'noopener noreferrer')(document.querySelector('.panel a[target=_blank]'))`)
 	}
-	// Typed and saved in one step: the settings form is redrawn when the channel's messages
-	// arrive, which would drop a value typed a moment before.
+	// Typed and saved in one step, as a person pressing Enter does.
 	setTopic := func(tab context.Context, topic string) {
 		waitFor(t, tab, "the topic typed and saved", fmt.Sprintf(`(i => i && (i.value = %q, i.form.querySelector('button[type=submit]').click(), true))(document.querySelector('.panel input[name=display_title]'))`, topic))
 	}
@@ -339,7 +338,11 @@ func externalManaged(t *testing.T, aTab, bTab context.Context, channelID string)
 	}
 	setTopic(aTab, "Pipeline 7 status")
 	waitFor(t, aTab, "saved", `document.querySelector('.panel [role=status]')?.textContent === 'Saved.'`)
-	waitFor(t, bTab, "Ben sees the owner's topic", `document.querySelector('.panel input[name=display_title]')?.value === 'Pipeline 7 status'`)
+	// Ben sees the owner's topic live; his refused draft stays in his form, as typed text does.
+	waitFor(t, bTab, "Ben sees the owner's topic", `document.querySelector('.conv-header .topic')?.textContent === 'Pipeline 7 status'`)
+	if got := eval[string](t, bTab, `document.querySelector('.panel input[name=display_title]').value`); got != "Ben's topic" {
+		t.Fatalf("Ben's unsaved topic field reads %q after the owner's change", got)
+	}
 	for _, tab := range []context.Context{aTab, bTab} {
 		clickWhen(t, tab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
 	}
