@@ -40,7 +40,9 @@ function draw(body) {
   const list = page.bots === null ? h('p', { class: 'muted pad' }, 'Loading…')
     : page.bots.length ? h('ul', { class: 'bot-list', role: 'list' }, ...page.bots.map(({ bot, tokens }) => card(body, bot, tokens)))
       : h('p', { class: 'muted pad' }, 'No bots in this workspace yet.');
-  redraw(body, !!page.error, () => replace(body, reveal, error, said, list, createForm(body)));
+  // Forms keep what was typed across a refusal, and across the redraw the first load causes.
+  redraw(body, !!page.error || page.loaded, () => replace(body, reveal, error, said, list, createForm(body)));
+  page.loaded = false;
   if (reveal) reveal.querySelector('button').focus();
 }
 
@@ -142,7 +144,7 @@ registerPanel('bots', {
     if (!isFresh) return;
     page = fresh();
     draw(body);
-    load().catch((e) => { page.error = e.message; page.bots = []; }).then(() => { if (isOpen()) draw(body); });
+    load().catch((e) => { page.error = e.message; page.bots = []; }).then(() => { if (isOpen()) { page.loaded = true; draw(body); } });
   },
 });
 

@@ -60,7 +60,10 @@ const installName = (id) => (page.installs.find((i) => i.id === id) || {}).displ
 function draw(body) {
   const ctx = { page, act: (said, fn) => act(body, said, fn), look: (fn) => look(body, fn), draw: () => draw(body), secret, installName };
   const reveal = page.reveal ? secretBox({ ...page.reveal, onClose: () => { page.reveal = null; draw(body); } }) : null;
-  redraw(body, !!page.error, () => replace(body, reveal,
+  // Forms keep what was typed across a refusal, and across the redraw the first load causes.
+  const keep = !!page.error || page.loaded;
+  page.loaded = false;
+  redraw(body, keep, () => replace(body, reveal,
     h('p', { class: 'error pad', role: 'alert', hidden: !page.error }, page.error),
     h('p', { class: 'muted pad', role: 'status', hidden: !page.said }, page.said),
     page.installs === null ? h('p', { class: 'muted pad' }, 'Loading…') : [
@@ -146,7 +149,7 @@ registerPanel('integrations', {
     if (!isFresh) return;
     page = fresh();
     draw(body);
-    load().catch((e) => { page.error = e.message; page.installs = page.installs || []; }).then(() => { if (isOpen()) draw(body); });
+    load().catch((e) => { page.error = e.message; page.installs = page.installs || []; }).then(() => { if (isOpen()) { page.loaded = true; draw(body); } });
   },
 });
 
