@@ -124,19 +124,19 @@ func (b *batcher) drain(s *Store, key string, q *batchQueue) {
 		group := q.pending[:n:n]
 		q.pending = q.pending[n:]
 		b.mu.Unlock()
-		s.runGroup(group)
+		s.runGroup(key, group)
 	}
 }
 
 // runGroup runs one group transaction and answers every request in it.
-func (s *Store) runGroup(group []*batchRequest) {
+func (s *Store) runGroup(key string, group []*batchRequest) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
 	var touched []string
 	var revoked []Revocation
 	var err error
 	for attempt := 1; ; attempt++ {
-		touched, revoked, err = s.tryGroup(ctx, group)
+		touched, revoked, err = s.tryGroup(ctx, key, group)
 		if err == nil || attempt == 5 || !retryable(err) {
 			break
 		}
@@ -161,13 +161,14 @@ func (s *Store) runGroup(group []*batchRequest) {
 // tryGroup is one attempt at a group: every request under its savepoint, then the queued
 // events, then the commit. A request's own failure is its answer; a failure that may pass on a
 // retry (a deadlock, a serialization failure) fails the whole attempt, to be run again.
-func (s *Store) tryGroup(ctx context.Context, group []*batchRequest) (touched []string, revoked []Revocation, err error) {
+func (s *Store) tryGroup(ctx context.Context, key string, group []*batchRequest) (touched []string, revoked []Revocation, err error) {
 	ptx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = ptx.Rollback(context.WithoutCancel(ctx)) }()
 	tx := newTx(ptx, s.clock(), ctx)
+	tx.groupKey = key
 	for _, r := range group {
 		r.val, r.err = nil, nil
 	}
@@ -177,8 +178,27 @@ func (s *Store) tryGroup(ctx context.Context, group []*batchRequest) (touched []
 			continue
 		}
 		mark := tx.mark()
-		tx.savepoint = batchSavepoint
+		tx.savepoint, tx.sentAhead = batchSavepoint, false
 		v, err := r.fn(tx)
+		if err == nil {
+			err = tx.leaveAhead()
+		}
+		tx.ahead = nil
+		if tx.sentAhead {
+			s.aheadSent.Add(1)
+		}
+		if errors.Is(err, errAheadMissed) {
+			s.aheadMissed.Add(1)
+			// The request left the path it sent ahead: undo it and run it again, one statement
+			// at a time.
+			mark.restore(tx)
+			if _, rerr := ptx.Exec(ctx, "ROLLBACK TO SAVEPOINT natter_batch"); rerr != nil {
+				return nil, nil, rerr
+			}
+			tx.savepoint, tx.noAhead = batchSavepoint, true
+			v, err = r.fn(tx)
+			tx.noAhead = false
+		}
 		if err == nil {
 			r.val = v
 			continue

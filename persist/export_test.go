@@ -10,3 +10,9 @@ func BatchPending(s *Store, key string) int {
 	}
 	return 0
 }
+
+// AheadStats is how many group requests sent statements ahead, and how many of them left that
+// path and were run again.
+func AheadStats(s *Store) (sent, missed int64) {
+	return s.aheadSent.Load(), s.aheadMissed.Load()
+}

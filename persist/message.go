@@ -240,6 +240,21 @@ func (tx *Tx) MessageCreate(ctx context.Context, actor Actor, p Place, in Messag
 		return MessageCreated{}, err
 	}
 	digest := nonceDigest(p, "", in.Body, in.QuotedMessageID, kind, in.UploadID)
+	// The sequence comes from the place's counter row, locked until commit: gapless, and in
+	// commit order within the place.
+	counter := `UPDATE channels SET last_seq = last_seq + 1 WHERE id = $1 AND workspace_id = $3 RETURNING last_seq AS seq`
+	if p.DMID != "" {
+		counter = `UPDATE dms SET last_seq = last_seq + 1, last_activity_at = $15 WHERE id = $1 AND workspace_id = $3 RETURNING last_seq AS seq`
+	}
+	id := NewID(PrefixMessage, tx.now)
+	row := func(workspaceID string) messageRow {
+		return messageRow{id: id, routeID: RouteID("M", id), workspaceID: workspaceID, place: p,
+			authorID: actor.UserID, threadRootID: id, kind: kind, body: in.Body, quotedID: in.QuotedMessageID,
+			nonce: in.Nonce, digest: digest}
+	}
+	if err := tx.messageCreateAhead(ctx, actor, p, in, counter, row); err != nil {
+		return MessageCreated{}, err
+	}
 	if orig, ok, err := tx.nonceReplay(ctx, actor, in.Nonce, digest); ok || err != nil {
 		return MessageCreated{Message: orig, Replayed: true}, err
 	}
@@ -256,16 +271,7 @@ func (tx *Tx) MessageCreate(ctx context.Context, actor Actor, p Place, in Messag
 	if err := tx.quoteCheck(ctx, actor, st.WorkspaceID, in.QuotedMessageID); err != nil {
 		return MessageCreated{}, err
 	}
-	// The sequence comes from the place's counter row, locked until commit: gapless, and in
-	// commit order within the place.
-	counter := `UPDATE channels SET last_seq = last_seq + 1 WHERE id = $1 AND workspace_id = $3 RETURNING last_seq AS seq`
-	if p.DMID != "" {
-		counter = `UPDATE dms SET last_seq = last_seq + 1, last_activity_at = $15 WHERE id = $1 AND workspace_id = $3 RETURNING last_seq AS seq`
-	}
-	id := NewID(PrefixMessage, tx.now)
-	m, err := tx.messageInsert(ctx, counter, p.ID(), messageRow{id: id, routeID: RouteID("M", id),
-		workspaceID: st.WorkspaceID, place: p, authorID: actor.UserID, threadRootID: id, kind: kind,
-		body: in.Body, quotedID: in.QuotedMessageID, nonce: in.Nonce, digest: digest})
+	m, err := tx.messageInsert(ctx, counter, p.ID(), row(st.WorkspaceID))
 	if err != nil {
 		return MessageCreated{}, err
 	}
@@ -341,14 +347,38 @@ func nonceDigest(p Place, parentID, body, quotedID, kind, uploadID string) []byt
 // that commits, fails with an error the store retries (see retryable), and the retry finds the
 // original here. Codes: conflict (the nonce was used for another message), those of the read
 // guards.
+// messageCreateAhead sends ahead (see sendAhead) the statements of a post to a channel that its
+// guards admit: the nonce look-up, the channel, the membership rows, the insert. A post that
+// links an upload or quotes a message, or goes to a direct conversation, runs one statement at
+// a time.
+func (tx *Tx) messageCreateAhead(ctx context.Context, actor Actor, p Place, in MessageCreateParams,
+	counter string, row func(workspaceID string) messageRow) error {
+	if !tx.mayGoAhead() || p.ChannelID == "" || in.UploadID != "" || in.QuotedMessageID != "" {
+		return nil
+	}
+	ws := tx.groupKey // the workspace of the place: a group is one workspace's
+	var ahead []aheadStatement
+	if in.Nonce != "" {
+		ahead = append(ahead, aheadStatement{sql: nonceSelect, args: []any{actor.UserID, in.Nonce}})
+	}
+	ahead = append(ahead, aheadStatement{sql: channelSelect, args: []any{p.ChannelID}},
+		aheadStatement{sql: memberSelect(memberShare), args: []any{ws, actor.UserID}})
+	if actor.OwnerUserID != "" {
+		ahead = append(ahead, aheadStatement{sql: memberSelect(memberShare), args: []any{ws, actor.OwnerUserID}})
+	}
+	sql, args := tx.messageInsertStatement(counter, p.ID(), row(ws))
+	return tx.sendAhead(ctx, append(ahead, aheadStatement{sql: sql, args: args, write: true}))
+}
+
+const nonceSelect = `SELECT id, nonce_digest FROM messages WHERE author_id = $1 AND nonce = $2`
+
 func (tx *Tx) nonceReplay(ctx context.Context, actor Actor, nonce string, digest []byte) (orig Message, ok bool, err error) {
 	if nonce == "" {
 		return Message{}, false, nil
 	}
 	var id string
 	var stored []byte
-	err = tx.queryRow(ctx, `SELECT id, nonce_digest FROM messages WHERE author_id = $1 AND nonce = $2`,
-		actor.UserID, nonce).Scan(&id, &stored)
+	err = tx.queryRow(ctx, nonceSelect, actor.UserID, nonce).Scan(&id, &stored)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Message{}, false, nil
 	}
@@ -400,7 +430,13 @@ type messageRow struct {
 // place's counter update for roots, a literal for replies; its $1 is counterArg and it may use
 // the insert's parameters ($3 workspace, $15 now).
 func (tx *Tx) messageInsert(ctx context.Context, counter string, counterArg any, r messageRow) (Message, error) {
-	return scanMessage(tx.queryRow(ctx, `WITH counter AS (`+counter+`),
+	sql, args := tx.messageInsertStatement(counter, counterArg, r)
+	return scanMessage(tx.queryRow(ctx, sql, args...))
+}
+
+// messageInsertStatement is the statement of messageInsert.
+func (tx *Tx) messageInsertStatement(counter string, counterArg any, r messageRow) (string, []any) {
+	return `WITH counter AS (` + counter + `),
 		m AS (
 			INSERT INTO messages (id, route_id, workspace_id, channel_id, dm_id, author_id, parent_message_id,
 				thread_root_id, channel_seq, thread_seq, kind, body, quoted_message_id, nonce, nonce_digest, created_at)
@@ -409,10 +445,10 @@ func (tx *Tx) messageInsert(ctx context.Context, counter string, counterArg any,
 				$10, $11, nullif($12, ''), nullif($13, ''), $14, $15
 			FROM counter
 			RETURNING *)
-		SELECT `+messageColumns+` FROM m JOIN users u ON u.id = m.author_id
+		SELECT ` + messageColumns + ` FROM m JOIN users u ON u.id = m.author_id
 			LEFT JOIN thread_states ts ON ts.root_message_id = m.id`,
-		counterArg, r.id, r.workspaceID, r.routeID, r.place.ChannelID, r.place.DMID, r.authorID, r.parentID,
-		r.threadRootID, r.kind, r.body, r.quotedID, r.nonce, nullDigest(r.digest, r.nonce), tx.now))
+		[]any{counterArg, r.id, r.workspaceID, r.routeID, r.place.ChannelID, r.place.DMID, r.authorID, r.parentID,
+			r.threadRootID, r.kind, r.body, r.quotedID, r.nonce, nullDigest(r.digest, r.nonce), tx.now}
 }
 
 func nullDigest(d []byte, nonce string) []byte {
