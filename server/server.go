@@ -121,6 +121,7 @@ type Server struct {
 	pushPolicy  push.AddressPolicy
 	blobs       blob.Store
 	web         *web.Handler // the browser client, served at every path outside /api
+	outage      outageLog    // refusals during a database outage (server/error.go)
 }
 
 // New validates cfg and builds the router.
