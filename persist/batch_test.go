@@ -316,3 +316,57 @@ func TestBatchAnswersCarryLoggedCursors(t *testing.T) {
 	require.Equal(t, 8*4*3, n)
 	require.Len(t, events, n)
 }
+
+// TestBatchCancelledBeforeItsTurn: a request whose caller gives up while it waits for its group
+// is skipped and answered with its caller's error; the group's other requests commit and the
+// channel's sequence has no gap where it would have been.
+func TestBatchCancelledBeforeItsTurn(t *testing.T) {
+	t.Parallel()
+	store := persisttest.NewStore(t)
+	ctx := context.Background()
+	owner := persisttest.User(t, store, nil)
+	w := persisttest.Workspace(t, store, owner.ID)
+	actor := persist.ActorFor(owner)
+	ch := persisttest.Channel(t, store, actor, w.ID, "general")
+	place := persist.Place{ChannelID: ch.ID}
+	post := func(ctx context.Context, body string) batchOutcome {
+		res, err := persist.BatchInPlace(ctx, store, place, func(tx *persist.Tx) (persist.MessageCreated, error) {
+			return tx.MessageCreate(ctx, actor, place, persist.MessageCreateParams{Body: body})
+		})
+		return batchOutcome{res, err}
+	}
+	gate, started := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	out := make([]batchOutcome, 4)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		res, err := persist.BatchInPlace(ctx, store, place, func(tx *persist.Tx) (persist.MessageCreated, error) {
+			res, err := tx.MessageCreate(ctx, actor, place, persist.MessageCreateParams{Body: "holds the group"})
+			close(started)
+			<-gate
+			return res, err
+		})
+		out[0] = batchOutcome{res, err}
+	}()
+	<-started
+	gone, giveUp := context.WithCancel(ctx)
+	for i, c := range []context.Context{ctx, gone, ctx} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i+1] = post(c, []string{"before", "gave up", "after"}[i])
+		}()
+		require.Eventually(t, func() bool { return persist.BatchPending(store, w.ID) == i+1 }, 10*time.Second, time.Millisecond)
+	}
+	giveUp()
+	close(gate)
+	wg.Wait()
+	require.NoError(t, out[0].err)
+	require.NoError(t, out[1].err)
+	require.ErrorIs(t, out[2].err, context.Canceled)
+	require.NoError(t, out[3].err)
+	require.Equal(t, []int64{1, 2, 3},
+		[]int64{*out[0].res.Message.ChannelSeq, *out[1].res.Message.ChannelSeq, *out[3].res.Message.ChannelSeq})
+	require.Equal(t, out[1].res.Event.Cursor+1, out[3].res.Event.Cursor)
+}
