@@ -141,7 +141,7 @@ func (s *Server) messageCreate(w http.ResponseWriter, r *http.Request, p persist
 		writeJSON(w, http.StatusOK, map[string]any{"message": res.Message})
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"message": res.Message, "event": res.Event})
+	writeJSON(w, http.StatusCreated, messageAndEvent(res.Message, res.Event))
 }
 
 // handleMessageGet serves GET /api/messages/{message_id}.
