@@ -209,6 +209,7 @@ func BenchmarkBatchMessageCreate(b *testing.B) {
 	store, actor, place, in := benchChannel(b)
 	ctx := context.Background()
 	b.ReportAllocs()
+	defer reportProcessCPU(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if _, err := persist.BatchInPlace(ctx, store, place, func(tx *persist.Tx) (persist.MessageCreated, error) {
