@@ -121,6 +121,27 @@ func keyboardAndRoles(t *testing.T, tab context.Context) {
 	do(t, tab, "press Esc", chromedp.KeyEvent(kb.Escape))
 	waitFor(t, tab, "the panel closed", `document.querySelector('.panel').hidden`)
 
+	// The personal menu opens from the keyboard on its first entry, ↓ moves, Enter chooses,
+	// Esc closes it and gives the focus back to its button.
+	do(t, tab, "focus the personal menu", chromedp.Focus(`.me button[aria-label="Your menu"]`))
+	do(t, tab, "press ↓", chromedp.KeyEvent(kb.ArrowDown))
+	waitFor(t, tab, "the menu open on its first entry", `document.activeElement?.getAttribute('role') === 'menuitem'
+		&& document.activeElement.closest('[role=menu]') === document.activeElement.closest('.me').querySelector('[role=menu]')
+		&& document.querySelector('.me button[aria-label="Your menu"]').getAttribute('aria-expanded') === 'true'`)
+	do(t, tab, "press Esc", chromedp.KeyEvent(kb.Escape))
+	waitFor(t, tab, "the menu closed, focus on its button", `document.querySelector('.me [role=menu]').hidden
+		&& document.activeElement?.getAttribute('aria-label') === 'Your menu'`)
+	do(t, tab, "open it again", chromedp.KeyEvent(kb.ArrowDown))
+	waitFor(t, tab, "an entry focused", `document.activeElement?.getAttribute('role') === 'menuitem'`)
+	for i := 0; i < 10 && !eval[bool](t, tab, `document.activeElement?.textContent === 'Keyboard shortcuts'`); i++ {
+		do(t, tab, "press ↓", chromedp.KeyEvent(kb.ArrowDown))
+	}
+	do(t, tab, "choose it", chromedp.KeyEvent(kb.Enter))
+	waitFor(t, tab, "the shortcuts panel", `document.getElementById('panel-title')?.textContent === 'Keyboard shortcuts'
+		&& !document.querySelector('.panel').hidden && document.querySelector('.panel dl.keys')`)
+	do(t, tab, "press Esc", chromedp.KeyEvent(kb.Escape))
+	waitFor(t, tab, "the panel closed", `document.querySelector('.panel').hidden`)
+
 	// Tab from the composer reaches the send button, which shows a focus ring.
 	do(t, tab, "focus the composer", chromedp.Focus("form.composer .compose-box"))
 	do(t, tab, "press Tab", chromedp.KeyEvent(kb.Tab))

@@ -33,6 +33,10 @@ const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 	"img-src 'self' data: blob: https:; connect-src 'self'; font-src 'self'; manifest-src 'self'; " +
 	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'"
 
+// lazyDir holds the modules a view loads only when it needs them (previews' parsers, workers):
+// they are left out of the page's preload list, so a first visit does not fetch them.
+const lazyDir = "static/assets/js/lazy/"
+
 // Config is what the page advertises about the server it is served by.
 type Config struct {
 	// DevAuth says magic links can be requested through the API (natter dev). Default false.
@@ -74,7 +78,11 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("web: list assets: %w", err)
 	}
 	sort.Strings(names)
+	var preload []string
 	for _, p := range names {
+		if strings.HasPrefix(p, "static/assets/js/") && strings.HasSuffix(p, ".js") && !strings.HasPrefix(p, lazyDir) {
+			preload = append(preload, strings.TrimPrefix(p, "static"))
+		}
 		body, err := static.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("web: read %s: %w", p, err)
@@ -100,7 +108,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, err
 	}
 	var page bytes.Buffer
-	if err := tpl.Execute(&page, map[string]string{"Version": h.version, "Methods": string(methods)}); err != nil {
+	if err := tpl.Execute(&page, map[string]any{"Version": h.version, "Methods": string(methods), "Preload": preload}); err != nil {
 		return nil, fmt.Errorf("web: render page: %w", err)
 	}
 	h.page = newAsset(page.Bytes(), "text/html; charset=utf-8")

@@ -4,11 +4,12 @@
 import { h, replace } from '../dom.js';
 import { state } from '../store.js';
 import * as actions from '../actions.js';
+import { registerPanel } from './registry.js';
 
 // note is the outcome of the last change, kept across the re-render its own event causes.
 let note = { channelId: null, said: '', error: '' };
 
-export function renderChannelSettings(body, channelId) {
+function renderChannelSettings(body, channelId) {
   const c = state.channels.get(channelId);
   if (!c) { replace(body, h('p', { class: 'muted pad' }, 'This channel is gone.')); return; }
   if (note.channelId !== channelId) note = { channelId, said: '', error: '' };
@@ -50,3 +51,13 @@ export function renderChannelSettings(body, channelId) {
     ? h('p', { class: 'pad' }, 'Managed outside Natter: ', h('a', { href: c.external_url, target: '_blank', rel: 'noopener noreferrer' }, c.external_url)) : null;
   replace(body, link, form, error, done);
 }
+
+registerPanel('channel', {
+  title: 'Channel settings',
+  topics: ['channel'],
+  render(body, panel, { fresh }) {
+    renderChannelSettings(body, panel.channelId);
+    // A dialog opened from the keyboard puts the keyboard in it.
+    if (fresh) { const first = body.querySelector('input'); if (first) first.focus(); }
+  },
+});

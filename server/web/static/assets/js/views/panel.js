@@ -1,13 +1,13 @@
-// views/panel.js is the side panel: one of thread, pins, search results, people or the
-// keyboard shortcuts at a time; Esc closes it.
+// views/panel.js is the side panel: one of thread, pins, search results, people, or a panel a
+// feature registered (views/registry.js) at a time; Esc closes it.
 import { h, replace, icon, avatar, displayName, fmt } from '../dom.js';
 import { state } from '../store.js';
 import * as actions from '../actions.js';
 import { ThreadView } from './thread.js';
 import { renderRow } from './row.js';
-import { renderChannelSettings } from './channel.js';
+import { panelOf } from './registry.js';
 
-const titles = { thread: 'Thread', pins: 'Pinned messages', search: 'Search', members: 'People', shortcuts: 'Keyboard shortcuts', channel: 'Channel settings' };
+const titles = { thread: 'Thread', pins: 'Pinned messages', search: 'Search', members: 'People' };
 
 export class Panel {
   constructor() {
@@ -28,7 +28,9 @@ export class Panel {
     if (!p) { this.shown = null; return; }
     const fresh = this.shown !== p;
     this.shown = p;
-    this.title.textContent = titles[p.kind] || '';
+    const spec = panelOf(p.kind);
+    this.title.textContent = spec ? spec.title : titles[p.kind] || '';
+    if (spec) { spec.render(this.body, p, { fresh, topics }); return; }
     if (p.kind === 'thread') {
       if (fresh) replace(this.body, this.thread.el);
       this.thread.render(p.rootId);
@@ -37,12 +39,6 @@ export class Panel {
     if (p.kind === 'pins' && (fresh || topics.has('pins'))) this.pins();
     else if (p.kind === 'search' && fresh) this.search(p.q);
     else if (p.kind === 'members' && fresh) this.members();
-    else if (p.kind === 'shortcuts' && fresh) this.shortcuts();
-    else if (p.kind === 'channel' && (fresh || topics.has('channel'))) {
-      renderChannelSettings(this.body, p.channelId);
-      // A dialog opened from the keyboard puts the keyboard in it.
-      if (fresh) { const first = this.body.querySelector('input'); if (first) first.focus(); }
-    }
   }
 
   async pins() {
@@ -83,11 +79,6 @@ export class Panel {
     } catch (e) { replace(this.body, input, h('p', { class: 'error pad' }, e.message)); }
   }
 
-  shortcuts() {
-    const rows = [['Enter', 'Send'], ['Shift+Enter', 'New line'], ['↑', 'Edit your last message'], ['Ctrl/⌘+K', 'Jump to a channel or conversation'],
-      ['Alt+↑ / Alt+↓', 'Previous / next channel'], ['Alt+Shift+↑ / ↓', 'Previous / next unread'], ['Esc', 'Close the panel, or mark the channel read'], ['?', 'This list']];
-    replace(this.body, h('dl', { class: 'keys' }, ...rows.flatMap(([k, v]) => [h('dt', null, h('kbd', null, k)), h('dd', null, v)])));
-  }
 }
 
 // result is one search hit: its snippet with the highlighted ranges (code-point offsets) as marks.

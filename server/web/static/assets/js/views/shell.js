@@ -9,6 +9,8 @@ import { MessageList } from './list.js';
 import { Composer } from './composer.js';
 import { Panel } from './panel.js';
 import { renderProgress } from './progress.js';
+import { panelWants } from './registry.js';
+import '../features.js';
 
 export function mountShell(root) {
   const sidebar = new Sidebar();
@@ -31,7 +33,7 @@ export function mountShell(root) {
     if (t.has('header') || t.has('view') || t.has('sidebar') || t.has('panel')) header.render();
     if (t.has('messages') || t.has('view')) list.render();
     if (t.has('view') || t.has('quote') || t.has('uploads') || t.has('channel')) composer.render();
-    if (t.has('panel') || t.has('thread') || t.has('pins') || t.has('channel') || (t.has('messages') && state.panel)) panel.render(t);
+    if (t.has('panel') || t.has('thread') || t.has('pins') || t.has('channel') || (t.has('messages') && state.panel) || panelWants(state.panel, t)) panel.render(t);
     if (t.has('typing') || t.has('view')) renderTyping(typing);
     if (t.has('progress') || t.has('view') || t.has('sidebar')) renderProgress(progress);
     if (t.has('conn')) {

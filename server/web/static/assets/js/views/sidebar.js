@@ -1,8 +1,10 @@
 // views/sidebar.js: workspace switcher, channels by section (archived hidden), direct messages,
-// unread and mention badges, and the signed-in person with sign-out.
+// unread and mention badges, the workspace menu, and the signed-in person with their menu and
+// sign-out.
 import { h, replace, icon, avatar, displayName } from '../dom.js';
 import { state } from '../store.js';
 import * as actions from '../actions.js';
+import { menuButton } from './menu.js';
 
 export function dmName(d) {
   const me = state.me && state.me.id;
@@ -20,7 +22,10 @@ export class Sidebar {
     this.switcher = h('select', { class: 'ws-switch', 'aria-label': 'Workspace', onchange: () => actions.openWorkspace(this.switcher.value) });
     this.nav = h('nav', { class: 'places', 'aria-label': 'Channels and direct messages' });
     this.me = h('div', { class: 'me' });
-    this.el = h('aside', { class: 'sidebar' }, h('div', { class: 'ws-head' }, this.switcher), this.filter, this.nav, this.me);
+    // The menus are built once: their entries are read from the registry each time one opens.
+    this.wsMenu = menuButton('workspace', 'Workspace menu', icon('chevron'), [{ label: 'People', panel: { kind: 'members' } }]);
+    this.meMenu = menuButton('me', 'Your menu', icon('gear'));
+    this.el = h('aside', { class: 'sidebar' }, h('div', { class: 'ws-head' }, this.switcher, this.wsMenu), this.filter, this.nav, this.me);
   }
 
   focusFilter() { this.filter.focus(); this.filter.select(); }
@@ -88,6 +93,7 @@ export class Sidebar {
     this.meKey = meKey;
     replace(this.me, h('span', { class: 'me-avatar' }, avatar(me, 'sm'), h('span', { class: `dot ${dot}`, title: dot })),
       h('span', { class: 'me-name' }, displayName(me)),
+      this.meMenu,
       h('button', { class: 'icon-btn', title: 'Sign out', 'aria-label': 'Sign out', onclick: () => actions.signOut() }, icon('out')));
   }
 
