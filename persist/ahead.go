@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -26,6 +27,77 @@ import (
 // errAheadMissed is the failure of a request that left the path it sent ahead after a write
 // of that path ran.
 var errAheadMissed = errors.New("persist: a request left the statements it sent ahead")
+
+// sentAhead is what came back for a request whose statements a group sent with others'.
+type sentAhead struct {
+	savepoint string
+	rows      []*aheadRow
+}
+
+// sendGroupAhead sends in one round trip the statements of the requests from group[from] on
+// that say them before they run (batchRequest.prepare), each behind a savepoint of its own, and
+// returns the index after the last request it covered and how many it sent. A statement that fails ends the
+// pipeline: the requests after its own are not sent (the group sends them again once that one
+// is settled).
+func (tx *Tx) sendGroupAhead(ctx context.Context, group []*batchRequest, from int) (end, sent int, err error) {
+	type sending struct {
+		at    int
+		stmts []aheadStatement
+	}
+	var run []sending
+	for end = from; end < len(group); end++ {
+		r := group[end]
+		if r.ctx.Err() != nil {
+			continue // skipped at its turn
+		}
+		if r.prepare == nil {
+			break
+		}
+		stmts, planned := r.prepare(tx)
+		if stmts == nil {
+			break
+		}
+		r.planned = planned
+		run = append(run, sending{at: end, stmts: stmts})
+	}
+	if len(run) == 0 {
+		return from + 1, 0, nil
+	}
+	b := &pgx.Batch{}
+	for _, sr := range run {
+		b.Queue("SAVEPOINT " + batchSavepoint + "_" + strconv.Itoa(sr.at))
+		for _, st := range sr.stmts {
+			b.Queue(st.sql, st.args...)
+		}
+	}
+	br := tx.tx.SendBatch(tx.ctxFor(ctx), b)
+	types := tx.tx.Conn().TypeMap()
+	var failed error
+	for _, sr := range run {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return 0, 0, err
+		}
+		sent := &sentAhead{savepoint: batchSavepoint + "_" + strconv.Itoa(sr.at)}
+		for _, st := range sr.stmts {
+			r := &aheadRow{aheadStatement: st, types: types, err: failed}
+			if failed == nil {
+				r.err = r.read(br)
+				failed = r.err
+			}
+			sent.rows = append(sent.rows, r)
+		}
+		group[sr.at].sent = sent
+		if failed != nil {
+			end = sr.at + 1
+			break
+		}
+	}
+	if err := br.Close(); failed == nil && err != nil {
+		return 0, 0, err
+	}
+	return end, len(run), nil
+}
 
 // aheadStatement is one statement of the path sent ahead; write says it changes rows.
 type aheadStatement struct {
@@ -122,6 +194,17 @@ func (tx *Tx) takeAhead(sql string, args []any) (*aheadRow, bool) {
 	}
 	tx.ahead = tx.ahead[1:]
 	return r, true
+}
+
+// offPath is the check of a statement that is not the next one sent ahead.
+func (tx *Tx) offPath() error {
+	if tx.strict {
+		// Later requests' statements ran after this request's: one more of its own would run
+		// after them.
+		tx.ahead = nil
+		return errAheadMissed
+	}
+	return tx.leaveAhead()
 }
 
 // leaveAhead forgets what is left of the path sent ahead, and reports errAheadMissed when a

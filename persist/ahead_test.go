@@ -15,7 +15,7 @@ import (
 // inOneGroup runs every post in one group transaction of workspace key: a first post holds the
 // group before it open until the others have queued behind it in order.
 func inOneGroup(t *testing.T, store *persist.Store, key string, place persist.Place, first persist.Actor,
-	posts []func(tx *persist.Tx) (persist.MessageCreated, error)) []batchOutcome {
+	posts []func() batchOutcome) []batchOutcome {
 	t.Helper()
 	ctx := context.Background()
 	gate, started := make(chan struct{}), make(chan struct{})
@@ -36,12 +36,11 @@ func inOneGroup(t *testing.T, store *persist.Store, key string, place persist.Pl
 	}()
 	<-started
 	out := make([]batchOutcome, len(posts))
-	for i, fn := range posts {
+	for i, post := range posts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := persist.BatchInPlace(ctx, store, place, fn)
-			out[i] = batchOutcome{res, err}
+			out[i] = post()
 		}()
 		require.Eventually(t, func() bool { return persist.BatchPending(store, key) == i+1 }, 10*time.Second, time.Millisecond)
 	}
@@ -56,6 +55,15 @@ func inOneGroup(t *testing.T, store *persist.Store, key string, place persist.Pl
 // stays gapless around them.
 func TestBatchPostsSentAhead(t *testing.T) {
 	t.Parallel()
+	for _, mode := range []string{"each post sends its own", "the group sends its posts' together"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testPostsSentAhead(t, mode != "each post sends its own")
+		})
+	}
+}
+
+func testPostsSentAhead(t *testing.T, together bool) {
 	store := persisttest.NewStore(t)
 	ctx := context.Background()
 	owner := persisttest.User(t, store, nil)
@@ -69,14 +77,40 @@ func TestBatchPostsSentAhead(t *testing.T) {
 	bot, _ := persisttest.Bot(t, store, owner, w.ID, &persisttest.BotOpts{UserBot: true})
 	botActor := persist.Actor{UserID: bot.ID, Kind: bot.Kind, OwnerUserID: owner.ID, TokenWorkspaceID: w.ID}
 
-	post := func(who persist.Actor, p persist.Place, body, nonce string) func(tx *persist.Tx) (persist.MessageCreated, error) {
-		return func(tx *persist.Tx) (persist.MessageCreated, error) {
-			return tx.MessageCreate(ctx, who, p, persist.MessageCreateParams{Body: body, Nonce: nonce})
+	post := func(who persist.Actor, p persist.Place, body, nonce string) func() batchOutcome {
+		in := persist.MessageCreateParams{Body: body, Nonce: nonce}
+		return func() batchOutcome {
+			if together {
+				res, err := persist.BatchMessageCreate(ctx, store, who, p, in)
+				return batchOutcome{res, err}
+			}
+			res, err := persist.BatchInPlace(ctx, store, p, func(tx *persist.Tx) (persist.MessageCreated, error) {
+				return tx.MessageCreate(ctx, who, p, in)
+			})
+			return batchOutcome{res, err}
 		}
 	}
 	general := persist.Place{ChannelID: ch.ID}
-	sent0, missed0 := persist.AheadStats(store)
-	out := inOneGroup(t, store, w.ID, general, actor, []func(tx *persist.Tx) (persist.MessageCreated, error){
+
+	// Four posts that every guard admits: when the group sends them together, one round trip.
+	_, _, together0 := persist.AheadStats(store)
+	out := inOneGroup(t, store, w.ID, general, actor, []func() batchOutcome{
+		post(actor, general, "a", ""), post(actor, general, "b", ""), post(botActor, general, "c", ""), post(actor, general, "d", "n-d"),
+	})
+	for i, o := range out {
+		require.NoError(t, o.err)
+		require.Equal(t, int64(i+2), *o.res.Message.ChannelSeq)
+	}
+	_, missed, sentTogether := persist.AheadStats(store)
+	require.Zero(t, missed)
+	if together {
+		require.Equal(t, int64(4), sentTogether-together0)
+	} else {
+		require.Zero(t, sentTogether-together0)
+	}
+
+	sent0, missed0, _ := persist.AheadStats(store)
+	out = inOneGroup(t, store, w.ID, general, actor, []func() batchOutcome{
 		post(actor, general, "one", "n-one"),
 		post(persist.ActorFor(stranger), general, "not a member", ""),
 		post(botActor, general, "from the bot", ""),
@@ -85,7 +119,7 @@ func TestBatchPostsSentAhead(t *testing.T) {
 		post(persist.ActorFor(guest), general, "guest outside the guest channel", ""),
 		post(actor, general, "two", ""),
 	})
-	sent, missed := persist.AheadStats(store)
+	sent, missed, _ := persist.AheadStats(store)
 	require.NoError(t, out[0].err)
 	requireCode(t, out[1].err, persist.CodeForbidden)
 	require.NoError(t, out[2].err)
@@ -96,8 +130,8 @@ func TestBatchPostsSentAhead(t *testing.T) {
 	requireCode(t, out[4].err, persist.CodeConflict)
 	requireCode(t, out[5].err, persist.CodeNotFound)
 	require.NoError(t, out[6].err)
-	// "holds the group" is 1; the admitted posts follow without a gap.
-	require.Equal(t, []int64{2, 3, 4}, []int64{*out[0].res.Message.ChannelSeq, *out[2].res.Message.ChannelSeq, *out[6].res.Message.ChannelSeq})
+	// The post holding the group is 6; the admitted ones follow without a gap.
+	require.Equal(t, []int64{7, 8, 9}, []int64{*out[0].res.Message.ChannelSeq, *out[2].res.Message.ChannelSeq, *out[6].res.Message.ChannelSeq})
 	require.Equal(t, []int64{out[0].res.Event.Cursor + 1, out[0].res.Event.Cursor + 2},
 		[]int64{out[2].res.Event.Cursor, out[6].res.Event.Cursor})
 	// Every post went ahead, the one holding the group included; the admitted ones were
@@ -110,7 +144,7 @@ func TestBatchPostsSentAhead(t *testing.T) {
 	// path, the fourth is refused.
 	guestPlace := persist.Place{ChannelID: guestCh.ID}
 	g := persist.ActorFor(guest)
-	out = inOneGroup(t, store, w.ID, guestPlace, actor, []func(tx *persist.Tx) (persist.MessageCreated, error){
+	out = inOneGroup(t, store, w.ID, guestPlace, actor, []func() batchOutcome{
 		post(g, guestPlace, "g1", ""), post(g, guestPlace, "g2", ""), post(g, guestPlace, "g3", ""), post(g, guestPlace, "g4", ""),
 	})
 	for i := range 3 {

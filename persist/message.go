@@ -232,29 +232,24 @@ func (m *MessageCreated) EachEvent(place func(*Event)) {
 // without uploads:write), rate_limited (guest budget), conflict (nonce reused for another
 // message), message_deleted (quoted message).
 func (tx *Tx) MessageCreate(ctx context.Context, actor Actor, p Place, in MessageCreateParams) (MessageCreated, error) {
-	kind, err := messageKind(actor, in.Kind)
+	post, err := newMessagePost(tx.now, actor, p, in)
 	if err != nil {
 		return MessageCreated{}, err
 	}
-	if err := validateMessageInput(in.Body, in.Nonce); err != nil {
-		return MessageCreated{}, err
+	// A group that sent this post's statements with its other posts' (BatchMessageCreate) gave
+	// the message its id then.
+	if pre, ok := tx.planned.(messagePost); ok && pre.sameAs(post) {
+		post.id = pre.id
 	}
-	digest := nonceDigest(p, "", in.Body, in.QuotedMessageID, kind, in.UploadID)
-	// The sequence comes from the place's counter row, locked until commit: gapless, and in
-	// commit order within the place.
-	counter := `UPDATE channels SET last_seq = last_seq + 1 WHERE id = $1 AND workspace_id = $3 RETURNING last_seq AS seq`
-	if p.DMID != "" {
-		counter = `UPDATE dms SET last_seq = last_seq + 1, last_activity_at = $15 WHERE id = $1 AND workspace_id = $3 RETURNING last_seq AS seq`
+	tx.planned = nil
+	if tx.mayGoAhead() {
+		if path := post.path(tx, tx.groupKey); path != nil {
+			if err := tx.sendAhead(ctx, path); err != nil {
+				return MessageCreated{}, err
+			}
+		}
 	}
-	id := NewID(PrefixMessage, tx.now)
-	row := func(workspaceID string) messageRow {
-		return messageRow{id: id, routeID: RouteID("M", id), workspaceID: workspaceID, place: p,
-			authorID: actor.UserID, threadRootID: id, kind: kind, body: in.Body, quotedID: in.QuotedMessageID,
-			nonce: in.Nonce, digest: digest}
-	}
-	if err := tx.messageCreateAhead(ctx, actor, p, in, counter, row); err != nil {
-		return MessageCreated{}, err
-	}
+	digest := post.digest
 	if orig, ok, err := tx.nonceReplay(ctx, actor, in.Nonce, digest); ok || err != nil {
 		return MessageCreated{Message: orig, Replayed: true}, err
 	}
@@ -271,7 +266,7 @@ func (tx *Tx) MessageCreate(ctx context.Context, actor Actor, p Place, in Messag
 	if err := tx.quoteCheck(ctx, actor, st.WorkspaceID, in.QuotedMessageID); err != nil {
 		return MessageCreated{}, err
 	}
-	m, err := tx.messageInsert(ctx, counter, p.ID(), row(st.WorkspaceID))
+	m, err := tx.messageInsert(ctx, post.counter(), p.ID(), post.row(st.WorkspaceID))
 	if err != nil {
 		return MessageCreated{}, err
 	}
@@ -347,27 +342,88 @@ func nonceDigest(p Place, parentID, body, quotedID, kind, uploadID string) []byt
 // that commits, fails with an error the store retries (see retryable), and the retry finds the
 // original here. Codes: conflict (the nonce was used for another message), those of the read
 // guards.
-// messageCreateAhead sends ahead (see sendAhead) the statements of a post to a channel that its
-// guards admit: the nonce look-up, the channel, the membership rows, the insert. A post that
-// links an upload or quotes a message, or goes to a direct conversation, runs one statement at
-// a time.
-func (tx *Tx) messageCreateAhead(ctx context.Context, actor Actor, p Place, in MessageCreateParams,
-	counter string, row func(workspaceID string) messageRow) error {
-	if !tx.mayGoAhead() || p.ChannelID == "" || in.UploadID != "" || in.QuotedMessageID != "" {
+// messagePost is what a create decides before its first statement: its kind, its nonce
+// fingerprint and the new message's id.
+type messagePost struct {
+	actor  Actor
+	place  Place
+	in     MessageCreateParams
+	kind   string
+	digest []byte
+	id     string
+}
+
+// newMessagePost checks a create's input and gives its message an id. Codes: invalid_request,
+// forbidden (agent kinds).
+func newMessagePost(now time.Time, actor Actor, p Place, in MessageCreateParams) (messagePost, error) {
+	kind, err := messageKind(actor, in.Kind)
+	if err != nil {
+		return messagePost{}, err
+	}
+	if err := validateMessageInput(in.Body, in.Nonce); err != nil {
+		return messagePost{}, err
+	}
+	return messagePost{actor: actor, place: p, in: in, kind: kind,
+		digest: nonceDigest(p, "", in.Body, in.QuotedMessageID, kind, in.UploadID), id: NewID(PrefixMessage, now)}, nil
+}
+
+// sameAs reports whether two posts are the same create (the id aside).
+func (m messagePost) sameAs(o messagePost) bool {
+	return m.actor.UserID == o.actor.UserID && m.in.Nonce == o.in.Nonce && bytes.Equal(m.digest, o.digest)
+}
+
+// counter is the statement that takes the place's next sequence: the counter row, locked until
+// commit, so the sequence is gapless and in commit order within the place.
+func (m messagePost) counter() string {
+	if m.place.DMID != "" {
+		return `UPDATE dms SET last_seq = last_seq + 1, last_activity_at = $15 WHERE id = $1 AND workspace_id = $3 RETURNING last_seq AS seq`
+	}
+	return `UPDATE channels SET last_seq = last_seq + 1 WHERE id = $1 AND workspace_id = $3 RETURNING last_seq AS seq`
+}
+
+func (m messagePost) row(workspaceID string) messageRow {
+	return messageRow{id: m.id, routeID: RouteID("M", m.id), workspaceID: workspaceID, place: m.place,
+		authorID: m.actor.UserID, threadRootID: m.id, kind: m.kind, body: m.in.Body, quotedID: m.in.QuotedMessageID,
+		nonce: m.in.Nonce, digest: m.digest}
+}
+
+// path is what the create sends ahead (see sendAhead) in workspace ws when its guards admit it:
+// the nonce look-up, the channel, the membership rows, the insert. A post that links an upload
+// or quotes a message, or goes to a direct conversation, has none: it runs one statement at a
+// time.
+func (m messagePost) path(tx *Tx, ws string) []aheadStatement {
+	if m.place.ChannelID == "" || m.in.UploadID != "" || m.in.QuotedMessageID != "" {
 		return nil
 	}
-	ws := tx.groupKey // the workspace of the place: a group is one workspace's
 	var ahead []aheadStatement
-	if in.Nonce != "" {
-		ahead = append(ahead, aheadStatement{sql: nonceSelect, args: []any{actor.UserID, in.Nonce}})
+	if m.in.Nonce != "" {
+		ahead = append(ahead, aheadStatement{sql: nonceSelect, args: []any{m.actor.UserID, m.in.Nonce}})
 	}
-	ahead = append(ahead, aheadStatement{sql: channelSelect, args: []any{p.ChannelID}},
-		aheadStatement{sql: memberSelect(memberShare), args: []any{ws, actor.UserID}})
-	if actor.OwnerUserID != "" {
-		ahead = append(ahead, aheadStatement{sql: memberSelect(memberShare), args: []any{ws, actor.OwnerUserID}})
+	ahead = append(ahead, aheadStatement{sql: channelSelect, args: []any{m.place.ChannelID}},
+		aheadStatement{sql: memberSelect(memberShare), args: []any{ws, m.actor.UserID}})
+	if m.actor.OwnerUserID != "" {
+		ahead = append(ahead, aheadStatement{sql: memberSelect(memberShare), args: []any{ws, m.actor.OwnerUserID}})
 	}
-	sql, args := tx.messageInsertStatement(counter, p.ID(), row(ws))
-	return tx.sendAhead(ctx, append(ahead, aheadStatement{sql: sql, args: args, write: true}))
+	sql, args := tx.messageInsertStatement(m.counter(), m.place.ID(), m.row(ws))
+	return append(ahead, aheadStatement{sql: sql, args: args, write: true})
+}
+
+// BatchMessageCreate is MessageCreate in the group commit of the place's workspace. The group
+// sends the statements of its posts together, in one round trip, before any of them runs.
+func BatchMessageCreate(ctx context.Context, s *Store, actor Actor, p Place, in MessageCreateParams) (MessageCreated, error) {
+	prepare := func(tx *Tx) ([]aheadStatement, any) {
+		post, err := newMessagePost(tx.now, actor, p, in)
+		if err != nil {
+			return nil, nil // refused when it runs
+		}
+		if path := post.path(tx, tx.groupKey); path != nil {
+			return path, post
+		}
+		return nil, nil
+	}
+	return batch[MessageCreated](ctx, s, s.placeKey(ctx, p), func(tx *Tx) (MessageCreated, error) {
+		return tx.MessageCreate(ctx, actor, p, in)
+	}, prepare)
 }
 
 const nonceSelect = `SELECT id, nonce_digest FROM messages WHERE author_id = $1 AND nonce = $2`

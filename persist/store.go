@@ -47,8 +47,9 @@ type Store struct {
 	batches    batcher
 	workspaces workspaceCache // see workspaceKey
 	// aheadSent and aheadMissed count the group requests that sent statements ahead, and those
-	// of them that left that path and were run again (see sendAhead).
-	aheadSent, aheadMissed atomic.Int64
+	// of them that left that path and were run again (see sendAhead); aheadTogether the requests
+	// sent in one round trip with others (sendGroupAhead).
+	aheadSent, aheadMissed, aheadTogether atomic.Int64
 }
 
 // Open connects and checks the connection. It does not migrate; call Migrate.
@@ -152,6 +153,12 @@ type Tx struct {
 	ahead     []*aheadRow
 	noAhead   bool
 	sentAhead bool
+	// savepointName is the running request's savepoint; strict says its statements were sent
+	// with later requests' (any statement not sent ahead leaves the path); planned is what it
+	// decided when they were (see sendGroupAhead).
+	savepointName string
+	strict        bool
+	planned       any
 }
 
 // WithTx runs fn in a transaction and commits when fn returns nil. fn must do no network I/O
@@ -255,7 +262,7 @@ func retryable(err error) bool {
 // Tx has exec.
 func (tx *Tx) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	ctx = tx.ctxFor(ctx)
-	if err := tx.leaveAhead(); err != nil {
+	if err := tx.offPath(); err != nil {
 		return pgconn.CommandTag{}, err
 	}
 	if tx.savepoint == "" {
@@ -287,7 +294,7 @@ type txStatements struct{ tx *Tx }
 func (s txStatements) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	tx := s.tx
 	ctx = tx.ctxFor(ctx)
-	if err := tx.leaveAhead(); err != nil {
+	if err := tx.offPath(); err != nil {
 		return nil, err
 	}
 	if tx.savepoint != "" {
@@ -308,7 +315,7 @@ func (s txStatements) QueryRow(ctx context.Context, sql string, args ...any) pgx
 	if r, ok := tx.takeAhead(sql, args); ok {
 		return r
 	}
-	if err := tx.leaveAhead(); err != nil {
+	if err := tx.offPath(); err != nil {
 		return failedRow{err}
 	}
 	if tx.savepoint == "" {

@@ -129,10 +129,8 @@ func (s *Server) messageCreate(w http.ResponseWriter, r *http.Request, p persist
 		return
 	}
 	ctx := r.Context()
-	res, err := persist.BatchInPlace(ctx, s.store, p, func(tx *persist.Tx) (persist.MessageCreated, error) {
-		return tx.MessageCreate(ctx, callerOf(ctx).Actor(), p, persist.MessageCreateParams{Body: req.Body,
-			QuotedMessageID: req.QuotedMessageID, Nonce: req.Nonce, UploadID: req.UploadID, Kind: req.Kind})
-	})
+	res, err := persist.BatchMessageCreate(ctx, s.store, callerOf(ctx).Actor(), p, persist.MessageCreateParams{Body: req.Body,
+		QuotedMessageID: req.QuotedMessageID, Nonce: req.Nonce, UploadID: req.UploadID, Kind: req.Kind})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
