@@ -173,8 +173,9 @@ func (s *Store) runGroup(key string, group []*batchRequest) {
 	}
 }
 
-// tryGroup is one attempt at a group: every request under its savepoint, then the queued
-// events, then the commit. A request's own failure is its answer; a failure that may pass on a
+// tryGroup is one attempt at a group: every request under its savepoint, in arrival order (the
+// statements of consecutive requests that say them beforehand sent first, together, see
+// sendGroupAhead), then the queued events, then the commit. A request's own failure is its answer; a failure that may pass on a
 // retry (a deadlock, a serialization failure) fails the whole attempt, to be run again.
 func (s *Store) tryGroup(ctx context.Context, key string, group []*batchRequest) (touched []string, revoked []Revocation, err error) {
 	ptx, err := s.pool.Begin(ctx)
