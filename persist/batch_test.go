@@ -329,6 +329,15 @@ func TestBatchAnswersCarryLoggedCursors(t *testing.T) {
 // channel's sequence has no gap where it would have been.
 func TestBatchCancelledBeforeItsTurn(t *testing.T) {
 	t.Parallel()
+	for _, together := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sent together %v", together), func(t *testing.T) {
+			t.Parallel()
+			testCancelledBeforeItsTurn(t, together)
+		})
+	}
+}
+
+func testCancelledBeforeItsTurn(t *testing.T, together bool) {
 	store := persisttest.NewStore(t)
 	ctx := context.Background()
 	owner := persisttest.User(t, store, nil)
@@ -337,6 +346,10 @@ func TestBatchCancelledBeforeItsTurn(t *testing.T) {
 	ch := persisttest.Channel(t, store, actor, w.ID, "general")
 	place := persist.Place{ChannelID: ch.ID}
 	post := func(ctx context.Context, body string) batchOutcome {
+		if together {
+			res, err := persist.BatchMessageCreate(ctx, store, actor, place, persist.MessageCreateParams{Body: body})
+			return batchOutcome{res, err}
+		}
 		res, err := persist.BatchInPlace(ctx, store, place, func(tx *persist.Tx) (persist.MessageCreated, error) {
 			return tx.MessageCreate(ctx, actor, place, persist.MessageCreateParams{Body: body})
 		})
