@@ -2,6 +2,7 @@ package persist_test
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -152,4 +153,46 @@ func testPostsSentAhead(t *testing.T, together bool) {
 		require.Equal(t, int64(i+2), *out[i].res.Message.ChannelSeq)
 	}
 	requireCode(t, out[3].err, persist.CodeRateLimited)
+}
+
+// TestNonceRaceAcrossGroups: posts with one nonce through the group commits of two replicas at
+// once (two stores on one database) make one message; the others, in either replica's group,
+// replay it.
+func TestNonceRaceAcrossGroups(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := persisttest.URL(t)
+	open := func() *persist.Store {
+		s, err := persist.Open(ctx, persist.Config{URL: url, MaxConns: 8, Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
+		t.Cleanup(s.Close)
+		return s
+	}
+	replicas := []*persist.Store{open(), open()}
+	owner := persisttest.User(t, replicas[0], nil)
+	w := persisttest.Workspace(t, replicas[0], owner.ID)
+	ch := persisttest.Channel(t, replicas[0], persist.ActorFor(owner), w.ID, "general")
+	place := persist.Place{ChannelID: ch.ID}
+	out := make([]batchOutcome, 16)
+	var wg sync.WaitGroup
+	for i := range out {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := persist.BatchMessageCreate(ctx, replicas[i%2], persist.ActorFor(owner), place,
+				persist.MessageCreateParams{Body: "once", Nonce: "same"})
+			out[i] = batchOutcome{res, err}
+		}()
+	}
+	wg.Wait()
+	created := 0
+	for _, o := range out {
+		require.NoError(t, o.err)
+		require.Equal(t, out[0].res.Message.ID, o.res.Message.ID)
+		if !o.res.Replayed {
+			created++
+		}
+	}
+	require.Equal(t, 1, created)
+	require.Equal(t, int64(1), *out[0].res.Message.ChannelSeq)
 }
