@@ -153,6 +153,29 @@ func testPostsSentAhead(t *testing.T, together bool) {
 		require.Equal(t, int64(i+2), *out[i].res.Message.ChannelSeq)
 	}
 	requireCode(t, out[3].err, persist.CodeRateLimited)
+
+	// Posts to a direct conversation go ahead too; a member of the workspace who is not in the
+	// conversation is refused on the rows read ahead.
+	other := persisttest.User(t, store, nil)
+	persisttest.Member(t, store, w.ID, other.ID, persist.RoleMember)
+	outsider := persisttest.User(t, store, nil)
+	persisttest.Member(t, store, w.ID, outsider.ID, persist.RoleMember)
+	dm := persist.Place{DMID: persisttest.DM(t, store, w.ID, owner.ID, other.ID)}
+	_, missed0, together0 = persist.AheadStats(store)
+	out = inOneGroup(t, store, w.ID, dm, actor, []func() batchOutcome{
+		post(persist.ActorFor(other), dm, "hi", ""), post(persist.ActorFor(outsider), dm, "let me in", ""),
+		post(actor, dm, "hello", "n-dm"),
+	})
+	require.NoError(t, out[0].err)
+	requireCode(t, out[1].err, persist.CodeNotFound)
+	require.NoError(t, out[2].err)
+	require.Equal(t, []int64{2, 3}, []int64{*out[0].res.Message.ChannelSeq, *out[2].res.Message.ChannelSeq})
+	_, missed, sentTogether = persist.AheadStats(store)
+	require.Equal(t, missed0, missed)
+	if together {
+		// The three together; the refusal undid the one sent after it, which went again alone.
+		require.Equal(t, int64(3), sentTogether-together0)
+	}
 }
 
 // TestNonceRaceAcrossGroups: posts with one nonce through the group commits of two replicas at

@@ -388,19 +388,21 @@ func (m messagePost) row(workspaceID string) messageRow {
 }
 
 // path is what the create sends ahead (see sendAhead) in workspace ws when its guards admit it:
-// the nonce look-up, the channel, the membership rows, the insert. A post that links an upload
-// or quotes a message, or goes to a direct conversation, has none: it runs one statement at a
-// time.
+// the nonce look-up, the channel or direct conversation, the membership rows, the insert. A post
+// that links an upload or quotes a message has none: it runs one statement at a time.
 func (m messagePost) path(tx *Tx, ws string) []aheadStatement {
-	if m.place.ChannelID == "" || m.in.UploadID != "" || m.in.QuotedMessageID != "" {
+	if m.in.UploadID != "" || m.in.QuotedMessageID != "" {
 		return nil
 	}
 	var ahead []aheadStatement
 	if m.in.Nonce != "" {
 		ahead = append(ahead, aheadStatement{sql: nonceSelect, args: []any{m.actor.UserID, m.in.Nonce}})
 	}
-	ahead = append(ahead, aheadStatement{sql: channelSelect, args: []any{m.place.ChannelID}},
-		aheadStatement{sql: memberSelect(memberShare), args: []any{ws, m.actor.UserID}})
+	place := aheadStatement{sql: channelSelect, args: []any{m.place.ChannelID}}
+	if m.place.DMID != "" {
+		place = aheadStatement{sql: dmSelect, args: []any{m.place.DMID, m.actor.UserID}}
+	}
+	ahead = append(ahead, place, aheadStatement{sql: memberSelect(memberShare), args: []any{ws, m.actor.UserID}})
 	if m.actor.OwnerUserID != "" {
 		ahead = append(ahead, aheadStatement{sql: memberSelect(memberShare), args: []any{ws, m.actor.OwnerUserID}})
 	}
