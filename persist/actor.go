@@ -49,7 +49,7 @@ func ActorFor(u User) Actor {
 // removal or role change waits for this transaction. Codes: not_found (no such workspace),
 // forbidden (not a member, token bound elsewhere, or a user bot whose owner left).
 func (tx *Tx) requireMember(ctx context.Context, workspaceID string, actor Actor) (Member, error) {
-	return tx.requireMemberLocking(ctx, workspaceID, actor, "FOR SHARE")
+	return tx.requireMemberLocking(ctx, workspaceID, actor, memberShare)
 }
 
 // requireMemberToRead is requireMember for operations that only read. It takes no row lock: a
@@ -66,14 +66,22 @@ func (tx *Tx) requireMemberForUpdate(ctx context.Context, workspaceID string, ac
 	return tx.requireMemberLocking(ctx, workspaceID, actor, "FOR UPDATE")
 }
 
+// memberShare is the lock requireMember takes on the membership rows.
+const memberShare = "FOR SHARE"
+
+// memberSelect reads one membership row ($1 workspace, $2 user) with the row lock clause lock
+// ("" for none).
+func memberSelect(lock string) string {
+	return `SELECT ` + memberColumns + ` FROM workspace_members WHERE workspace_id = $1 AND user_id = $2 ` + lock
+}
+
 func (tx *Reader) requireMemberLocking(ctx context.Context, workspaceID string, actor Actor, lock string) (Member, error) {
 	if actor.TokenWorkspaceID != "" && actor.TokenWorkspaceID != workspaceID {
 		return Member{}, Forbidden("this token is bound to another workspace")
 	}
 	// The membership row first: a member is the common case and needs this one query (the row's
 	// foreign key vouches for the workspace). Only a miss asks whether the workspace exists.
-	m, err := scanMember(tx.queryRow(ctx, `SELECT `+memberColumns+` FROM workspace_members
-		WHERE workspace_id = $1 AND user_id = $2 `+lock, workspaceID, actor.UserID))
+	m, err := scanMember(tx.queryRow(ctx, memberSelect(lock), workspaceID, actor.UserID))
 	if err != nil {
 		if e := notFoundAs(err, "member"); e == err {
 			return Member{}, err
@@ -88,8 +96,7 @@ func (tx *Reader) requireMemberLocking(ctx context.Context, workspaceID string, 
 		return Member{}, Forbidden("you are not a member of this workspace")
 	}
 	if actor.OwnerUserID != "" {
-		owner, err := scanMember(tx.queryRow(ctx, `SELECT `+memberColumns+` FROM workspace_members
-			WHERE workspace_id = $1 AND user_id = $2 `+lock, workspaceID, actor.OwnerUserID))
+		owner, err := scanMember(tx.queryRow(ctx, memberSelect(lock), workspaceID, actor.OwnerUserID))
 		if e := notFoundAs(err, "member"); e != err {
 			return Member{}, Forbidden("this bot's owner is no longer a member of this workspace")
 		} else if err != nil {

@@ -43,9 +43,12 @@ func (tx *Tx) ChannelForRead(ctx context.Context, actor Actor, channelID string)
 	return tx.channelFor(ctx, actor, channelID, false)
 }
 
+// channelSelect reads one channel by id, the first statement of its guards.
+const channelSelect = `SELECT ` + channelColumns + ` FROM channels WHERE id = $1`
+
 // channelFor is ChannelForRead, locking the actor's membership when the caller will write.
 func (tx *Tx) channelFor(ctx context.Context, actor Actor, channelID string, write bool) (Channel, Member, error) {
-	c, err := scanChannel(tx.queryRow(ctx, `SELECT `+channelColumns+` FROM channels WHERE id = $1`, channelID))
+	c, err := scanChannel(tx.queryRow(ctx, channelSelect, channelID))
 	if err != nil {
 		return Channel{}, Member{}, notFoundAs(err, "channel")
 	}

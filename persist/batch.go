@@ -27,8 +27,9 @@ const batchMax = 48
 // others share).
 const batchTimeout = 30 * time.Second
 
-// batchSavepoint is the savepoint each request of a group runs under.
-const batchSavepoint = "SAVEPOINT natter_batch"
+// batchSavepoint is the savepoint each request of a group runs under; a request whose
+// statements the group sent with others' has its own, numbered (sendGroupAhead).
+const batchSavepoint = "natter_batch"
 
 type batchRequest struct {
 	ctx   context.Context
@@ -37,6 +38,12 @@ type batchRequest struct {
 	val   any
 	err   error
 	done  chan struct{}
+	// prepare, when set, says the statements fn will send ahead before it runs, so the group
+	// sends them with its other requests' (sendGroupAhead), and what fn must decide the same
+	// way (planned, handed to fn in Tx.planned); sent is what came back for it.
+	prepare func(tx *Tx) ([]aheadStatement, any)
+	planned any
+	sent    *sentAhead
 }
 
 // batchQueue is one key's queue; running says a goroutine is draining it.
@@ -66,11 +73,19 @@ func Batch[T any, PT interface {
 	*T
 	EventCarrier
 }](ctx context.Context, s *Store, key string, fn func(tx *Tx) (T, error)) (T, error) {
+	return batch[T, PT](ctx, s, key, fn, nil)
+}
+
+// batch is Batch with the request's prepare (see batchRequest).
+func batch[T any, PT interface {
+	*T
+	EventCarrier
+}](ctx context.Context, s *Store, key string, fn func(tx *Tx) (T, error), prepare func(tx *Tx) ([]aheadStatement, any)) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {
 		return zero, err
 	}
-	req := &batchRequest{ctx: ctx, done: make(chan struct{}),
+	req := &batchRequest{ctx: ctx, done: make(chan struct{}), prepare: prepare,
 		fn: func(tx *Tx) (any, error) {
 			v, err := fn(tx)
 			return &v, err
@@ -124,19 +139,19 @@ func (b *batcher) drain(s *Store, key string, q *batchQueue) {
 		group := q.pending[:n:n]
 		q.pending = q.pending[n:]
 		b.mu.Unlock()
-		s.runGroup(group)
+		s.runGroup(key, group)
 	}
 }
 
 // runGroup runs one group transaction and answers every request in it.
-func (s *Store) runGroup(group []*batchRequest) {
+func (s *Store) runGroup(key string, group []*batchRequest) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
 	var touched []string
 	var revoked []Revocation
 	var err error
 	for attempt := 1; ; attempt++ {
-		touched, revoked, err = s.tryGroup(ctx, group)
+		touched, revoked, err = s.tryGroup(ctx, key, group)
 		if err == nil || attempt == 5 || !retryable(err) {
 			break
 		}
@@ -158,40 +173,51 @@ func (s *Store) runGroup(group []*batchRequest) {
 	}
 }
 
-// tryGroup is one attempt at a group: every request under its savepoint, then the queued
-// events, then the commit. A request's own failure is its answer; a failure that may pass on a
+// tryGroup is one attempt at a group: every request under its savepoint, in arrival order (the
+// statements of consecutive requests that say them beforehand sent first, together, see
+// sendGroupAhead), then the queued events, then the commit. A request's own failure is its answer; a failure that may pass on a
 // retry (a deadlock, a serialization failure) fails the whole attempt, to be run again.
-func (s *Store) tryGroup(ctx context.Context, group []*batchRequest) (touched []string, revoked []Revocation, err error) {
+func (s *Store) tryGroup(ctx context.Context, key string, group []*batchRequest) (touched []string, revoked []Revocation, err error) {
 	ptx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = ptx.Rollback(context.WithoutCancel(ctx)) }()
 	tx := newTx(ptx, s.clock(), ctx)
+	tx.groupKey = key
 	for _, r := range group {
-		r.val, r.err = nil, nil
+		r.val, r.err, r.planned, r.sent = nil, nil, nil, nil
 	}
-	for _, r := range group {
-		if err := r.ctx.Err(); err != nil {
-			r.err = err
-			continue
+	covered := 0 // the requests before it went through sendGroupAhead
+	for i, r := range group {
+		if r.sent == nil {
+			// A request whose statements went ahead is the group's; any other is skipped when
+			// its caller has given up.
+			if err := r.ctx.Err(); err != nil {
+				r.err = err
+				continue
+			}
+			if i >= covered {
+				var n int
+				if covered, n, err = tx.sendGroupAhead(ctx, group, i); err != nil {
+					return nil, nil, err
+				}
+				if n > 1 {
+					s.aheadTogether.Add(int64(n))
+				}
+			}
 		}
-		mark := tx.mark()
-		tx.savepoint = batchSavepoint
-		v, err := r.fn(tx)
-		if err == nil {
-			r.val = v
-			continue
-		}
-		if retryable(err) {
+		onPath, err := s.runRequest(ctx, tx, r)
+		if err != nil {
 			return nil, nil, err
 		}
-		r.err = err
-		if mark.restore(tx) {
-			continue
-		}
-		if _, rerr := ptx.Exec(ctx, "ROLLBACK TO SAVEPOINT natter_batch"); rerr != nil {
-			return nil, nil, errors.Join(err, rerr)
+		if r.sent != nil && !onPath {
+			// Rolling it back to its savepoint undid the requests sent after it: they are sent
+			// again.
+			for _, later := range group[i+1 : max(covered, i+1)] {
+				later.sent, later.planned = nil, nil
+			}
+			covered = i + 1
 		}
 	}
 	cursors, err := tx.appendGroupEvents(ctx)
@@ -207,6 +233,57 @@ func (s *Store) tryGroup(ctx context.Context, group []*batchRequest) (touched []
 		}
 	}
 	return tx.touched, tx.revoked, nil
+}
+
+// runRequest runs one request of a group under its savepoint: answered from the statements sent
+// ahead for it when there are some, run again one statement at a time when it leaves them, rolled
+// back to its savepoint when it fails. onPath reports that it ended on the statements sent ahead
+// (or had none), so that what was sent after them stands; err is a failure of the whole group.
+func (s *Store) runRequest(ctx context.Context, tx *Tx, r *batchRequest) (onPath bool, err error) {
+	mark := tx.mark()
+	if r.sent != nil {
+		tx.savepoint, tx.savepointName, tx.ahead, tx.strict = "", r.sent.savepoint, r.sent.rows, true
+	} else {
+		tx.savepoint, tx.savepointName = "SAVEPOINT "+batchSavepoint, batchSavepoint
+	}
+	tx.planned, tx.sentAhead = r.planned, false
+	v, err := r.fn(tx)
+	if err == nil {
+		err = tx.leaveAhead()
+	}
+	if tx.sentAhead || r.sent != nil {
+		s.aheadSent.Add(1)
+	}
+	tx.ahead, tx.strict = nil, false
+	onPath = err == nil
+	if errors.Is(err, errAheadMissed) {
+		// The request left the path it sent ahead: undo it and run it again, one statement at
+		// a time, with what it decided before (its message id).
+		s.aheadMissed.Add(1)
+		mark.restore(tx)
+		if _, rerr := tx.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT "+tx.savepointName); rerr != nil {
+			return false, rerr
+		}
+		tx.savepoint, tx.savepointName, tx.noAhead, tx.planned = "SAVEPOINT "+batchSavepoint, batchSavepoint, true, r.planned
+		v, err = r.fn(tx)
+		tx.noAhead = false
+	}
+	tx.planned = nil
+	if err == nil {
+		r.val = v
+		return onPath, nil
+	}
+	if retryable(err) {
+		return false, err
+	}
+	r.err = err
+	if mark.restore(tx) {
+		return false, nil // it failed before its savepoint was sent: nothing to undo
+	}
+	if _, rerr := tx.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT "+tx.savepointName); rerr != nil {
+		return false, errors.Join(err, rerr)
+	}
+	return false, nil
 }
 
 // txMark is what a transaction had recorded before a request of its group ran, so the request's
@@ -236,11 +313,15 @@ func BatchInPlace[T any, PT interface {
 	*T
 	EventCarrier
 }](ctx context.Context, s *Store, p Place, fn func(tx *Tx) (T, error)) (T, error) {
-	table := "channels"
+	return Batch[T, PT](ctx, s, s.placeKey(ctx, p), fn)
+}
+
+// placeKey is the group key of a mutation of a channel or direct conversation.
+func (s *Store) placeKey(ctx context.Context, p Place) string {
 	if p.ChannelID == "" {
-		table = "dms"
+		return s.workspaceKey(ctx, "dms", p.ID())
 	}
-	return Batch[T, PT](ctx, s, s.workspaceKey(ctx, table, p.ID()), fn)
+	return s.workspaceKey(ctx, "channels", p.ID())
 }
 
 // BatchOnMessage is Batch for a mutation of a message (a reply to it, a reaction), grouped with

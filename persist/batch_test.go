@@ -3,6 +3,7 @@ package persist_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -131,8 +132,8 @@ func TestBatchGroupCommit(t *testing.T) {
 	require.Equal(t, []string{"first", "second", "third"}, bodies)
 }
 
-// TestBatchConcurrentPosters: many posters through the group commit at once, every post
-// answered with its own message, channel_seq 1..N without a gap and cursors dense.
+// TestBatchConcurrentPosters: many posters through the group commit at once (half of them
+// through BatchMessageCreate), every post answered with its own message, channel_seq 1..N without a gap and cursors dense.
 func TestBatchConcurrentPosters(t *testing.T) {
 	t.Parallel()
 	store := persisttest.NewStore(t)
@@ -150,9 +151,16 @@ func TestBatchConcurrentPosters(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				res, err := persist.BatchInPlace(ctx, store, place, func(tx *persist.Tx) (persist.MessageCreated, error) {
-					return tx.MessageCreate(ctx, persist.ActorFor(owner), place, persist.MessageCreateParams{Body: "hello"})
-				})
+				var res persist.MessageCreated
+				var err error
+				if p%2 == 0 { // half through the group's one round trip for its posts
+					res, err = persist.BatchMessageCreate(ctx, store, persist.ActorFor(owner), place,
+						persist.MessageCreateParams{Body: "hello", Nonce: fmt.Sprintf("n-%d-%d", p, i)})
+				} else {
+					res, err = persist.BatchInPlace(ctx, store, place, func(tx *persist.Tx) (persist.MessageCreated, error) {
+						return tx.MessageCreate(ctx, persist.ActorFor(owner), place, persist.MessageCreateParams{Body: "hello"})
+					})
+				}
 				if !assertNoError(t, err) {
 					return
 				}
@@ -209,11 +217,10 @@ func BenchmarkBatchMessageCreate(b *testing.B) {
 	store, actor, place, in := benchChannel(b)
 	ctx := context.Background()
 	b.ReportAllocs()
+	defer reportProcessCPU(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := persist.BatchInPlace(ctx, store, place, func(tx *persist.Tx) (persist.MessageCreated, error) {
-				return tx.MessageCreate(ctx, actor, place, in)
-			}); err != nil {
+			if _, err := persist.BatchMessageCreate(ctx, store, actor, place, in); err != nil {
 				b.Error(err)
 				return
 			}
@@ -315,4 +322,71 @@ func TestBatchAnswersCarryLoggedCursors(t *testing.T) {
 	}
 	require.Equal(t, 8*4*3, n)
 	require.Len(t, events, n)
+}
+
+// TestBatchCancelledBeforeItsTurn: a request whose caller gives up while it waits for its group
+// is skipped and answered with its caller's error; the group's other requests commit and the
+// channel's sequence has no gap where it would have been.
+func TestBatchCancelledBeforeItsTurn(t *testing.T) {
+	t.Parallel()
+	for _, together := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sent together %v", together), func(t *testing.T) {
+			t.Parallel()
+			testCancelledBeforeItsTurn(t, together)
+		})
+	}
+}
+
+func testCancelledBeforeItsTurn(t *testing.T, together bool) {
+	store := persisttest.NewStore(t)
+	ctx := context.Background()
+	owner := persisttest.User(t, store, nil)
+	w := persisttest.Workspace(t, store, owner.ID)
+	actor := persist.ActorFor(owner)
+	ch := persisttest.Channel(t, store, actor, w.ID, "general")
+	place := persist.Place{ChannelID: ch.ID}
+	post := func(ctx context.Context, body string) batchOutcome {
+		if together {
+			res, err := persist.BatchMessageCreate(ctx, store, actor, place, persist.MessageCreateParams{Body: body})
+			return batchOutcome{res, err}
+		}
+		res, err := persist.BatchInPlace(ctx, store, place, func(tx *persist.Tx) (persist.MessageCreated, error) {
+			return tx.MessageCreate(ctx, actor, place, persist.MessageCreateParams{Body: body})
+		})
+		return batchOutcome{res, err}
+	}
+	gate, started := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	out := make([]batchOutcome, 4)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		res, err := persist.BatchInPlace(ctx, store, place, func(tx *persist.Tx) (persist.MessageCreated, error) {
+			res, err := tx.MessageCreate(ctx, actor, place, persist.MessageCreateParams{Body: "holds the group"})
+			close(started)
+			<-gate
+			return res, err
+		})
+		out[0] = batchOutcome{res, err}
+	}()
+	<-started
+	gone, giveUp := context.WithCancel(ctx)
+	for i, c := range []context.Context{ctx, gone, ctx} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i+1] = post(c, []string{"before", "gave up", "after"}[i])
+		}()
+		require.Eventually(t, func() bool { return persist.BatchPending(store, w.ID) == i+1 }, 10*time.Second, time.Millisecond)
+	}
+	giveUp()
+	close(gate)
+	wg.Wait()
+	require.NoError(t, out[0].err)
+	require.NoError(t, out[1].err)
+	require.ErrorIs(t, out[2].err, context.Canceled)
+	require.NoError(t, out[3].err)
+	require.Equal(t, []int64{1, 2, 3},
+		[]int64{*out[0].res.Message.ChannelSeq, *out[1].res.Message.ChannelSeq, *out[3].res.Message.ChannelSeq})
+	require.Equal(t, out[1].res.Event.Cursor+1, out[3].res.Event.Cursor)
 }

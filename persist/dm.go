@@ -67,14 +67,18 @@ func (tx *Tx) DMForWrite(ctx context.Context, actor Actor, dmID string) (DM, Mem
 	return d, m, nil
 }
 
+// dmSelect reads a direct conversation ($1) and whether a user ($2) is among its members, the
+// first statement of its guards.
+const dmSelect = `SELECT ` + dmColumns + `,
+	EXISTS (SELECT 1 FROM dm_members dm WHERE dm.dm_id = d.id AND dm.user_id = $2)
+	FROM dms d WHERE d.id = $1`
+
 // dmFor finds a conversation the actor belongs to; write locks the actor's membership for the
 // caller's write.
 func (tx *Tx) dmFor(ctx context.Context, actor Actor, dmID, scope string, write bool) (DM, Member, error) {
 	var d DM
 	var in bool
-	err := tx.queryRow(ctx, `SELECT `+dmColumns+`,
-			EXISTS (SELECT 1 FROM dm_members dm WHERE dm.dm_id = d.id AND dm.user_id = $2)
-		FROM dms d WHERE d.id = $1`, dmID, actor.UserID).Scan(append(dmDest(&d), &in)...)
+	err := tx.queryRow(ctx, dmSelect, dmID, actor.UserID).Scan(append(dmDest(&d), &in)...)
 	if err != nil {
 		return DM{}, Member{}, notFoundAs(err, "direct conversation")
 	}

@@ -10,3 +10,9 @@ func BatchPending(s *Store, key string) int {
 	}
 	return 0
 }
+
+// AheadStats is how many group requests sent statements ahead, how many of them left that path
+// and were run again, and how many were sent in one round trip with others.
+func AheadStats(s *Store) (sent, missed, together int64) {
+	return s.aheadSent.Load(), s.aheadMissed.Load(), s.aheadTogether.Load()
+}

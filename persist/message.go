@@ -232,14 +232,24 @@ func (m *MessageCreated) EachEvent(place func(*Event)) {
 // without uploads:write), rate_limited (guest budget), conflict (nonce reused for another
 // message), message_deleted (quoted message).
 func (tx *Tx) MessageCreate(ctx context.Context, actor Actor, p Place, in MessageCreateParams) (MessageCreated, error) {
-	kind, err := messageKind(actor, in.Kind)
+	post, err := newMessagePost(tx.now, actor, p, in)
 	if err != nil {
 		return MessageCreated{}, err
 	}
-	if err := validateMessageInput(in.Body, in.Nonce); err != nil {
-		return MessageCreated{}, err
+	// A group that sent this post's statements with its other posts' (BatchMessageCreate) gave
+	// the message its id then.
+	if pre, ok := tx.planned.(messagePost); ok && pre.sameAs(post) {
+		post.id = pre.id
 	}
-	digest := nonceDigest(p, "", in.Body, in.QuotedMessageID, kind, in.UploadID)
+	tx.planned = nil
+	if tx.mayGoAhead() {
+		if path := post.path(tx, tx.groupKey); path != nil {
+			if err := tx.sendAhead(ctx, path); err != nil {
+				return MessageCreated{}, err
+			}
+		}
+	}
+	digest := post.digest
 	if orig, ok, err := tx.nonceReplay(ctx, actor, in.Nonce, digest); ok || err != nil {
 		return MessageCreated{Message: orig, Replayed: true}, err
 	}
@@ -256,16 +266,7 @@ func (tx *Tx) MessageCreate(ctx context.Context, actor Actor, p Place, in Messag
 	if err := tx.quoteCheck(ctx, actor, st.WorkspaceID, in.QuotedMessageID); err != nil {
 		return MessageCreated{}, err
 	}
-	// The sequence comes from the place's counter row, locked until commit: gapless, and in
-	// commit order within the place.
-	counter := `UPDATE channels SET last_seq = last_seq + 1 WHERE id = $1 AND workspace_id = $3 RETURNING last_seq AS seq`
-	if p.DMID != "" {
-		counter = `UPDATE dms SET last_seq = last_seq + 1, last_activity_at = $15 WHERE id = $1 AND workspace_id = $3 RETURNING last_seq AS seq`
-	}
-	id := NewID(PrefixMessage, tx.now)
-	m, err := tx.messageInsert(ctx, counter, p.ID(), messageRow{id: id, routeID: RouteID("M", id),
-		workspaceID: st.WorkspaceID, place: p, authorID: actor.UserID, threadRootID: id, kind: kind,
-		body: in.Body, quotedID: in.QuotedMessageID, nonce: in.Nonce, digest: digest})
+	m, err := tx.messageInsert(ctx, post.counter(), p.ID(), post.row(st.WorkspaceID))
 	if err != nil {
 		return MessageCreated{}, err
 	}
@@ -341,14 +342,101 @@ func nonceDigest(p Place, parentID, body, quotedID, kind, uploadID string) []byt
 // that commits, fails with an error the store retries (see retryable), and the retry finds the
 // original here. Codes: conflict (the nonce was used for another message), those of the read
 // guards.
+// messagePost is what a create decides before its first statement: its kind, its nonce
+// fingerprint and the new message's id.
+type messagePost struct {
+	actor  Actor
+	place  Place
+	in     MessageCreateParams
+	kind   string
+	digest []byte
+	id     string
+}
+
+// newMessagePost checks a create's input and gives its message an id. Codes: invalid_request,
+// forbidden (agent kinds).
+func newMessagePost(now time.Time, actor Actor, p Place, in MessageCreateParams) (messagePost, error) {
+	kind, err := messageKind(actor, in.Kind)
+	if err != nil {
+		return messagePost{}, err
+	}
+	if err := validateMessageInput(in.Body, in.Nonce); err != nil {
+		return messagePost{}, err
+	}
+	return messagePost{actor: actor, place: p, in: in, kind: kind,
+		digest: nonceDigest(p, "", in.Body, in.QuotedMessageID, kind, in.UploadID), id: NewID(PrefixMessage, now)}, nil
+}
+
+// sameAs reports whether two posts are the same create (the id aside).
+func (m messagePost) sameAs(o messagePost) bool {
+	return m.actor.UserID == o.actor.UserID && m.in.Nonce == o.in.Nonce && bytes.Equal(m.digest, o.digest)
+}
+
+// counter is the statement that takes the place's next sequence: the counter row, locked until
+// commit, so the sequence is gapless and in commit order within the place.
+func (m messagePost) counter() string {
+	if m.place.DMID != "" {
+		return `UPDATE dms SET last_seq = last_seq + 1, last_activity_at = $15 WHERE id = $1 AND workspace_id = $3 RETURNING last_seq AS seq`
+	}
+	return `UPDATE channels SET last_seq = last_seq + 1 WHERE id = $1 AND workspace_id = $3 RETURNING last_seq AS seq`
+}
+
+func (m messagePost) row(workspaceID string) messageRow {
+	return messageRow{id: m.id, routeID: RouteID("M", m.id), workspaceID: workspaceID, place: m.place,
+		authorID: m.actor.UserID, threadRootID: m.id, kind: m.kind, body: m.in.Body, quotedID: m.in.QuotedMessageID,
+		nonce: m.in.Nonce, digest: m.digest}
+}
+
+// path is what the create sends ahead (see sendAhead) in workspace ws when its guards admit it:
+// the nonce look-up, the channel or direct conversation, the membership rows, the insert. A post
+// that links an upload or quotes a message has none: it runs one statement at a time.
+func (m messagePost) path(tx *Tx, ws string) []aheadStatement {
+	if m.in.UploadID != "" || m.in.QuotedMessageID != "" {
+		return nil
+	}
+	var ahead []aheadStatement
+	if m.in.Nonce != "" {
+		ahead = append(ahead, aheadStatement{sql: nonceSelect, args: []any{m.actor.UserID, m.in.Nonce}})
+	}
+	place := aheadStatement{sql: channelSelect, args: []any{m.place.ChannelID}}
+	if m.place.DMID != "" {
+		place = aheadStatement{sql: dmSelect, args: []any{m.place.DMID, m.actor.UserID}}
+	}
+	ahead = append(ahead, place, aheadStatement{sql: memberSelect(memberShare), args: []any{ws, m.actor.UserID}})
+	if m.actor.OwnerUserID != "" {
+		ahead = append(ahead, aheadStatement{sql: memberSelect(memberShare), args: []any{ws, m.actor.OwnerUserID}})
+	}
+	sql, args := tx.messageInsertStatement(m.counter(), m.place.ID(), m.row(ws))
+	return append(ahead, aheadStatement{sql: sql, args: args, write: true})
+}
+
+// BatchMessageCreate is MessageCreate in the group commit of the place's workspace. The group
+// sends the statements of its posts together, in one round trip, before any of them runs.
+func BatchMessageCreate(ctx context.Context, s *Store, actor Actor, p Place, in MessageCreateParams) (MessageCreated, error) {
+	prepare := func(tx *Tx) ([]aheadStatement, any) {
+		post, err := newMessagePost(tx.now, actor, p, in)
+		if err != nil {
+			return nil, nil // refused when it runs
+		}
+		if path := post.path(tx, tx.groupKey); path != nil {
+			return path, post
+		}
+		return nil, nil
+	}
+	return batch[MessageCreated](ctx, s, s.placeKey(ctx, p), func(tx *Tx) (MessageCreated, error) {
+		return tx.MessageCreate(ctx, actor, p, in)
+	}, prepare)
+}
+
+const nonceSelect = `SELECT id, nonce_digest FROM messages WHERE author_id = $1 AND nonce = $2`
+
 func (tx *Tx) nonceReplay(ctx context.Context, actor Actor, nonce string, digest []byte) (orig Message, ok bool, err error) {
 	if nonce == "" {
 		return Message{}, false, nil
 	}
 	var id string
 	var stored []byte
-	err = tx.queryRow(ctx, `SELECT id, nonce_digest FROM messages WHERE author_id = $1 AND nonce = $2`,
-		actor.UserID, nonce).Scan(&id, &stored)
+	err = tx.queryRow(ctx, nonceSelect, actor.UserID, nonce).Scan(&id, &stored)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Message{}, false, nil
 	}
@@ -400,7 +488,13 @@ type messageRow struct {
 // place's counter update for roots, a literal for replies; its $1 is counterArg and it may use
 // the insert's parameters ($3 workspace, $15 now).
 func (tx *Tx) messageInsert(ctx context.Context, counter string, counterArg any, r messageRow) (Message, error) {
-	return scanMessage(tx.queryRow(ctx, `WITH counter AS (`+counter+`),
+	sql, args := tx.messageInsertStatement(counter, counterArg, r)
+	return scanMessage(tx.queryRow(ctx, sql, args...))
+}
+
+// messageInsertStatement is the statement of messageInsert.
+func (tx *Tx) messageInsertStatement(counter string, counterArg any, r messageRow) (string, []any) {
+	return `WITH counter AS (` + counter + `),
 		m AS (
 			INSERT INTO messages (id, route_id, workspace_id, channel_id, dm_id, author_id, parent_message_id,
 				thread_root_id, channel_seq, thread_seq, kind, body, quoted_message_id, nonce, nonce_digest, created_at)
@@ -409,10 +503,10 @@ func (tx *Tx) messageInsert(ctx context.Context, counter string, counterArg any,
 				$10, $11, nullif($12, ''), nullif($13, ''), $14, $15
 			FROM counter
 			RETURNING *)
-		SELECT `+messageColumns+` FROM m JOIN users u ON u.id = m.author_id
+		SELECT ` + messageColumns + ` FROM m JOIN users u ON u.id = m.author_id
 			LEFT JOIN thread_states ts ON ts.root_message_id = m.id`,
-		counterArg, r.id, r.workspaceID, r.routeID, r.place.ChannelID, r.place.DMID, r.authorID, r.parentID,
-		r.threadRootID, r.kind, r.body, r.quotedID, r.nonce, nullDigest(r.digest, r.nonce), tx.now))
+		[]any{counterArg, r.id, r.workspaceID, r.routeID, r.place.ChannelID, r.place.DMID, r.authorID, r.parentID,
+			r.threadRootID, r.kind, r.body, r.quotedID, r.nonce, nullDigest(r.digest, r.nonce), tx.now}
 }
 
 func nullDigest(d []byte, nonce string) []byte {

@@ -162,6 +162,7 @@ func BenchmarkMessageCreateParallel(b *testing.B) {
 	store, actor, place, in := benchChannel(b)
 	ctx := context.Background()
 	b.ReportAllocs()
+	defer reportProcessCPU(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if _, err := createMessage(ctx, store, actor, place, in); err != nil {

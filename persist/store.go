@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,6 +46,10 @@ type Store struct {
 	revoked    func([]Revocation)
 	batches    batcher
 	workspaces workspaceCache // see workspaceKey
+	// aheadSent and aheadMissed count the group requests that sent statements ahead, and those
+	// of them that left that path and were run again (see sendAhead); aheadTogether the requests
+	// sent in one round trip with others (sendGroupAhead).
+	aheadSent, aheadMissed, aheadTogether atomic.Int64
 }
 
 // Open connects and checks the connection. It does not migrate; call Migrate.
@@ -141,6 +146,19 @@ type Tx struct {
 	// of the next one (see Batch).
 	batch     context.Context
 	savepoint string
+	// groupKey is the group's key (the workspace); ahead is what is left of the statements the
+	// running request sent ahead, and noAhead says the request is run again without (see
+	// sendAhead).
+	groupKey  string
+	ahead     []*aheadRow
+	noAhead   bool
+	sentAhead bool
+	// savepointName is the running request's savepoint; strict says its statements were sent
+	// with later requests' (any statement not sent ahead leaves the path); planned is what it
+	// decided when they were (see sendGroupAhead).
+	savepointName string
+	strict        bool
+	planned       any
 }
 
 // WithTx runs fn in a transaction and commits when fn returns nil. fn must do no network I/O
@@ -244,6 +262,9 @@ func retryable(err error) bool {
 // Tx has exec.
 func (tx *Tx) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	ctx = tx.ctxFor(ctx)
+	if err := tx.offPath(); err != nil {
+		return pgconn.CommandTag{}, err
+	}
 	if tx.savepoint == "" {
 		return tx.tx.Exec(ctx, sql, args...)
 	}
@@ -273,6 +294,9 @@ type txStatements struct{ tx *Tx }
 func (s txStatements) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	tx := s.tx
 	ctx = tx.ctxFor(ctx)
+	if err := tx.offPath(); err != nil {
+		return nil, err
+	}
 	if tx.savepoint != "" {
 		// Rows outlive this call, so the savepoint goes on its own rather than in a batch
 		// whose results the caller would have to close.
@@ -288,6 +312,12 @@ func (s txStatements) Query(ctx context.Context, sql string, args ...any) (pgx.R
 func (s txStatements) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	tx := s.tx
 	ctx = tx.ctxFor(ctx)
+	if r, ok := tx.takeAhead(sql, args); ok {
+		return r
+	}
+	if err := tx.offPath(); err != nil {
+		return failedRow{err}
+	}
 	if tx.savepoint == "" {
 		return tx.tx.QueryRow(ctx, sql, args...)
 	}

@@ -3,7 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/natterchat/natter/persist"
 )
@@ -14,8 +17,9 @@ const retryAfterOutage = "5"
 
 // writeError is the only writer of error responses: a *persist.Error answers with the status of
 // its code (statusFor), its code and its message; a database that cannot be reached is a 503
-// unavailable with Retry-After; anything else is a 500 with a fixed sentence, its cause logged
-// once with the correlation id. Database and internal text never reach the client.
+// unavailable with Retry-After, logged by outageLog; anything else is a 500 with a fixed
+// sentence, its cause logged once with the correlation id. Database and internal text never
+// reach the client.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := persist.ErrorOf(err)
 	if !ok && persist.Unreachable(err) { // one that did not pass through the store's translation
@@ -27,7 +31,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Set("Retry-After", retryAfterOutage)
 		}
 		status := statusFor(e.Code)
-		if status >= 500 && status != http.StatusNotImplemented { // 501 is a setting, not a failure
+		if e.Code == persist.CodeUnavailable && persist.Unreachable(e.Err) {
+			s.outage.refused(s.logger, err)
+		} else if status >= 500 && status != http.StatusNotImplemented { // 501 is a setting, not a failure
 			s.logger.Error("request failed", "correlation_id", correlationID(r.Context()), "code", e.Code, "error", err)
 		}
 		writeJSON(w, status, errorBody{Error: e.Message, Code: e.Code})
@@ -40,6 +46,34 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	s.logger.Error("request failed", "correlation_id", correlationID(r.Context()), "error", err)
 	writeJSON(w, http.StatusInternalServerError, errorBody{Error: "something went wrong on our side; it has been logged", Code: persist.CodeInternal})
+}
+
+// outageLogEvery is how often a database outage is logged: while the database cannot be
+// reached every request is refused within milliseconds and clients retry, so a line per refusal
+// would flood the log with thousands of copies of one fact.
+const outageLogEvery = 10 * time.Second
+
+// outageLog logs the refusals of a database outage at warn level: the first at once, then at
+// most one line per outageLogEvery, each with the number of requests refused since the last.
+type outageLog struct {
+	mu    sync.Mutex
+	last  time.Time
+	count int
+}
+
+func (o *outageLog) refused(logger *slog.Logger, err error) {
+	o.mu.Lock()
+	o.count++
+	now := time.Now()
+	if !o.last.IsZero() && now.Sub(o.last) < outageLogEvery {
+		o.mu.Unlock()
+		return
+	}
+	n := o.count
+	o.last, o.count = now, 0
+	o.mu.Unlock()
+	logger.Warn("the database is unavailable; requests are answered 503", "refused", n,
+		"next_line_within", outageLogEvery.String(), "error", err)
 }
 
 type errorBody struct {

@@ -129,10 +129,8 @@ func (s *Server) messageCreate(w http.ResponseWriter, r *http.Request, p persist
 		return
 	}
 	ctx := r.Context()
-	res, err := persist.BatchInPlace(ctx, s.store, p, func(tx *persist.Tx) (persist.MessageCreated, error) {
-		return tx.MessageCreate(ctx, callerOf(ctx).Actor(), p, persist.MessageCreateParams{Body: req.Body,
-			QuotedMessageID: req.QuotedMessageID, Nonce: req.Nonce, UploadID: req.UploadID, Kind: req.Kind})
-	})
+	res, err := persist.BatchMessageCreate(ctx, s.store, callerOf(ctx).Actor(), p, persist.MessageCreateParams{Body: req.Body,
+		QuotedMessageID: req.QuotedMessageID, Nonce: req.Nonce, UploadID: req.UploadID, Kind: req.Kind})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -141,7 +139,7 @@ func (s *Server) messageCreate(w http.ResponseWriter, r *http.Request, p persist
 		writeJSON(w, http.StatusOK, map[string]any{"message": res.Message})
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"message": res.Message, "event": res.Event})
+	writeJSON(w, http.StatusCreated, messageAndEvent(res.Message, res.Event))
 }
 
 // handleMessageGet serves GET /api/messages/{message_id}.

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"encoding/json"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -65,4 +67,25 @@ func TestParseThreadWindow(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got.Limit, query)
 	}
+}
+
+// TestMessageAndEventEncoding: the create answer encoded once is byte for byte what encoding
+// the object {"message", "event"} gives, markup and non-ASCII text included.
+func TestMessageAndEventEncoding(t *testing.T) {
+	t.Parallel()
+	seq := int64(7)
+	at := time.Date(2026, 11, 26, 9, 30, 0, 123456000, time.UTC)
+	m := persist.Message{ID: "msg_1", WorkspaceID: "wsp_1", ChannelID: "chn_1", AuthorID: "usr_1",
+		Author: persist.PublicUser{ID: "usr_1"}, ThreadRootID: "msg_1", ChannelSeq: &seq,
+		Body: "<b>bold</b> & \u2028 naïve \"quoted\"", BodyFormat: "markdown", Kind: "message", CreatedAt: at,
+		Nonce: "n-1", Reactions: []persist.ReactionSummary{}, Attachments: []persist.Upload{}}
+	payload, err := json.Marshal(map[string]any{"message": m, "nonce": "n-1"})
+	require.NoError(t, err)
+	ev := persist.Event{ID: "evt_1", WorkspaceID: "wsp_1", Cursor: 42, Type: "message.created", ChannelID: "chn_1",
+		MessageID: "msg_1", Seq: &seq, ActorID: "usr_1", CreatedAt: at, Payload: payload}
+	want, err := json.Marshal(map[string]any{"message": m, "event": ev})
+	require.NoError(t, err)
+	got, ok := messageAndEvent(m, ev).(encodedJSON)
+	require.True(t, ok)
+	require.Equal(t, string(want), string(got))
 }

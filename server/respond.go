@@ -15,9 +15,35 @@ import (
 // maxJSONBody is the size limit of every JSON request body (uploads have their own).
 const maxJSONBody = 1 << 20
 
+// encodedJSON is an answer already encoded, which writeJSON writes as it is: encoding/json
+// would check and compact again the output of every MarshalJSON inside it.
+type encodedJSON []byte
+
+// messageAndEvent is the answer {"event", "message"} of a create, encoded once: the event's
+// payload (which holds the message) is written as the event was encoded, not checked again.
+func messageAndEvent(m persist.Message, ev persist.Event) any {
+	msg, err := json.Marshal(m)
+	if err != nil {
+		return map[string]any{"message": m, "event": ev}
+	}
+	event, err := ev.MarshalJSON()
+	if err != nil {
+		return map[string]any{"message": m, "event": ev}
+	}
+	out := make(encodedJSON, 0, len(msg)+len(event)+24)
+	out = append(append(append(out, `{"event":`...), event...), `,"message":`...)
+	return append(append(out, msg...), '}')
+}
+
 // writeJSON is the one writer of successful JSON responses.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
+	var body []byte
+	var err error
+	if raw, ok := v.(encodedJSON); ok {
+		body = raw
+	} else {
+		body, err = json.Marshal(v)
+	}
 	if err != nil {
 		// Our own types always marshal; reaching this is a programming error.
 		status = http.StatusInternalServerError

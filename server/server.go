@@ -124,6 +124,7 @@ type Server struct {
 	web         *web.Handler // the browser client, served at every path outside /api
 	// devFallback is the development fallback's user, for WebSocket upgrades (access.go).
 	devFallback atomic.Pointer[devFallbackEntry]
+	outage      outageLog // refusals during a database outage (server/error.go)
 }
 
 // New validates cfg and builds the router.

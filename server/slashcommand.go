@@ -207,5 +207,5 @@ func (s *Server) handleMattermostHook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"message": res.Message, "event": res.Event})
+	writeJSON(w, http.StatusCreated, messageAndEvent(res.Message, res.Event))
 }
