@@ -210,6 +210,11 @@ func TestSocketTooSlow(t *testing.T) {
 	for i := 0; i < n; i++ {
 		b.add(t, persist.EventInput{ChannelID: b.general, Payload: big})
 	}
+	// Nothing is read until the server has given up on the socket: a reader that started at once
+	// could keep up with the relay's pace and never fill the queue.
+	require.Eventually(t, func() bool {
+		return strings.Contains(string(b.h.Get(t, "/metrics", "").Body), `natter_realtime_closes_total{code="1013"} 1`)
+	}, 20*time.Second, 20*time.Millisecond, "the socket that reads nothing is closed with 1013")
 	last := 3
 	for {
 		f, ok := s.ReadFrame(t)
@@ -221,8 +226,6 @@ func TestSocketTooSlow(t *testing.T) {
 		}
 	}
 	require.Less(t, last, n+3, "the slow socket was cut off")
-	metrics := b.h.Get(t, "/metrics", "")
-	require.Contains(t, string(metrics.Body), `natter_realtime_closes_total{code="1013"} 1`)
 	again := b.dial(t, b.owner.Token, strconv.Itoa(last))
 	require.Equal(t, seq(last+1, n+3), readCursors(t, again, n+3-last))
 }
