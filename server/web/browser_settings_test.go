@@ -162,6 +162,26 @@ func (w worker) deliver(t *testing.T, p push.Payload) {
 	}
 }
 
+// deliverUntil delivers p until the page sees what shown says. The DevTools command stands in
+// for the push service and is answered before the worker has the message: under load one was
+// seen lost (the worker being started again). The notification's tag makes a second delivery of
+// the same message replace the first, as a push service's retry does.
+func (w worker) deliverUntil(t *testing.T, p push.Payload, shown string) {
+	t.Helper()
+	for try := 1; ; try++ {
+		w.deliver(t, p)
+		ctx, cancel := context.WithTimeout(w.tab, 5*time.Second)
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](shown, chromedp.WithPollingInterval(50*time.Millisecond)))
+		cancel()
+		if err == nil {
+			return
+		}
+		if try == 4 {
+			t.Fatalf("the notification of %s never showed: %v", p.Tag, err)
+		}
+	}
+}
+
 // click stands in for a click on the notification of tag. Headless Chromium cannot click a
 // notification: the worker's notificationclick handler calls openMessage with the
 // notification's data, so the test calls it, in the worker, with the same data. With a page
@@ -310,10 +330,9 @@ func TestBrowserPushAndSettings(t *testing.T) {
 		do(t, tab, "go to #random", chromedp.Navigate(e.URL+"/"+ws.Workspace.RouteID+"/"+random.RouteID))
 		waitFor(t, tab, "#random", `document.querySelector('.conv-header h1')?.textContent === 'random'`)
 		w := workerOf(t, tab, e.URL)
-		w.deliver(t, pushed.Payload)
 		want := fmt.Sprintf(`{"title":"Ben Okafor in #general","body":"Lunch at noon?","tag":%q,"data":{"url":%q,"message":%q,"user_id":%q}}`,
 			pushed.Payload.Tag, pushed.Payload.URL, pushed.Payload.Tag, ana.user.ID)
-		waitFor(t, tab, "the notification", notification(pushed.Payload.Tag)+`.then(s => s === '`+want+`')`)
+		w.deliverUntil(t, pushed.Payload, notification(pushed.Payload.Tag)+`.then(s => s === '`+want+`')`)
 		w.click(t, pushed.Payload.Tag)
 		waitFor(t, tab, "the message opened", `window.notReloaded && document.querySelector('.conv-header h1')?.textContent === 'general' && document.querySelector('.list .msg[data-id="`+pushed.Payload.Tag+`"]')`)
 		// Without an open page the worker opens one at the conversation with the message in the
@@ -338,8 +357,7 @@ func TestBrowserPushAndSettings(t *testing.T) {
 		do(t, tab, "go to #random", chromedp.Navigate(e.URL+"/"+ws.Workspace.RouteID+"/"+random.RouteID))
 		waitFor(t, tab, "#random", `document.querySelector('.conv-header h1')?.textContent === 'random'`)
 		w := workerOf(t, tab, e.URL)
-		w.deliver(t, got.Payload)
-		waitFor(t, tab, "the notification", notification(got.Payload.Tag))
+		w.deliverUntil(t, got.Payload, notification(got.Payload.Tag))
 		w.click(t, got.Payload.Tag)
 		waitFor(t, tab, "the thread opened", `window.notReloaded && document.querySelector('#panel-title')?.textContent === 'Thread' && document.querySelector('.panel .msg[data-id="`+reply.Message.ID+`"]') && document.querySelector('.conv-header h1')?.textContent === 'general'`)
 	})
@@ -347,8 +365,8 @@ func TestBrowserPushAndSettings(t *testing.T) {
 	t.Run("WorkerKeepsToThisOrigin", func(t *testing.T) {
 		// A payload naming another site (the server never sends one) leads to the client's root.
 		w := workerOf(t, tab, e.URL)
-		w.deliver(t, push.Payload{UserID: ana.user.ID, Title: "<b>Eve</b>", Body: "x", Tag: "msg_hostile", URL: "https://evil.example/steal"})
-		waitFor(t, tab, "the notification", notification("msg_hostile")+`.then(s => s && JSON.parse(s).data.url === '/' && JSON.parse(s).title === '<b>Eve</b>')`)
+		w.deliverUntil(t, push.Payload{UserID: ana.user.ID, Title: "<b>Eve</b>", Body: "x", Tag: "msg_hostile", URL: "https://evil.example/steal"},
+			notification("msg_hostile")+`.then(s => s && JSON.parse(s).data.url === '/' && JSON.parse(s).title === '<b>Eve</b>')`)
 	})
 
 	t.Run("StaleDeviceRegistersAgain", func(t *testing.T) {
