@@ -47,6 +47,7 @@ type env struct {
 	addr    string
 	URL     string
 	dbURL   string // for seeding long histories in benchmarks
+	version string // the web bundle's version the server reports; "" is the default
 	stop    func()
 }
 
@@ -83,7 +84,7 @@ func (e *env) start(t testing.TB, ln net.Listener) {
 		t.Fatalf("realtime: %v", err)
 	}
 	srv, err := server.New(server.Config{Store: e.store, Logger: logger, Realtime: hub, Uploads: e.uploads, DevAuth: true,
-		ShutdownTimeout: time.Second})
+		ShutdownTimeout: time.Second, WebVersion: e.version})
 	if err != nil {
 		t.Fatalf("server: %v", err)
 	}

@@ -206,22 +206,28 @@ export async function jumpToLatest(view) {
 }
 
 let readTimer = null;
+let readView = null;
 // markRead records the newest message seen: at once when a place opens, then at most every
-// 500 ms while messages arrive.
+// 500 ms while messages arrive. Leaving a place records its pending read first, so moving on
+// quickly (Alt+↓) does not leave it unread.
 export function markRead(view, delay = 500) {
   clearTimeout(readTimer);
-  readTimer = setTimeout(async () => {
-    const c = conv(view.id);
-    const place = state.channels.get(view.id) || state.dms.get(view.id);
-    if (!place || c.hasNewer || !c.ids.length) return;
-    const seq = state.messages.get(c.ids[c.ids.length - 1]).channel_seq;
-    if (!seq || (place.last_read_seq >= seq && !place.unread_count)) return;
-    place.last_read_seq = seq;
-    place.unread_count = 0;
-    state.mentions.delete(view.id);
-    touch('sidebar');
-    await api.post(`${placePath(view)}/read`, { seq }).catch(() => {});
-  }, delay);
+  if (readView && readView.id !== view.id) recordRead(readView);
+  readView = view;
+  readTimer = setTimeout(() => { readView = null; recordRead(view); }, delay);
+}
+
+async function recordRead(view) {
+  const c = conv(view.id);
+  const place = state.channels.get(view.id) || state.dms.get(view.id);
+  if (!place || c.hasNewer || !c.ids.length) return;
+  const seq = state.messages.get(c.ids[c.ids.length - 1]).channel_seq;
+  if (!seq || (place.last_read_seq >= seq && !place.unread_count)) return;
+  place.last_read_seq = seq;
+  place.unread_count = 0;
+  state.mentions.delete(view.id);
+  touch('sidebar');
+  await api.post(`${placePath(view)}/read`, { seq }).catch(() => {});
 }
 
 export { send, retry, sendReply } from './send.js';

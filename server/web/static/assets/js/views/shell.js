@@ -10,6 +10,7 @@ import { Composer } from './composer.js';
 import { Panel } from './panel.js';
 import { renderProgress } from './progress.js';
 import { panelWants } from './registry.js';
+import { openSwitcher } from './switcher.js';
 import '../features.js';
 
 export function mountShell(root) {
@@ -84,7 +85,7 @@ function renderTyping(el) {
 }
 
 function shortcuts(e, sidebar) {
-  if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); sidebar.focusFilter(); return; }
+  if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); openSwitcher(); return; }
   if (e.altKey && (e.key === 'ArrowUp' || e.key === 'ArrowDown')) { e.preventDefault(); sidebar.step(e.key === 'ArrowUp' ? -1 : 1, e.shiftKey); return; }
   if (e.key === 'Escape') {
     if (state.panel) { actions.openPanel(null); return; }
