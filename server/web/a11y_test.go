@@ -26,8 +26,8 @@ var (
 )
 
 // axeScript returns axe-core's browser build: the file named by NATTER_AXE, else the one in
-// $HOME/.cache/natter-axe (installing it there with npm when it is missing). "" with a reason
-// when neither npm nor the file is at hand.
+// $HOME/.cache/natter-axe (installing axeVersion there with npm when it is missing or another
+// version). An error says why when neither npm nor the file is at hand.
 func axeScript() (string, error) {
 	axeOnce.Do(func() {
 		path := os.Getenv("NATTER_AXE")
@@ -39,7 +39,10 @@ func axeScript() (string, error) {
 			}
 			prefix := filepath.Join(home, ".cache", "natter-axe")
 			path = filepath.Join(prefix, "node_modules", "axe-core", "axe.min.js")
-			if _, err := os.Stat(path); err != nil {
+			var pkg struct{ Version string }
+			raw, _ := os.ReadFile(filepath.Join(prefix, "node_modules", "axe-core", "package.json"))
+			_ = json.Unmarshal(raw, &pkg)
+			if _, err := os.Stat(path); err != nil || pkg.Version != axeVersion {
 				npm, err := exec.LookPath("npm")
 				if err != nil {
 					axeErr = fmt.Errorf("axe-core is not in %s and npm is not installed to fetch it (or set NATTER_AXE to axe.min.js)", prefix)
