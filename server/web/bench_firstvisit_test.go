@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/natterchat/natter/persist"
 )
 
@@ -24,4 +26,15 @@ func BenchmarkClientFirstVisit(b *testing.B) {
 	for b.Loop() {
 		measurePaint(b, br, e, ana, "")
 	}
+	// What a first visit waits for, in order: each request's start and end (ms from navigation).
+	tab := br.tab(b, ana)
+	do(b, tab, "open general", chromedp.Navigate(e.URL+"/"))
+	waitFor(b, tab, "the channel painted", `performance.getEntriesByName('natter-channel-painted').length`)
+	b.Logf("a first visit (name, start ms, end ms): %s", eval[string](b, tab, `JSON.stringify([
+		...performance.getEntriesByType('navigation').map(r => ['page', 0, Math.round(r.responseEnd), 'dom interactive', Math.round(r.domInteractive),
+			'DOMContentLoaded', Math.round(r.domContentLoadedEventStart), Math.round(r.domContentLoadedEventEnd)]),
+		...performance.getEntriesByType('resource').map(r => [r.name.replace(location.origin, '').split('?')[0], Math.round(r.startTime), Math.round(r.responseEnd)]),
+		...performance.getEntriesByType('paint').map(p => [p.name, Math.round(p.startTime)]),
+		...performance.getEntriesByType('mark').map(p => [p.name, Math.round(p.startTime)]),
+		['slowest flush', Math.round(natterStats.slowestFlush), 'flushes', natterStats.flushes]])`))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -25,6 +26,19 @@ const (
 	composer  = `document.querySelector('form.composer .compose-box')`
 )
 
+// waitKeys is waitFor that, failing, also says where the focus is and how the list is scrolled.
+func waitKeys(t *testing.T, tab context.Context, what, expr string) {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(tab, waitLimit)
+	defer cancel()
+	if _, err := chromedp.Run(tctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		seen, _ := chromedp.Run(tab, chromedp.Evaluate[string](`JSON.stringify({focus: document.activeElement?.outerHTML.slice(0, 300),
+			list: (l => [l.scrollTop, l.scrollHeight, l.clientHeight, [...l.querySelectorAll('.spacer')].map(s => s.style.height)])(document.querySelector('.list')),
+			rows: [...document.querySelectorAll('.list .msg')].map(m => m.tabIndex + ' ' + m.textContent)})`))
+		t.Fatalf("waiting for %s: %v\n%s", what, err, seen)
+	}
+}
+
 // msgWith is the list's message row whose body is text.
 func msgWith(text string) string {
 	return fmt.Sprintf(`[...document.querySelectorAll('.list .msg')].find(m => m.querySelector('.body')?.textContent === %q)`, text)
@@ -34,8 +48,11 @@ func msgWith(text string) string {
 // list, unread navigation, the shortcuts list — and runs axe-core over the main views in the
 // light and dark themes; last, the server comes back with a new bundle version and the page
 // offers a reload.
+//
+// It does not run in parallel with the other browser tests: its fourteen axe-core passes are
+// the heaviest work of the package, and beside them the others' 30-second steps time out on a
+// loaded two-core machine.
 func TestBrowserKeyboardA11y(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	ana := e.person(t, "Ana Lima")
 	ben := e.person(t, "Ben Okafor")
@@ -142,6 +159,7 @@ func quickSwitcher(t *testing.T, tab context.Context) {
 	do(t, tab, "Enter", enter())
 	waitFor(t, tab, "a conversation with Cara", header+` === 'Cara Diaz' && document.querySelector('.conv-header .topic')?.textContent === 'Direct message'`)
 	waitFor(t, tab, "it in the sidebar", placeLink("Cara Diaz"))
+	waitFor(t, tab, "the keyboard in the composer", active+` === `+composer)
 	eval[bool](t, tab, placeLink("general")+`.click() ?? true`)
 	waitFor(t, tab, "general", header+` === 'general'`)
 }
@@ -153,7 +171,7 @@ func messageKeys(t *testing.T, tab context.Context) {
 	if got := eval[string](t, tab, `document.querySelector('.list').getAttribute('role')`); got != "log" {
 		t.Fatalf("the message list has role %q, want log", got)
 	}
-	waitFor(t, tab, "the rows", msgWith("The review is at eleven"))
+	waitKeys(t, tab, "the rows", msgWith("The review is at eleven"))
 	labels := eval[[]string](t, tab, `[...document.querySelectorAll('.list .msg')].map(m => m.getAttribute('role') + ' ' + m.getAttribute('aria-label'))`)
 	for i, want := range []string{"Ana Lima", "Ben Okafor", "Ana Lima"} {
 		if !strings.HasPrefix(labels[i], "article "+want+", ") || len(labels[i]) <= len("article "+want+", ") {
@@ -163,23 +181,23 @@ func messageKeys(t *testing.T, tab context.Context) {
 	tabStops := `[...document.querySelectorAll('.list .msg')].filter(m => m.tabIndex === 0).map(m => m.querySelector('.body').textContent)`
 	// Other messages' own controls (toolbar, thread summary, links) are out of the Tab order too.
 	others := `[...document.querySelectorAll('.list .msg')].filter(m => m.tabIndex !== 0).flatMap(m => [...m.querySelectorAll('button, a[href]')]).filter(b => b.tabIndex >= 0).length`
-	waitFor(t, tab, "the newest message the list's one Tab stop", tabStops+`.join('|') === 'The review is at eleven' && `+others+` === 0`)
+	waitKeys(t, tab, "the newest message the list's one Tab stop", tabStops+`.join('|') === 'The review is at eleven' && `+others+` === 0`)
 
 	// From the composer, back through the paperclip, onto the newest message.
 	do(t, tab, "focus the composer", chromedp.Focus("form.composer .compose-box"))
 	do(t, tab, "Shift+Tab twice", key(kb.Tab, chromedp.ModifierShift), key(kb.Tab, chromedp.ModifierShift))
-	waitFor(t, tab, "the newest message focused", active+` === `+msgWith("The review is at eleven"))
+	waitKeys(t, tab, "the newest message focused", active+` === `+msgWith("The review is at eleven"))
 	if got := eval[string](t, tab, `(s => s.outlineStyle)(getComputedStyle(`+active+`))`); got == "none" {
 		t.Fatal("the focused message shows no outline")
 	}
 	do(t, tab, "↑", key(kb.ArrowUp))
-	waitFor(t, tab, "Ben's message focused and the Tab stop", active+` === `+msgWith("Deploy at noon?")+` && `+tabStops+`.join('|') === 'Deploy at noon?'`)
+	waitKeys(t, tab, "Ben's message focused and the Tab stop", active+` === `+msgWith("Deploy at noon?")+` && `+tabStops+`.join('|') === 'Deploy at noon?'`)
 	do(t, tab, "Home", key(kb.Home))
-	waitFor(t, tab, "the first message", active+` === `+msgWith("Good morning"))
+	waitKeys(t, tab, "the first message", active+` === `+msgWith("Good morning"))
 	do(t, tab, "End", key(kb.End))
-	waitFor(t, tab, "the last message", active+` === `+msgWith("The review is at eleven"))
+	waitKeys(t, tab, "the last message", active+` === `+msgWith("The review is at eleven"))
 	do(t, tab, "↑", key(kb.ArrowUp))
-	waitFor(t, tab, "Ben's message", active+` === `+msgWith("Deploy at noon?"))
+	waitKeys(t, tab, "Ben's message", active+` === `+msgWith("Deploy at noon?"))
 
 	// e on someone else's message does nothing.
 	do(t, tab, "e", key("e"))
@@ -188,7 +206,7 @@ func messageKeys(t *testing.T, tab context.Context) {
 	}
 	// r opens the thread.
 	do(t, tab, "r", key("r"))
-	waitFor(t, tab, "the thread panel with the reply", `document.getElementById('panel-title')?.textContent === 'Thread'
+	waitKeys(t, tab, "the thread panel with the reply", `document.getElementById('panel-title')?.textContent === 'Thread'
 		&& [...document.querySelectorAll('.thread-list .msg .body')].some(b => b.textContent === 'After the review')`)
 	checkA11y(t, tab, "thread panel")
 	shot(t, tab, "keyboard-thread")
@@ -196,25 +214,25 @@ func messageKeys(t *testing.T, tab context.Context) {
 	// Esc on a message goes to the composer; the panel stays.
 	eval[bool](t, tab, msgWith("Good morning")+`.focus() ?? true`)
 	do(t, tab, "Esc", key(kb.Escape))
-	waitFor(t, tab, "the composer focused", active+` === `+composer)
+	waitKeys(t, tab, "the composer focused", active+` === `+composer)
 	if eval[bool](t, tab, `document.querySelector('.panel').hidden`) {
 		t.Fatal("Esc on a message closed the panel")
 	}
 	do(t, tab, "Esc in the composer", key(kb.Escape))
-	waitFor(t, tab, "the panel closed", `document.querySelector('.panel').hidden`)
+	waitKeys(t, tab, "the panel closed", `document.querySelector('.panel').hidden`)
 
 	// The list's Tab stop is the message last focused.
-	waitFor(t, tab, "Good morning is the Tab stop", tabStops+`.join('|') === 'Good morning'`)
+	waitKeys(t, tab, "Good morning is the Tab stop", tabStops+`.join('|') === 'Good morning'`)
 	// e on one's own message edits it; Esc cancels.
 	eval[bool](t, tab, msgWith("Good morning")+`.focus() ?? true`)
 	do(t, tab, "e", key("e"))
-	waitFor(t, tab, "the editor, focused", active+`.classList.contains('edit-box') && `+active+`.value === 'Good morning'`)
+	waitKeys(t, tab, "the editor, focused", active+`.classList.contains('edit-box') && `+active+`.value === 'Good morning'`)
 	do(t, tab, "Esc", key(kb.Escape))
-	waitFor(t, tab, "no editor", `!document.querySelector('.list .edit-box')`)
+	waitKeys(t, tab, "no editor", `!document.querySelector('.list .edit-box')`)
 	// Enter on the list itself enters it at its Tab stop.
 	do(t, tab, "focus the list", chromedp.Focus(".list"))
 	do(t, tab, "↓", key(kb.ArrowDown))
-	waitFor(t, tab, "the Tab stop focused", active+` === `+msgWith("Good morning"))
+	waitKeys(t, tab, "the Tab stop focused", active+` === `+msgWith("Good morning"))
 }
 
 // panelsA11y runs the check over the side panels: search, people and channel settings.
@@ -241,6 +259,9 @@ func nextUnread(t *testing.T, e *env, ben person, chans map[string]string, tab c
 	// design, read, lies between; Alt+Shift+↓ goes past general's neighbours to random.
 	do(t, tab, "Alt+Shift+↓", key(kb.ArrowDown, chromedp.ModifierAlt, chromedp.ModifierShift))
 	waitFor(t, tab, "random", header+` === 'random'`)
+	// Read once its messages show (a place left before they arrive stays unread).
+	waitFor(t, tab, "random's message", hasBody("Lunch?"))
+	waitFor(t, tab, "random read", `!`+placeLink("random")+`?.classList.contains('unread')`)
 	e.api(t, ben, "POST", "/api/channels/"+chans["design"]+"/messages", map[string]string{"body": "New mockups"}, nil)
 	waitFor(t, tab, "design unread", placeLink("design")+`?.classList.contains('unread')`)
 	do(t, tab, "Alt+Shift+↑", key(kb.ArrowUp, chromedp.ModifierAlt, chromedp.ModifierShift))

@@ -35,9 +35,15 @@ export async function openWorkspace(wsId, target, route) {
   touch('sidebar', 'header', 'messages', 'panel');
   localStorage.setItem('natter.workspace', wsId);
   // The tail cursor is taken before any message is read, so the socket opened from it misses
-  // nothing; the listings do not depend on it and load at the same time.
-  const [tail] = await Promise.all([api.get(paths.tail(wsId)), loadChannels(), loadDMs()]);
-  const routed = route && [...state.channels.values(), ...state.dms.values()].find((p) => p.route_id === route);
+  // nothing; the listings do not depend on it and load at the same time. A channel opens without
+  // waiting for the conversations; a conversation (or a place not found yet) waits for them.
+  const dms = loadDMs();
+  dms.catch(() => {}); // a failed listing leaves the sidebar without conversations, not the page blank
+  const [tail] = await Promise.all([api.get(paths.tail(wsId)), loadChannels()]);
+  const find = () => route && [...state.channels.values(), ...state.dms.values()].find((p) => p.route_id === route);
+  const wanted = target || localStorage.getItem(`natter.place.${wsId}`);
+  if ((route && !find()) || (wanted && !state.channels.has(wanted))) await dms.catch(() => {});
+  const routed = find();
   const first = target || (routed && routed.id) || pickDefaultPlace();
   if (first) await openPlace(viewOf(first));
   connect(tail.tail_cursor || '');
@@ -137,7 +143,8 @@ export async function openPlace(view, aroundSeq) {
     c.focus = aroundSeq ? { seq: aroundSeq, highlight: true } : unread ? { seq: unread } : null;
     touch('messages');
   }
-  markRead(view, 0);
+  // A place left before its messages arrived was not read.
+  if (state.view === view) markRead(view, 0);
 }
 
 function routeOf(view) {

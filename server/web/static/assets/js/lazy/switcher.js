@@ -1,11 +1,11 @@
-// views/switcher.js is the quick switcher (Ctrl/⌘+K): a modal dialog over the page that finds a
+// lazy/switcher.js is the quick switcher (Ctrl/⌘+K): a modal dialog over the page that finds a
 // channel, a direct conversation or a person by a loose match of what is typed; ↑/↓ move, Enter
 // goes there (a person opens or creates the conversation with them), Esc closes it and gives the
 // focus back to where it was. While it is open the rest of the page is inert, so Tab stays in it.
 import { h, replace, icon, avatar, displayName } from '../dom.js';
 import { state } from '../store.js';
 import * as actions from '../actions.js';
-import { dmName } from './sidebar.js';
+import { dmName } from '../views/sidebar.js';
 
 const LIMIT = 30; // entries shown at most
 
@@ -158,13 +158,14 @@ class Switcher {
     const c = this.entries[i];
     if (!c) return;
     this.close(false);
+    // Arriving somewhere, the keyboard is in its composer (the same element for every place), at
+    // once: not after the place loads, when the person may have moved on.
+    const box = document.querySelector('form.composer .compose-box');
+    if (box) box.focus();
     try {
       if (c.kind === 'person') await actions.openDM([c.id]);
       else await actions.openPlace(actions.viewOf(c.id));
     } catch (err) { actions.toast(err.message); }
-    // Arriving somewhere, the keyboard is in its composer.
-    const box = document.querySelector('form.composer .compose-box');
-    if (box) box.focus();
   }
 }
 
