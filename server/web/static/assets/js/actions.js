@@ -37,12 +37,11 @@ export async function openWorkspace(wsId, target, route) {
   // The tail cursor is taken before any message is read, so the socket opened from it misses
   // nothing; the listings do not depend on it and load at the same time. A channel opens without
   // waiting for the conversations; a conversation (or a place not found yet) waits for them.
-  const dms = loadDMs();
-  dms.catch(() => {}); // a failed listing leaves the sidebar without conversations, not the page blank
+  const dms = loadDMs().catch(() => {}); // without them the sidebar lacks conversations, no more
   const [tail] = await Promise.all([api.get(paths.tail(wsId)), loadChannels()]);
   const find = () => route && [...state.channels.values(), ...state.dms.values()].find((p) => p.route_id === route);
   const wanted = target || localStorage.getItem(`natter.place.${wsId}`);
-  if ((route && !find()) || (wanted && !state.channels.has(wanted))) await dms.catch(() => {});
+  if ((route && !find()) || (wanted && !state.channels.has(wanted))) await dms;
   const routed = find();
   const first = target || (routed && routed.id) || pickDefaultPlace();
   if (first) await openPlace(viewOf(first));
@@ -212,11 +211,9 @@ export async function jumpToLatest(view) {
   await loadPage(view, { mode: 'latest' }, true);
 }
 
-let readTimer = null;
-let readView = null;
-// markRead records the newest message seen: at once when a place opens, then at most every
-// 500 ms while messages arrive. Leaving a place records its pending read first, so moving on
-// quickly (Alt+↓) does not leave it unread.
+let readTimer = null, readView = null;
+// markRead records the newest message seen: at once when a place opens, then at most every 500 ms
+// while messages arrive. Leaving a place records its pending read first (Alt+↓ moves on fast).
 export function markRead(view, delay = 500) {
   clearTimeout(readTimer);
   if (readView && readView.id !== view.id) recordRead(readView);
