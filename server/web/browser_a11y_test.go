@@ -139,6 +139,8 @@ func quickSwitcher(t *testing.T, tab context.Context) {
 
 	// Ben has a conversation with Ana: he shows as that conversation, not again as a person.
 	do(t, tab, "Ctrl+K", ctrlK)
+	waitFor(t, tab, "channels, conversations and people", qsOptions+`.join('|') === 'channel:design|channel:general|channel:random|dm:Ben Okafor|person:Cara Diaz'`)
+	shot(t, tab, "quick-switcher")
 	do(t, tab, "type ben", chromedp.SendKeys(".qs-input", "ben"))
 	waitFor(t, tab, "the conversation with Ben", qsOptions+`[0] === 'dm:Ben Okafor'`)
 	if eval[bool](t, tab, qsOptions+`.includes('person:Ben Okafor')`) {
@@ -148,7 +150,6 @@ func quickSwitcher(t *testing.T, tab context.Context) {
 	eval[bool](t, tab, `(i => (i.value = '', i.dispatchEvent(new Event('input')), true))(document.querySelector('.qs-input'))`)
 	do(t, tab, "type ca", chromedp.SendKeys(".qs-input", "ca"))
 	waitFor(t, tab, "Cara the person", qsOptions+`.includes('person:Cara Diaz')`)
-	shot(t, tab, "quick-switcher")
 	checkA11y(t, tab, "quick switcher")
 	n := eval[int](t, tab, qsOptions+`.indexOf('person:Cara Diaz')`)
 	for range n {
