@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
 )
 
 // key presses one key with modifiers.
@@ -55,7 +56,9 @@ func msgWith(text string) string {
 func TestBrowserKeyboardA11y(t *testing.T) {
 	e := newEnv(t)
 	ana := e.person(t, "Ana Lima")
-	ben := e.person(t, "Ben Okafor")
+	// Ben has a handle, so he can be mentioned (@ completes handles).
+	benUser := persisttest.User(t, e.store, &persisttest.UserOpts{DisplayName: new("Ben Okafor"), Handle: new("ben_okafor")})
+	ben := person{user: benUser, token: persisttest.Session(t, e.store, benUser.ID)}
 	cara := e.person(t, "Cara Diaz")
 	var ws struct{ Workspace persist.Workspace }
 	e.api(t, ana, "POST", "/api/workspaces", map[string]string{"name": "Acme"}, &ws)
@@ -95,6 +98,7 @@ func TestBrowserKeyboardA11y(t *testing.T) {
 	t.Run("Panels", func(t *testing.T) { panelsA11y(t, tab) })
 	t.Run("NextUnread", func(t *testing.T) { nextUnread(t, e, ben, chans, tab) })
 	t.Run("ShortcutsList", func(t *testing.T) { shortcutsList(t, tab) })
+	t.Run("Completion", func(t *testing.T) { completion(t, tab) })
 	t.Run("NewVersion", func(t *testing.T) { newVersion(t, e, tab) })
 }
 
@@ -316,4 +320,39 @@ func newVersion(t *testing.T, e *env, tab context.Context) {
 	if old == "2026.11.26-a11y-test" {
 		t.Fatal("the page started with the new version")
 	}
+}
+
+// completion: @ offers people (by name or handle) and puts @handle in the text; : offers emoji by
+// name; ↑/↓ move, Enter and Tab take one without sending, Esc closes the list and keeps the text.
+func completion(t *testing.T, tab context.Context) {
+	waitFor(t, tab, "general", header+` === 'general'`)
+	box := "form.composer .compose-box"
+	items := `[...document.querySelectorAll('.complete-menu [role=option]')].map(o => o.querySelector('.complete-label, .complete-emoji').textContent + ' ' + o.querySelector('.muted').textContent)`
+	do(t, tab, "type Hi @be", chromedp.Focus(box), chromedp.SendKeys(box, "Hi @be"))
+	waitFor(t, tab, "Ben offered", items+`.join('|') === 'Ben Okafor @ben_okafor'`)
+	if got := eval[string](t, tab, composer+`.getAttribute('aria-activedescendant')`); got != "complete-0" {
+		t.Fatalf("the composer's active descendant is %q, want the first option", got)
+	}
+	checkA11y(t, tab, "people completion")
+	do(t, tab, "Enter", enter())
+	waitFor(t, tab, "the handle in the text, the list closed", composer+`.value === 'Hi @ben_okafor ' && !document.querySelector('.complete-menu')`)
+	// By a word of the name as well: "oka" finds Ben Okafor.
+	do(t, tab, "type @oka", chromedp.SendKeys(box, "and @oka"))
+	waitFor(t, tab, "Ben by his surname", items+`.length === 1 && `+items+`[0].includes('Ben Okafor')`)
+	do(t, tab, "Esc", key(kb.Escape))
+	waitFor(t, tab, "the list closed, the text kept", `!document.querySelector('.complete-menu') && `+composer+`.value.endsWith('and @oka')`)
+	eval[bool](t, tab, `(b => (b.value = 'Hi @ben_okafor ', b.dispatchEvent(new Event('input', {bubbles: true})), true))(`+composer+`)`)
+	// : and two letters: emoji by name; ↓ moves, Tab takes.
+	do(t, tab, "type :ta", chromedp.SendKeys(box, ":ta"))
+	waitFor(t, tab, "tada offered", items+`[0] === '🎉 :tada:'`)
+	do(t, tab, "type :thu", chromedp.KeyEvent(kb.Backspace), chromedp.KeyEvent(kb.Backspace), chromedp.SendKeys(box, "thumbs"))
+	waitFor(t, tab, "thumbs up and down", items+`.join('|') === '👍 :thumbsup:|👎 :thumbsdown:'`)
+	do(t, tab, "↓ then Tab", key(kb.ArrowDown), key(kb.Tab))
+	waitFor(t, tab, "the emoji in the text", composer+`.value === 'Hi @ben_okafor 👎 '`)
+	sent := `[...document.querySelectorAll('.list .msg .body')].some(b => b.textContent.trim() === 'Hi @ben_okafor 👎')`
+	if eval[bool](t, tab, sent) {
+		t.Fatal("taking a completion sent the message")
+	}
+	do(t, tab, "send", enter())
+	waitFor(t, tab, "sent with the mention and the emoji", sent)
 }

@@ -2,3 +2,4 @@
 // views/registry.js when imported. Add a feature with one line here.
 import './views/channel.js';
 import './views/shortcuts.js';
+import './views/complete.js';
