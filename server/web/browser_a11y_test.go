@@ -333,6 +333,7 @@ func completion(t *testing.T, tab context.Context) {
 	if got := eval[string](t, tab, composer+`.getAttribute('aria-activedescendant')`); got != "complete-0" {
 		t.Fatalf("the composer's active descendant is %q, want the first option", got)
 	}
+	shot(t, tab, "completion")
 	checkA11y(t, tab, "people completion")
 	do(t, tab, "Enter", enter())
 	waitFor(t, tab, "the handle in the text, the list closed", composer+`.value === 'Hi @ben_okafor ' && !document.querySelector('.complete-menu')`)
