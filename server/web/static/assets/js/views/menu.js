@@ -20,7 +20,8 @@ export function menuButton(menu, label, face, extra = []) {
   const outside = (e) => { if (!wrap.contains(e.target)) close(false); };
   const choose = (item) => {
     close(false);
-    if (item.panel) actions.openPanel(item.panel);
+    // A fresh object each time, so choosing an open panel's entry again reloads it.
+    if (item.panel) actions.openPanel({ ...item.panel });
     else Promise.resolve(item.run()).catch((err) => actions.toast(err.message));
   };
   const open = (at) => {
