@@ -2,4 +2,9 @@
 // views/registry.js when imported. Add a feature with one line here.
 import './views/channel.js';
 import './views/shortcuts.js';
-import './views/complete.js';
+// @ and : completion (lazy/complete.js) is loaded by the first @ or : typed in a composer.
+document.addEventListener('input', function first(e) {
+  if (!e.target.classList || !e.target.classList.contains('compose-box') || !/[@:]/.test(e.target.value)) return;
+  document.removeEventListener('input', first);
+  import('./lazy/complete.js').then((m) => m.update(e.target)).catch(() => document.addEventListener('input', first));
+});

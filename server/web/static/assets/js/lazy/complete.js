@@ -1,8 +1,9 @@
-// views/complete.js completes what is being typed in a composer (the channel's and the thread's):
+// lazy/complete.js completes what is being typed in a composer (the channel's and the thread's):
 // `@` and a name or handle offers people (those seen, and the member directory asked as one
 // types), `:` and two letters offers emoji by name. ↑/↓ move, Enter or Tab takes one (a person
 // becomes `@handle `, an emoji its character), Esc closes the list and keeps the text. It listens
-// on the document, before the composer does, so a key it uses never sends the message.
+// on the document, before the composer does, so a key it uses never sends the message. features.js
+// loads it on the first `@` or `:` typed in a composer, so a first visit does not wait for it.
 import { h, replace, avatar, displayName } from '../dom.js';
 import { state } from '../store.js';
 import * as actions from '../actions.js';
@@ -73,7 +74,7 @@ function draw(box, t, items) {
   box.setAttribute('aria-activedescendant', `complete-${menu.sel}`);
 }
 
-function update(box) {
+export function update(box) {
   const t = token(box);
   if (!t) { close(); return; }
   if (t.kind === ':') { draw(box, t, emoji(t.q)); return; }
