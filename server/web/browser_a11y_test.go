@@ -40,6 +40,19 @@ func waitKeys(t *testing.T, tab context.Context, what, expr string) {
 	}
 }
 
+const hostileName = `Dee <img src=x onerror="document.title='owned'">`
+
+// noMarkup fails when an element the page made from a person's name exists under sel, or ran.
+func noMarkup(t *testing.T, tab context.Context, sel string) {
+	t.Helper()
+	if n := eval[int](t, tab, `document.querySelectorAll('`+sel+` img:not(.avatar)').length`); n != 0 {
+		t.Fatalf("a display name made %d img elements under %s", n, sel)
+	}
+	if eval[string](t, tab, `document.title`) == "owned" {
+		t.Fatal("a display name ran as script")
+	}
+}
+
 // msgWith is the list's message row whose body is text.
 func msgWith(text string) string {
 	return fmt.Sprintf(`[...document.querySelectorAll('.list .msg')].find(m => m.querySelector('.body')?.textContent === %q)`, text)
@@ -65,6 +78,9 @@ func TestBrowserKeyboardA11y(t *testing.T) {
 	wsID := ws.Workspace.ID
 	e.addMember(t, wsID, ben.user.ID)
 	e.addMember(t, wsID, cara.user.ID)
+	// A display name that is markup stays text in the switcher and the completion list.
+	dee := persisttest.User(t, e.store, &persisttest.UserOpts{DisplayName: new(hostileName), Handle: new("dee")})
+	e.addMember(t, wsID, dee.ID)
 	chans := map[string]string{}
 	for _, name := range []string{"general", "design", "random"} {
 		var c struct{ Channel persist.Channel }
@@ -143,7 +159,7 @@ func quickSwitcher(t *testing.T, tab context.Context) {
 
 	// Ben has a conversation with Ana: he shows as that conversation, not again as a person.
 	do(t, tab, "Ctrl+K", ctrlK)
-	waitFor(t, tab, "channels, conversations and people", qsOptions+`.join('|') === 'channel:design|channel:general|channel:random|dm:Ben Okafor|person:Cara Diaz'`)
+	waitFor(t, tab, "channels, conversations and people", qsOptions+`.join('|') === 'channel:design|channel:general|channel:random|dm:Ben Okafor|person:Cara Diaz|person:'+`+fmt.Sprintf("%q", hostileName))
 	shot(t, tab, "quick-switcher")
 	do(t, tab, "type ben", chromedp.SendKeys(".qs-input", "ben"))
 	waitFor(t, tab, "the conversation with Ben", qsOptions+`[0] === 'dm:Ben Okafor'`)
@@ -155,6 +171,13 @@ func quickSwitcher(t *testing.T, tab context.Context) {
 	do(t, tab, "type ca", chromedp.SendKeys(".qs-input", "ca"))
 	waitFor(t, tab, "Cara the person", qsOptions+`.includes('person:Cara Diaz')`)
 	checkA11y(t, tab, "quick switcher")
+	eval[bool](t, tab, `(i => (i.value = '', i.dispatchEvent(new Event('input')), true))(document.querySelector('.qs-input'))`)
+	do(t, tab, "type dee", chromedp.SendKeys(".qs-input", "dee"))
+	waitFor(t, tab, "Dee's name as text", qsOptions+`[0] === 'person:'+`+fmt.Sprintf("%q", hostileName))
+	noMarkup(t, tab, ".qs-list")
+	eval[bool](t, tab, `(i => (i.value = '', i.dispatchEvent(new Event('input')), true))(document.querySelector('.qs-input'))`)
+	do(t, tab, "type ca", chromedp.SendKeys(".qs-input", "ca"))
+	waitFor(t, tab, "Cara the person", qsOptions+`.includes('person:Cara Diaz')`)
 	n := eval[int](t, tab, qsOptions+`.indexOf('person:Cara Diaz')`)
 	for range n {
 		do(t, tab, "↓", key(kb.ArrowDown))
@@ -246,7 +269,7 @@ func panelsA11y(t *testing.T, tab context.Context) {
 	waitFor(t, tab, "the results", `document.querySelectorAll('.panel .results li').length === 2`)
 	checkA11y(t, tab, "search panel")
 	do(t, tab, "people", chromedp.Click(".conv-header .members-count"))
-	waitFor(t, tab, "the directory", `document.querySelectorAll('.panel .people li').length === 3`)
+	waitFor(t, tab, "the directory", `document.querySelectorAll('.panel .people li').length === 4`)
 	checkA11y(t, tab, "people panel")
 	do(t, tab, "settings", chromedp.Click(`.conv-header button[aria-label="Channel settings"]`))
 	waitFor(t, tab, "the settings", `document.querySelector('.panel:not([hidden]) form.settings')`)
@@ -337,6 +360,11 @@ func completion(t *testing.T, tab context.Context) {
 	checkA11y(t, tab, "people completion")
 	do(t, tab, "Enter", enter())
 	waitFor(t, tab, "the handle in the text, the list closed", composer+`.value === 'Hi @ben_okafor ' && !document.querySelector('.complete-menu')`)
+	do(t, tab, "type @de", chromedp.SendKeys(box, "@de"))
+	waitFor(t, tab, "Dee's name as text", items+`.join('|') === `+fmt.Sprintf("%q", hostileName+" @dee"))
+	noMarkup(t, tab, ".complete-menu")
+	do(t, tab, "Esc", key(kb.Escape))
+	eval[bool](t, tab, `(b => (b.value = 'Hi @ben_okafor ', b.dispatchEvent(new Event('input', {bubbles: true})), true))(`+composer+`)`)
 	// By a word of the name as well: "oka" finds Ben Okafor.
 	do(t, tab, "type @oka", chromedp.SendKeys(box, "and @oka"))
 	waitFor(t, tab, "Ben by his surname", items+`.length === 1 && `+items+`[0].includes('Ben Okafor')`)

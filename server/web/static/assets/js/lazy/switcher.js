@@ -10,7 +10,8 @@ import { dmName } from '../views/sidebar.js';
 const LIMIT = 30; // entries shown at most
 
 // score says how well query matches text: its letters must appear in order; a match at the start
-// of the text or of a word, and letters next to each other, count more. -1 is no match.
+// of the text or of a word, and letters next to each other, count more, letters skipped between
+// them less. -1 is no match.
 export function score(query, text) {
   const q = query.toLowerCase();
   const t = text.toLowerCase();
@@ -25,6 +26,7 @@ export function score(query, text) {
     const i = t.indexOf(ch, from);
     if (i < 0) return -1;
     s += i === prev + 1 ? 5 : 1;
+    if (prev >= 0) s -= (i - prev - 1) / 2;
     if (i === 0 || /[\s#@_.-]/.test(t[i - 1])) s += 3;
     prev = i;
     from = i + 1;
