@@ -103,7 +103,7 @@ class Switcher {
     for (const d of state.dms.values()) {
       const others = (d.members || []).filter((u) => u.id !== me);
       if (others.length === 1) withDM.add(others[0].id);
-      out.push({ kind: 'dm', id: d.id, label: dmName(d), extra: others.map((u) => (state.users.get(u.id) || u).handle || '').join(' '), user: others[0] || state.me });
+      out.push({ kind: 'dm', id: d.id, label: dmName(d), extra: others.map((u) => (state.users.get(u.id) || u).handle).filter(Boolean).map((x) => `@${x}`).join(' '), user: others[0] || state.me });
     }
     for (const u of this.people.values()) {
       if (u.id !== me && !withDM.has(u.id)) out.push({ kind: 'person', id: u.id, label: displayName(u), extra: u.handle ? `@${u.handle}` : '', user: u });
