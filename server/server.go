@@ -45,6 +45,9 @@ type Config struct {
 	DevBootstrap bool
 	// DevAuth lets local clients mint magic links through the API. Default false.
 	DevAuth bool
+	// WebVersion names the web client's bundle, which open clients compare on each reconnect.
+	// Default "": web.Version as set at build time, else a digest of the embedded files.
+	WebVersion string
 	// LocalImpersonation accepts X-Natter-User (or X-ClickClack-User) from loopback clients on a
 	// local host. Off in production: behind a reverse proxy on the same machine that does not
 	// forward the Host header, every request would look local. Default false.
@@ -193,7 +196,7 @@ func New(cfg Config) (*Server, error) {
 	if err := s.configureSignIn(cfg); err != nil {
 		return nil, err
 	}
-	client, err := web.New(web.Config{DevAuth: cfg.DevAuth, Password: cfg.PasswordAuth, Providers: s.AuthMethods()})
+	client, err := web.New(web.Config{Version: cfg.WebVersion, DevAuth: cfg.DevAuth, Password: cfg.PasswordAuth, Providers: s.AuthMethods()})
 	if err != nil {
 		return nil, err
 	}

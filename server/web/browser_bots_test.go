@@ -325,7 +325,7 @@ func revokeToken(t *testing.T, e *env, bot person, tab context.Context) {
 	openMenuPanel(t, tab, "Bots", "Bots")
 	row := `document.querySelector('.panel .bot-card .token')`
 	waitFor(t, tab, "the token", row+`?.querySelector('.token-name').textContent === 'ci'`)
-	waitFor(t, tab, "the helper's card", fmt.Sprintf(`[...document.querySelectorAll('.panel .bot-card .author')].some(a => a.textContent === %q)`, hostileName))
+	waitFor(t, tab, "the helper's card", fmt.Sprintf(`[...document.querySelectorAll('.panel .bot-card .author')].some(a => a.textContent === %q)`, hostileBotName))
 	if n := eval[int](t, tab, `document.querySelectorAll('.panel img:not(.avatar)').length`); n != 0 {
 		t.Fatalf("a bot's name made %d img elements in the panel", n)
 	}
@@ -633,8 +633,8 @@ func integrations(t *testing.T, e *env, ana person, chID string, recv *receiver,
 	}
 }
 
-// hostileName is a bot's display name that must stay text wherever it shows.
-const hostileName = "<img src=x onerror=alert(1)> helper"
+// hostileBotName is a bot's display name that must stay text wherever it shows.
+const hostileBotName = "<img src=x onerror=alert(1)> helper"
 
 // commandMenuFresh: the command menu offers every bot's commands with their argument hints,
 // including a bot with no handle, and a menu a bot replaced after the menu was first opened.
@@ -659,7 +659,7 @@ func commandMenuFresh(t *testing.T, e *env, ana, bot person, wsID string, tab co
 	var created struct {
 		BotToken persist.BotToken `json:"bot_token"`
 	}
-	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/bots", map[string]any{"display_name": hostileName, "token_name": "menu", "scopes": []string{"bot:write"}}, &created)
+	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/bots", map[string]any{"display_name": hostileBotName, "token_name": "menu", "scopes": []string{"bot:write"}}, &created)
 	setMenu(created.BotToken.Token, map[string]string{"command": "standup", "description": "Start the standup", "args_hint": "[team]"})
 	setMenu(bot.token, map[string]string{"command": "deploy", "description": "Deploy a branch", "args_hint": "<branch> [env]"},
 		map[string]string{"command": "rollback", "description": "Roll back"})
@@ -667,7 +667,7 @@ func commandMenuFresh(t *testing.T, e *env, ana, bot person, wsID string, tab co
 	waitFor(t, tab, "every bot's commands", offered+` === '/deploy <branch> [env]|/rollback |/standup [team]'`)
 	do(t, tab, "type s", chromedp.SendKeys(box, "s"))
 	waitFor(t, tab, "the handle-less bot's command", offered+` === '/standup [team]'`)
-	if got := eval[string](t, tab, `document.querySelector('.cmd-menu li.cmd .cmd-bot').textContent`); got != hostileName {
+	if got := eval[string](t, tab, `document.querySelector('.cmd-menu li.cmd .cmd-bot').textContent`); got != hostileBotName {
 		t.Fatalf("the standup command is credited to %q, want the bot's name as text", got)
 	}
 	clear()

@@ -47,6 +47,7 @@ type env struct {
 	addr    string
 	URL     string
 	dbURL   string // for seeding long histories in benchmarks
+	version string // the web bundle's version the server reports; "" is the default
 	stop    func()
 	config  []func(*server.Config) // newEnv's options, applied on every start
 }
@@ -84,7 +85,7 @@ func (e *env) start(t testing.TB, ln net.Listener) {
 		t.Fatalf("realtime: %v", err)
 	}
 	cfg := server.Config{Store: e.store, Logger: logger, Realtime: hub, Uploads: e.uploads, DevAuth: true,
-		ShutdownTimeout: time.Second}
+		ShutdownTimeout: time.Second, WebVersion: e.version}
 	for _, fn := range e.config {
 		fn(&cfg)
 	}

@@ -47,6 +47,9 @@ const lazyDir = "static/assets/js/lazy/"
 
 // Config is what the page advertises about the server it is served by.
 type Config struct {
+	// Version overrides the bundle version (a server restarted with a new one, in tests).
+	// Default "": Version as set at build time, else a digest of the embedded files.
+	Version string
 	// DevAuth says magic links can be requested through the API (natter dev). Default false.
 	DevAuth bool
 	// Password says password sign-in is on. Default false.
@@ -99,7 +102,10 @@ func New(cfg Config) (*Handler, error) {
 		sum.Write(body)
 		h.assets[strings.TrimPrefix(p, "static")] = newAsset(body, contentType(p))
 	}
-	h.version = Version
+	h.version = cfg.Version
+	if h.version == "" {
+		h.version = Version
+	}
 	if h.version == "" {
 		h.version = hex.EncodeToString(sum.Sum(nil))[:12]
 	}

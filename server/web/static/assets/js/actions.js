@@ -35,9 +35,14 @@ export async function openWorkspace(wsId, target, route) {
   touch('sidebar', 'header', 'messages', 'panel');
   localStorage.setItem('natter.workspace', wsId);
   // The tail cursor is taken before any message is read, so the socket opened from it misses
-  // nothing; the listings do not depend on it and load at the same time.
-  const [tail] = await Promise.all([api.get(paths.tail(wsId)), loadChannels(), loadDMs()]);
-  const routed = route && [...state.channels.values(), ...state.dms.values()].find((p) => p.route_id === route);
+  // nothing; the listings do not depend on it and load at the same time. A channel opens without
+  // waiting for the conversations; a conversation (or a place not found yet) waits for them.
+  const dms = loadDMs().catch(() => {}); // without them the sidebar lacks conversations, no more
+  const [tail] = await Promise.all([api.get(paths.tail(wsId)), loadChannels()]);
+  const find = () => route && [...state.channels.values(), ...state.dms.values()].find((p) => p.route_id === route);
+  const wanted = target || localStorage.getItem(`natter.place.${wsId}`);
+  if ((route && !find()) || (wanted && !state.channels.has(wanted))) await dms;
+  const routed = find();
   const first = target || (routed && routed.id) || pickDefaultPlace();
   if (first) await openPlace(viewOf(first));
   connect(tail.tail_cursor || '');
@@ -137,7 +142,8 @@ export async function openPlace(view, aroundSeq) {
     c.focus = aroundSeq ? { seq: aroundSeq, highlight: true } : unread ? { seq: unread } : null;
     touch('messages');
   }
-  markRead(view, 0);
+  // A place left before its messages arrived was not read.
+  if (state.view === view) markRead(view, 0);
 }
 
 function routeOf(view) {
@@ -205,23 +211,27 @@ export async function jumpToLatest(view) {
   await loadPage(view, { mode: 'latest' }, true);
 }
 
-let readTimer = null;
-// markRead records the newest message seen: at once when a place opens, then at most every
-// 500 ms while messages arrive.
+let readTimer = null, readView = null;
+// markRead records the newest message seen: at once when a place opens, then at most every 500 ms
+// while messages arrive. Leaving a place records its pending read first (Alt+↓ moves on fast).
 export function markRead(view, delay = 500) {
   clearTimeout(readTimer);
-  readTimer = setTimeout(async () => {
-    const c = conv(view.id);
-    const place = state.channels.get(view.id) || state.dms.get(view.id);
-    if (!place || c.hasNewer || !c.ids.length) return;
-    const seq = state.messages.get(c.ids[c.ids.length - 1]).channel_seq;
-    if (!seq || (place.last_read_seq >= seq && !place.unread_count)) return;
-    place.last_read_seq = seq;
-    place.unread_count = 0;
-    state.mentions.delete(view.id);
-    touch('sidebar');
-    await api.post(`${placePath(view)}/read`, { seq }).catch(() => {});
-  }, delay);
+  if (readView && readView.id !== view.id) recordRead(readView);
+  readView = view;
+  readTimer = setTimeout(() => { readView = null; recordRead(view); }, delay);
+}
+
+async function recordRead(view) {
+  const c = conv(view.id);
+  const place = state.channels.get(view.id) || state.dms.get(view.id);
+  if (!place || c.hasNewer || !c.ids.length) return;
+  const seq = state.messages.get(c.ids[c.ids.length - 1]).channel_seq;
+  if (!seq || (place.last_read_seq >= seq && !place.unread_count)) return;
+  place.last_read_seq = seq;
+  place.unread_count = 0;
+  state.mentions.delete(view.id);
+  touch('sidebar');
+  await api.post(`${placePath(view)}/read`, { seq }).catch(() => {});
 }
 
 export { send, retry, sendReply } from './send.js';

@@ -5,6 +5,7 @@ import { state, touch, subscribe } from './store.js';
 import { openWorkspace, prefetchWorkspace } from './actions.js';
 import { renderSignIn } from './views/signin.js';
 import { mountShell } from './views/shell.js';
+import { fmt } from './dom.js';
 
 const root = document.getElementById('app');
 
@@ -46,14 +47,18 @@ export async function enter() {
   const res = await (workspaces || api.get('/api/workspaces')).catch(() => api.get('/api/workspaces'));
   workspaces = null;
   state.workspaces = res.workspaces || [];
-  show();
-  if (!state.workspaces.length) { touch('sidebar', 'messages'); return; }
+  if (!state.workspaces.length) { show(); touch('sidebar', 'messages'); return; }
   const [, wsRoute, placeRoute] = location.pathname.split('/');
   const byRoute = state.workspaces.find((w) => w.route_id === wsRoute);
   const saved = state.workspaces.find((w) => w.id === localStorage.getItem('natter.workspace'));
   const ws = byRoute || saved || state.workspaces[0];
   // The place's route id is matched against the listings the workspace loads anyway.
-  await openWorkspace(ws.id, null, byRoute ? placeRoute : null);
+  const opening = openWorkspace(ws.id, null, byRoute ? placeRoute : null);
+  // Its first calls are out: build the page and the date formatters (the locale's data) while
+  // they are, rather than before.
+  show();
+  fmt.warm();
+  await opening;
 }
 
 let mounted = null;

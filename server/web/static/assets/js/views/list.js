@@ -6,6 +6,7 @@ import { state, conv } from '../store.js';
 import * as actions from '../actions.js';
 import { renderRow } from './row.js';
 import { rowPartsKey } from './registry.js';
+import { rove } from './msgkeys.js';
 
 const ESTIMATE = 64; // px, the height assumed for a row not yet measured
 const OVERSCAN = 900; // px of rows kept above and below the viewport
@@ -82,6 +83,7 @@ export class MessageList {
     let last = first;
     while (last < list.length && offsets[last] < viewTop + el.clientHeight + OVERSCAN) last++;
     this.draw(list, first, last, c);
+    rove(this.el);
     // The first rows drawn are the channel's first paint; docs/performance.md measures it.
     if (!this.painted && last > first) { this.painted = true; performance.mark('natter-channel-painted'); }
     // Measure what was drawn, then fix the spacers and the scroll position.

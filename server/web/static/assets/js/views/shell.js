@@ -84,7 +84,12 @@ function renderTyping(el) {
 }
 
 function shortcuts(e, sidebar) {
-  if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); sidebar.focusFilter(); return; }
+  if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') {
+    e.preventDefault();
+    // The quick switcher is loaded when first asked for: a first visit does not wait for it.
+    import('../lazy/switcher.js').then((m) => m.openSwitcher()).catch((err) => actions.toast(err.message));
+    return;
+  }
   if (e.altKey && (e.key === 'ArrowUp' || e.key === 'ArrowDown')) { e.preventDefault(); sidebar.step(e.key === 'ArrowUp' ? -1 : 1, e.shiftKey); return; }
   if (e.key === 'Escape') {
     if (state.panel) { actions.openPanel(null); return; }

@@ -15,7 +15,7 @@ export function dmName(d) {
 
 export class Sidebar {
   constructor() {
-    this.filter = h('input', { class: 'filter', type: 'search', placeholder: 'Jump to…  (Ctrl+K)', 'aria-label': 'Jump to a channel or conversation',
+    this.filter = h('input', { class: 'filter', type: 'search', placeholder: 'Filter…', 'aria-label': 'Filter channels and conversations',
       oninput: () => this.render(), onkeydown: (e) => {
         if (e.key === 'Enter') { const first = this.order()[0]; if (first) { this.filter.value = ''; actions.openPlace(actions.viewOf(first)); } }
       } });
@@ -27,8 +27,6 @@ export class Sidebar {
     this.meMenu = menuButton('me', 'Your menu', icon('gear'));
     this.el = h('aside', { class: 'sidebar' }, h('div', { class: 'ws-head' }, this.switcher, this.wsMenu), this.filter, this.nav, this.me);
   }
-
-  focusFilter() { this.filter.focus(); this.filter.select(); }
 
   // order is the places in sidebar order, filtered by the quick switcher.
   order() {

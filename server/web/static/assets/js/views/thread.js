@@ -4,6 +4,7 @@ import { h, replace } from '../dom.js';
 import { state, thread } from '../store.js';
 import * as actions from '../actions.js';
 import { renderRow } from './row.js';
+import { rove } from './msgkeys.js';
 
 export class ThreadView {
   constructor() {
@@ -39,6 +40,7 @@ export class ThreadView {
       prev = m;
     }
     replace(this.list, ...items);
+    rove(this.list);
     if (wasBottom || !this.seen) this.list.scrollTop = this.list.scrollHeight;
     this.seen = true;
   }

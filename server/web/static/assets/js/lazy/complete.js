@@ -1,0 +1,121 @@
+// lazy/complete.js completes what is being typed in a composer (the channel's and the thread's):
+// `@` and a name or handle offers people (those seen, and the member directory asked as one
+// types), `:` and two letters offers emoji by name. ↑/↓ move, Enter or Tab takes one (a person
+// becomes `@handle `, an emoji its character), Esc closes the list and keeps the text. It listens
+// on the document, before the composer does, so a key it uses never sends the message. features.js
+// loads it on the first `@` or `:` typed in a composer, so a first visit does not wait for it.
+import { h, replace, avatar, displayName } from '../dom.js';
+import { state } from '../store.js';
+import * as actions from '../actions.js';
+
+// EMOJI are the names `:` completes, a name per common emoji.
+const EMOJI = {
+  smile: '😄', grin: '😁', joy: '😂', rofl: '🤣', wink: '😉', blush: '😊', heart_eyes: '😍', thinking: '🤔',
+  neutral: '😐', eyes: '👀', sweat_smile: '😅', cry: '😢', sob: '😭', angry: '😠', scream: '😱', sleeping: '😴',
+  thumbsup: '👍', thumbsdown: '👎', ok_hand: '👌', clap: '👏', wave: '👋', pray: '🙏', muscle: '💪', raised_hands: '🙌',
+  point_up: '☝️', handshake: '🤝', heart: '❤️', broken_heart: '💔', fire: '🔥', sparkles: '✨', star: '⭐', tada: '🎉',
+  rocket: '🚀', check: '✅', x: '❌', warning: '⚠️', question: '❓', exclamation: '❗', bulb: '💡', memo: '📝',
+  calendar: '📅', clock: '🕒', coffee: '☕', pizza: '🍕', beer: '🍺', cake: '🎂', bug: '🐛', gear: '⚙️',
+  lock: '🔒', key: '🔑', link: '🔗', pushpin: '📌', package: '📦', chart: '📈', hourglass: '⏳', zap: '⚡',
+  100: '💯', plus1: '👍', white_check_mark: '✅', construction: '🚧', sun: '☀️', rain: '🌧️', snowflake: '❄️', party: '🥳',
+};
+const LIMIT = 8;
+
+let menu = null; // { box, el, kind, start, items, sel }
+let seq = 0;
+
+// token is what is being completed: `@…` or `:…` just before the caret, after a space or the start.
+function token(box) {
+  const before = box.value.slice(0, box.selectionStart);
+  const m = /(^|\s)([@:])([\p{L}\p{N}_-]*)$/u.exec(before);
+  if (!m) return null;
+  return { kind: m[2], q: m[3].toLowerCase(), start: before.length - m[3].length - 1 };
+}
+
+function people(q) {
+  const found = [];
+  for (const u of state.users.values()) {
+    if (!u.handle || (state.me && u.id === state.me.id)) continue;
+    const name = displayName(u).toLowerCase();
+    if (u.handle.toLowerCase().startsWith(q) || name.startsWith(q) || name.includes(` ${q}`)) found.push(u);
+  }
+  return found.sort((a, b) => displayName(a).localeCompare(displayName(b))).slice(0, LIMIT)
+    .map((u) => ({ text: `@${u.handle} `, label: displayName(u), extra: `@${u.handle}`, user: u }));
+}
+
+function emoji(q) {
+  if (q.length < 2) return [];
+  const names = Object.keys(EMOJI).filter((n) => n.startsWith(q)).concat(Object.keys(EMOJI).filter((n) => !n.startsWith(q) && n.includes(q)));
+  return names.slice(0, LIMIT).map((n) => ({ text: `${EMOJI[n]} `, label: EMOJI[n], extra: `:${n}:` }));
+}
+
+function close() {
+  if (!menu) return;
+  menu.el.remove();
+  menu.box.removeAttribute('aria-activedescendant');
+  menu = null;
+}
+
+function draw(box, t, items) {
+  if (!items.length) { close(); return; }
+  if (!menu || menu.box !== box) {
+    close();
+    const el = h('ul', { class: 'complete-menu', id: 'complete-menu', role: 'listbox' });
+    box.closest('.composer').prepend(el);
+    menu = { box, el, sel: 0 };
+  }
+  Object.assign(menu, { kind: t.kind, start: t.start, items, sel: Math.min(menu.sel, items.length - 1) });
+  menu.el.setAttribute('aria-label', t.kind === '@' ? 'People' : 'Emoji');
+  replace(menu.el, ...items.map((it, i) => h('li', {
+    class: `complete-item${i === menu.sel ? ' sel' : ''}`, role: 'option', id: `complete-${i}`, 'aria-selected': i === menu.sel ? 'true' : 'false',
+    onmousedown: (e) => { e.preventDefault(); pick(i); },
+  }, it.user ? avatar(it.user, 'xs') : null, h('span', { class: it.user ? 'complete-label' : 'complete-emoji' }, it.label),
+  h('span', { class: 'muted' }, it.extra))));
+  box.setAttribute('aria-activedescendant', `complete-${menu.sel}`);
+}
+
+export function update(box) {
+  const t = token(box);
+  if (!t) { close(); return; }
+  if (t.kind === ':') { draw(box, t, emoji(t.q)); return; }
+  draw(box, t, people(t.q));
+  // The directory knows people this page has not seen yet; its answer redraws if still wanted.
+  const mine = ++seq;
+  clearTimeout(update.timer);
+  update.timer = setTimeout(() => actions.members(t.q).then(() => {
+    if (mine === seq && document.activeElement === box) { const now = token(box); if (now && now.kind === '@') draw(box, now, people(now.q)); }
+  }).catch(() => {}), 150);
+}
+
+function pick(i) {
+  const it = menu && menu.items[i];
+  if (!it) return;
+  const { box, start } = menu;
+  const end = box.selectionStart;
+  box.value = box.value.slice(0, start) + it.text + box.value.slice(end);
+  box.setSelectionRange(start + it.text.length, start + it.text.length);
+  close();
+  box.focus();
+  box.dispatchEvent(new Event('input', { bubbles: true }));
+}
+
+const isComposer = (el) => el && el.classList && el.classList.contains('compose-box');
+
+document.addEventListener('input', (e) => { if (isComposer(e.target)) update(e.target); });
+document.addEventListener('focusout', (e) => { if (menu && e.target === menu.box) close(); });
+document.addEventListener('keydown', (e) => {
+  if (!menu || e.target !== menu.box || e.isComposing) return;
+  const n = menu.items.length;
+  if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+    menu.sel = (menu.sel + (e.key === 'ArrowDown' ? 1 : n - 1)) % n;
+    draw(menu.box, { kind: menu.kind, start: menu.start }, menu.items);
+  } else if ((e.key === 'Enter' && !e.shiftKey) || e.key === 'Tab') {
+    pick(menu.sel);
+  } else if (e.key === 'Escape') {
+    close();
+  } else {
+    return;
+  }
+  e.preventDefault();
+  e.stopPropagation();
+}, true);

@@ -1,0 +1,181 @@
+// lazy/switcher.js is the quick switcher (Ctrl/⌘+K): a modal dialog over the page that finds a
+// channel, a direct conversation or a person by a loose match of what is typed; ↑/↓ move, Enter
+// goes there (a person opens or creates the conversation with them), Esc closes it and gives the
+// focus back to where it was. While it is open the rest of the page is inert, so Tab stays in it.
+import { h, replace, icon, avatar, displayName } from '../dom.js';
+import { state } from '../store.js';
+import * as actions from '../actions.js';
+import { dmName } from '../views/sidebar.js';
+
+const LIMIT = 30; // entries shown at most
+
+// score says how well query matches text: its letters must appear in order; a match at the start
+// of the text or of a word, and letters next to each other, count more, letters skipped between
+// them less. -1 is no match.
+export function score(query, text) {
+  const q = query.toLowerCase();
+  const t = text.toLowerCase();
+  if (!q) return 0;
+  const at = t.indexOf(q);
+  if (at === 0) return 1000 - t.length;
+  if (at > 0) return (/[\s#@_.-]/.test(t[at - 1]) ? 800 : 600) - t.length;
+  let s = 0;
+  let from = 0;
+  let prev = -2;
+  for (const ch of q) {
+    const i = t.indexOf(ch, from);
+    if (i < 0) return -1;
+    s += i === prev + 1 ? 5 : 1;
+    if (prev >= 0) s -= (i - prev - 1) / 2;
+    if (i === 0 || /[\s#@_.-]/.test(t[i - 1])) s += 3;
+    prev = i;
+    from = i + 1;
+  }
+  return s;
+}
+
+class Switcher {
+  constructor() {
+    this.input = h('input', { type: 'text', class: 'qs-input', role: 'combobox', 'aria-expanded': 'true', 'aria-controls': 'qs-list',
+      'aria-autocomplete': 'list', 'aria-labelledby': 'qs-title', autocomplete: 'off', spellcheck: false, placeholder: 'Channel, conversation or person',
+      oninput: () => { this.sel = 0; this.render(); this.findPeople(); }, onkeydown: (e) => this.key(e) });
+    this.list = h('ul', { class: 'qs-list', id: 'qs-list', role: 'listbox', 'aria-label': 'Matches' });
+    this.box = h('div', { class: 'qs', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'qs-title' },
+      h('h2', { id: 'qs-title', class: 'qs-title' }, 'Jump to'), this.input, this.list,
+      h('p', { class: 'qs-hint muted' }, '↑/↓ to move · Enter to go · Esc to close'));
+    this.el = h('div', { class: 'qs-backdrop', hidden: true, onmousedown: (e) => { if (e.target === this.el) this.close(); } }, this.box);
+    this.el.addEventListener('keydown', (e) => this.trap(e));
+    this.people = new Map(); // user id → user, from the directory
+    this.entries = [];
+    this.sel = 0;
+    this.back = null;
+  }
+
+  get isOpen() { return !this.el.hidden; }
+
+  open() {
+    if (this.isOpen) { this.input.select(); return; }
+    if (!this.el.isConnected) document.body.appendChild(this.el);
+    this.back = document.activeElement;
+    if (this.wsId !== state.wsId) this.people.clear();
+    this.wsId = state.wsId;
+    this.input.value = '';
+    this.sel = 0;
+    this.el.hidden = false;
+    // The page behind a modal dialog takes no focus and no pointer.
+    for (const el of document.body.children) if (el !== this.el && el.tagName !== 'SCRIPT') el.inert = true;
+    this.render();
+    this.input.focus();
+    this.findPeople();
+  }
+
+  close(restore = true) {
+    if (!this.isOpen) return;
+    this.el.hidden = true;
+    for (const el of document.body.children) el.inert = false;
+    if (restore && this.back && this.back.isConnected) this.back.focus();
+    this.back = null;
+  }
+
+  // findPeople asks the directory for people matching what is typed (the first page when nothing
+  // is), a little after the typing stops; answers for an older query are still kept.
+  findPeople() {
+    clearTimeout(this.timer);
+    const q = this.input.value.trim();
+    this.timer = setTimeout(async () => {
+      try {
+        const res = await actions.members(q);
+        for (const m of res.members || []) if (m.user && m.user.kind !== 'bot') this.people.set(m.user.id, m.user);
+        if (this.isOpen) this.render();
+      } catch { /* the places still match */ }
+    }, q ? 150 : 0);
+  }
+
+  // candidates are every place in the sidebar and every person known, a person with whom a
+  // one-to-one conversation is listed showing as that conversation.
+  candidates() {
+    const me = state.me && state.me.id;
+    const out = [];
+    for (const c of state.channels.values()) {
+      if (!c.archived) out.push({ kind: 'channel', id: c.id, label: c.name, extra: c.display_title && c.display_title !== c.name ? c.display_title : '' });
+    }
+    const withDM = new Set();
+    for (const d of state.dms.values()) {
+      const others = (d.members || []).filter((u) => u.id !== me);
+      if (others.length === 1) withDM.add(others[0].id);
+      out.push({ kind: 'dm', id: d.id, label: dmName(d), extra: others.map((u) => (state.users.get(u.id) || u).handle).filter(Boolean).map((x) => `@${x}`).join(' '), user: others[0] || state.me });
+    }
+    for (const u of this.people.values()) {
+      if (u.id !== me && !withDM.has(u.id)) out.push({ kind: 'person', id: u.id, label: displayName(u), extra: u.handle ? `@${u.handle}` : '', user: u });
+    }
+    return out;
+  }
+
+  render() {
+    const q = this.input.value.trim();
+    const rank = { channel: 0, dm: 1, person: 2 };
+    this.entries = this.candidates()
+      .map((c) => ({ ...c, s: Math.max(score(q, c.label), c.extra ? score(q, c.extra) - 1 : -1) }))
+      .filter((c) => c.s >= 0)
+      .sort((a, b) => b.s - a.s || rank[a.kind] - rank[b.kind] || a.label.localeCompare(b.label))
+      .slice(0, LIMIT);
+    this.sel = Math.min(this.sel, Math.max(this.entries.length - 1, 0));
+    if (!this.entries.length) {
+      replace(this.list, h('li', { class: 'qs-none', role: 'option', 'aria-disabled': 'true', 'aria-selected': 'false' }, `Nothing matches “${q}”`));
+      this.input.removeAttribute('aria-activedescendant');
+      return;
+    }
+    const kinds = { channel: 'Channel', dm: 'Conversation', person: 'Person' };
+    replace(this.list, ...this.entries.map((c, i) => h('li', {
+      class: `qs-item${i === this.sel ? ' sel' : ''}`, role: 'option', id: `qs-${i}`, 'aria-selected': i === this.sel ? 'true' : 'false',
+      dataset: { kind: c.kind, id: c.id },
+      onmousedown: (e) => { e.preventDefault(); this.choose(i); },
+    }, c.kind === 'channel' ? h('span', { class: 'sigil' }, icon('hash')) : avatar(c.user, 'xs'),
+    h('span', { class: 'qs-label' }, c.label), c.extra ? h('span', { class: 'qs-extra muted' }, c.extra) : null,
+    h('span', { class: 'qs-kind muted' }, kinds[c.kind]))));
+    this.input.setAttribute('aria-activedescendant', `qs-${this.sel}`);
+    this.list.querySelector('.sel').scrollIntoView({ block: 'nearest' });
+  }
+
+  key(e) {
+    const n = this.entries.length;
+    if ((e.key === 'ArrowDown' || e.key === 'ArrowUp') && n) {
+      e.preventDefault();
+      this.sel = (this.sel + (e.key === 'ArrowDown' ? 1 : n - 1)) % n;
+      this.render();
+    } else if (e.key === 'Enter') {
+      e.preventDefault();
+      this.choose(this.sel);
+    }
+  }
+
+  // trap keeps Esc and Tab inside the dialog: the page's own shortcuts never see them.
+  trap(e) {
+    if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); this.close(); return; }
+    if (e.key === 'Tab') { e.preventDefault(); this.input.focus(); }
+    e.stopPropagation();
+  }
+
+  async choose(i) {
+    const c = this.entries[i];
+    if (!c) return;
+    this.close(false);
+    // Arriving somewhere, the keyboard is in its composer (the same element for every place), at
+    // once: not after the place loads, when the person may have moved on.
+    const box = document.querySelector('form.composer .compose-box');
+    if (box) box.focus();
+    try {
+      if (c.kind === 'person') await actions.openDM([c.id]);
+      else await actions.openPlace(actions.viewOf(c.id));
+    } catch (err) { actions.toast(err.message); }
+  }
+}
+
+let switcher = null;
+
+// openSwitcher shows the quick switcher (Ctrl/⌘+K).
+export function openSwitcher() {
+  if (!state.wsId) return;
+  if (!switcher) switcher = new Switcher();
+  switcher.open();
+}
