@@ -154,6 +154,7 @@ func botAndToken(t *testing.T, e *env, tab context.Context) person {
 		}
 	}
 	shot(t, tab, "bots-token")
+	checkA11y(t, tab, "bots token")
 	// Copy puts exactly the token on the clipboard.
 	do(t, tab, "allow the clipboard", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		for _, name := range []string{"clipboard-read", "clipboard-write"} {
@@ -318,6 +319,7 @@ func agentMessages(t *testing.T, e *env, bot person, chID string, tab context.Co
 		t.Fatalf("the Markdown detail was not rendered (%q)", got)
 	}
 	shot(t, tab, "agent-messages")
+	checkA11y(t, tab, "agent messages")
 }
 
 // revokeToken: Revoke asks once more, then the token is revoked and the API refuses it.
@@ -366,6 +368,7 @@ func setupCode(t *testing.T, e *env, tab context.Context) string {
 		t.Fatalf("the claim instructions read %q, want %s and the code", got, claimURL)
 	}
 	shot(t, tab, "bots-setup-code")
+	checkA11y(t, tab, "bots setup code")
 	press(t, tab, ".panel .secret", "Done")
 	waitFor(t, tab, "the box closed", `!document.querySelector('.panel .secret')`)
 	// What the runtime does: claim once, get a token that works.
@@ -564,6 +567,7 @@ func integrations(t *testing.T, e *env, ana person, chID string, recv *receiver,
 	waitFor(t, tab, "the subscription's secret", secretValue+`.startsWith('whsec_')`)
 	recv.setSecret(eval[string](t, tab, secretValue))
 	shot(t, tab, "integrations")
+	checkA11y(t, tab, "integrations")
 	press(t, tab, ".panel .secret", "Done")
 	waitFor(t, tab, "the subscription listed", `document.querySelector('.panel .subs li strong')?.textContent === 'message.created'`)
 	e.api(t, ana, "POST", "/api/channels/"+chID+"/messages", map[string]string{"body": "first delivery"}, nil)
@@ -589,6 +593,7 @@ func integrations(t *testing.T, e *env, ana person, chID string, recv *receiver,
 	}
 	eval[bool](t, tab, `(b => (b.scrollTop = document.querySelector('.panel .subs').offsetTop - b.offsetTop - 40, true))(document.querySelector('.panel-body'))`)
 	shot(t, tab, "deliveries")
+	checkA11y(t, tab, "deliveries")
 	// Attempts come a page at a time (the API's default, 50), newest first; the rest on demand.
 	for i := 3; i <= 51; i++ {
 		e.api(t, ana, "POST", "/api/channels/"+chID+"/messages", map[string]string{"body": fmt.Sprintf("delivery %d", i)}, nil)

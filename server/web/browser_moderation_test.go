@@ -155,11 +155,13 @@ func timeoutBlockNote(t *testing.T, e *env, ana person, generalID string, aTab, 
 		t.Fatalf("the API answered Ben's post with %q", refused)
 	}
 	shot(t, bTab, "timed-out")
+	checkA11y(t, bTab, "timed out")
 	// A reply is a post: the thread's reply box is disabled as well.
 	clickAction(t, bTab, "Rules are pinned", "Reply in thread")
 	waitFor(t, bTab, "the thread's reply box disabled", `document.querySelector('.panel:not([hidden]) .thread-composer textarea')?.disabled === true`)
 	clickWhen(t, bTab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
 	shot(t, aTab, "moderation-directory")
+	checkA11y(t, aTab, "moderation directory")
 	clickWhen(t, aTab, "Lift timeout", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Lift timeout')`)
 	waitFor(t, aTab, "the timeout gone from the row", `!`+ben+`.querySelector('.mod-state')`)
 	waitFor(t, bTab, "Ben's composer back", `!`+composerDisabled+` && `+standingLine+` === ''`)
@@ -203,6 +205,7 @@ func guestRoom(t *testing.T, e *env, aTab, gTab context.Context) {
 		waitFor(t, gTab, left+" left", standingLine+`.startsWith('Guest: `+left+` of 3 posts left today')`)
 	}
 	shot(t, gTab, "guest-view")
+	checkA11y(t, gTab, "guest view")
 	send(t, gTab, "form.composer .compose-box", "hello 3")
 	waitFor(t, gTab, "the third post", hasBody("hello 3"))
 	waitFor(t, gTab, "the day's posts used up", standingLine+` === 'You have used your 3 guest posts for today; more tomorrow (the count renews at midnight UTC).'`)
@@ -248,6 +251,7 @@ func invites(t *testing.T, e *env, b *browser, aTab context.Context, dee person)
 		t.Fatalf("the invite is listed as %q", got)
 	}
 	shot(t, aTab, "invites")
+	checkA11y(t, aTab, "invites")
 	second := mint()
 	waitFor(t, aTab, "two open invites", `document.querySelectorAll('.invite-list li').length === 2`)
 	clickWhen(t, aTab, "Revoke the newest", `document.querySelector('.invite-list li button')`)

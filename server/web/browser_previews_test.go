@@ -289,6 +289,8 @@ func remoteImages(t *testing.T, p *previews) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// The control frame is the test's, not the client's: it leaves the page it was put in.
+	eval[bool](t, p.tab, `[...document.querySelectorAll('body > iframe')].forEach(f => f.remove()) ?? true`)
 	if n := tracked.Load(); n != 0 {
 		t.Fatalf("the HTML preview made %d connections to another server", n)
 	}
@@ -325,6 +327,7 @@ func highlightLimits(t *testing.T, p *previews) {
 	}
 	eval[bool](t, p.tab, `(document.querySelector('.panel .preview-stage').scrollTop = 0, true)`)
 	shot(t, p.tab, "preview-code")
+	checkA11y(t, p.tab, "preview code")
 
 	// One byte over: shown, not highlighted.
 	p.want(t, "main-big.go", "text/x-go", goSource(highlightLimit+1), "shown")
@@ -365,12 +368,14 @@ func officeLimits(t *testing.T, p *previews) {
 		t.Fatalf("the sheet reads %q", got)
 	}
 	shot(t, p.tab, "preview-xlsx")
+	checkA11y(t, p.tab, "preview xlsx")
 	p.want(t, "plan.pptx", ctPPTX, pptx(t, "Q3 plan\nShip the previews", "Risks &amp; dates"), "shown")
 	slides := `[...document.querySelectorAll('.panel .preview-slide')].map(s => [...s.querySelectorAll('p')].map(p => p.textContent).join('/')).join('|')`
 	if got := eval[string](t, p.tab, slides); got != "Q3 plan/Ship the previews|Risks & dates" {
 		t.Fatalf("the slides read %q", got)
 	}
 	shot(t, p.tab, "preview-pptx")
+	checkA11y(t, p.tab, "preview pptx")
 
 	// 24 MiB on disk (a picture the preview never expands) is read; one byte more is not.
 	p.want(t, "photos.xlsx", ctXLSX, sizedXLSX(t, ooxmlLimit), "shown")

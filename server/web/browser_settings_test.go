@@ -280,6 +280,7 @@ func TestBrowserPushAndSettings(t *testing.T) {
 		}
 		waitFor(t, tab, "this device listed", `[...document.querySelectorAll('.devices li')].some(li => li.textContent.includes('this device'))`)
 		shot(t, tab, "notifications")
+		checkA11y(t, tab, "notifications")
 	})
 
 	var pushed pushtest.Received
@@ -546,6 +547,7 @@ func (s settingsRun) profile(t *testing.T) {
 	waitFor(t, tab, "the sidebar's new name", `document.querySelector('.me .me-name')?.textContent === 'Ana Maria Lima'`)
 	waitFor(t, tab, "the handle as kept", `document.querySelector('`+form+`input[name=handle]').value === 'ana_lima'`)
 	shot(t, tab, "profile")
+	checkA11y(t, tab, "profile")
 	// SPEC §Limits: a handle is 2-32 characters. The API's sentence shows; nothing changes.
 	fillSel(t, tab, form+"input[name=handle]", "a")
 	click(t, tab, "save a one-letter handle", form+"button[type=submit]")

@@ -26,7 +26,9 @@ export async function show(box, u, kind, closed) {
   const download = h('a', { class: 'btn small', href: url, download: u.filename || '' }, 'Download');
   const head = h('div', { class: 'preview-head' }, h('span', { class: 'preview-name' }, u.filename || 'file'),
     h('span', { class: 'muted' }, sizeText(u.byte_size || 0)), download);
-  const stage = h('div', { class: 'preview-stage' }, h('p', { class: 'muted pad' }, 'Loading preview…'));
+  // The stage scrolls: it takes the keyboard's focus so it can be scrolled without a mouse.
+  const stage = h('div', { class: 'preview-stage', tabindex: '0', role: 'region', 'aria-label': `Preview of ${u.filename || 'the file'}` },
+    h('p', { class: 'muted pad' }, 'Loading preview…'));
   replace(box, head, stage);
   box.dataset.kind = kind.kind;
   try {
