@@ -327,6 +327,12 @@ func highlightLimits(t *testing.T, p *previews) {
 	}
 	eval[bool](t, p.tab, `(document.querySelector('.panel .preview-stage').scrollTop = 0, true)`)
 	shot(t, p.tab, "preview-code")
+	// axe checks the contrast of every token: on 256 KiB of code that is minutes under -race, so
+	// the view is checked on a small file of the same code.
+	p.want(t, "small.go", "text/x-go", goSource(4<<10), "shown")
+	if state, n := highlighted(t, p); state != "done" || n == 0 {
+		t.Fatalf("4 KiB of Go: highlighting %q with %d tokens, want done", state, n)
+	}
 	checkA11y(t, p.tab, "preview code")
 
 	// One byte over: shown, not highlighted.
