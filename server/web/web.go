@@ -13,6 +13,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -41,9 +42,14 @@ const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 // folder of its script, and at the root it covers every page of the client.
 const serviceWorker = "/assets/js/lazy/sw.js"
 
-// lazyDir holds the modules a view loads only when it needs them (previews' parsers, workers):
-// they are left out of the page's preload list, so a first visit does not fetch them.
-const lazyDir = "static/assets/js/lazy/"
+// entryModule is the page's one script; the modules it imports statically, transitively, are
+// the page's preload list. A module reached only by import() (a panel's code, a preview's parser)
+// is fetched when a view needs it, so a first visit does not pay for it.
+const entryModule = "/assets/js/main.js"
+
+// staticImport matches the static import and re-export statements of a module; import() calls
+// are not matched (no "from" clause, a parenthesis before the specifier).
+var staticImport = regexp.MustCompile(`(?m)^\s*(?:import|export)\s+(?:[^'"()]*?\s+from\s+)?['"]([^'"]+)['"]`)
 
 // Config is what the page advertises about the server it is served by.
 type Config struct {
@@ -89,11 +95,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("web: list assets: %w", err)
 	}
 	sort.Strings(names)
-	var preload []string
 	for _, p := range names {
-		if strings.HasPrefix(p, "static/assets/js/") && strings.HasSuffix(p, ".js") && !strings.HasPrefix(p, lazyDir) {
-			preload = append(preload, strings.TrimPrefix(p, "static"))
-		}
 		body, err := static.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("web: read %s: %w", p, err)
@@ -101,6 +103,10 @@ func New(cfg Config) (*Handler, error) {
 		fmt.Fprintf(sum, "%s\x00%d\x00", p, len(body))
 		sum.Write(body)
 		h.assets[strings.TrimPrefix(p, "static")] = newAsset(body, contentType(p))
+	}
+	preload, err := h.staticGraph(entryModule)
+	if err != nil {
+		return nil, err
 	}
 	h.version = cfg.Version
 	if h.version == "" {
@@ -127,6 +133,28 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h.page = newAsset(page.Bytes(), "text/html; charset=utf-8")
 	return h, nil
+}
+
+// staticGraph lists entry and every module it imports statically, transitively, in a stable
+// order; an import of a file that is not embedded is an error, so a broken page fails at start.
+func (h *Handler) staticGraph(entry string) ([]string, error) {
+	seen := map[string]bool{entry: true}
+	queue := []string{entry}
+	for i := 0; i < len(queue); i++ {
+		a, ok := h.assets[queue[i]]
+		if !ok {
+			return nil, fmt.Errorf("web: %s imports a module that is not embedded", queue[i])
+		}
+		for _, m := range staticImport.FindAllSubmatch(a.body, -1) {
+			dep := path.Join(path.Dir(queue[i]), string(m[1]))
+			if !seen[dep] {
+				seen[dep] = true
+				queue = append(queue, dep)
+			}
+		}
+	}
+	sort.Strings(queue)
+	return queue, nil
 }
 
 // Version is the bundle version the page carries.

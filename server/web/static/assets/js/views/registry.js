@@ -1,14 +1,30 @@
 // views/registry.js is where feature modules plug into the shell, so adding a view edits no
 // shared file but features.js: side panels by kind, and the entries of the two menus (the
 // workspace menu at the top of the sidebar, the personal menu at its bottom).
+import { state } from '../store.js';
+
 const panels = new Map();
 const menus = { workspace: [], me: [] };
 
 // registerPanel adds a side panel. spec: { title, render(body, panel, { fresh, topics }),
 // topics: store topics (besides 'panel') that redraw it while it is open }. render owns body.
 export function registerPanel(kind, spec) {
-  if (panels.has(kind)) throw new Error(`panel ${kind} registered twice`);
+  const had = panels.get(kind);
+  if (had && !had.lazy) throw new Error(`panel ${kind} registered twice`);
   panels.set(kind, { topics: [], ...spec });
+}
+
+// registerLazyPanel stands in for a panel whose code is fetched the first time it opens: load()
+// imports the module, which registers the real panel in the stand-in's place; the panel is then
+// drawn as freshly opened. So a first visit does not fetch what only a menu entry opens.
+export function registerLazyPanel(kind, title, load) {
+  registerPanel(kind, { title, lazy: true, render(body, panel) {
+    body.replaceChildren(Object.assign(document.createElement('p'), { className: 'muted pad', textContent: 'Loading…' }));
+    load().then(() => {
+      const real = panels.get(kind);
+      if (!real.lazy && state.panel === panel) real.render(body, panel, { fresh: true, topics: new Set() });
+    }, (e) => { body.replaceChildren(Object.assign(document.createElement('p'), { className: 'error pad', textContent: e.message })); });
+  } });
 }
 
 export const panelOf = (kind) => panels.get(kind);

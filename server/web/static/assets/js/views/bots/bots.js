@@ -6,7 +6,7 @@ import { h, replace, avatar, displayName } from '../../dom.js';
 import { state } from '../../store.js';
 import * as api from '../../api.js';
 import * as actions from '../../actions.js';
-import { registerPanel, registerMenuItem } from '../registry.js';
+import { registerPanel } from '../registry.js';
 import { manages, field, select, checks, askFirst, secretBox, when, formValues, redraw, BUNDLES, SCOPES } from './ui.js';
 
 // page is the panel's state between redraws; reveal holds a secret until its box is closed.
@@ -147,8 +147,3 @@ registerPanel('bots', {
     load().catch((e) => { page.error = e.message; page.bots = []; }).then(() => { if (isOpen()) { page.loaded = true; draw(body); } });
   },
 });
-
-registerMenuItem('workspace', { label: 'Bots', order: 40,
-  // A new object each time: choosing the entry again reads the lists again.
-  run: () => actions.openPanel({ kind: 'bots' }),
-  visible: () => { const ws = state.workspaces.find((w) => w.id === state.wsId); return !!ws && ws.role !== 'guest'; } });

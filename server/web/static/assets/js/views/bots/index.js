@@ -1,6 +1,19 @@
-// views/bots/index.js loads the bots, agents and integrations views (issue 16): the workspace's
-// bots with their tokens and setup codes, the integrations (app installations, slash commands,
-// event subscriptions and their deliveries), and agents' durable messages in the list.
+// views/bots/index.js registers the bots, agents and integrations views (issue 16): agents'
+// durable messages in the list at once; the bots panel (tokens, setup codes) and the
+// integrations panel (app installations, slash commands, event subscriptions and their
+// deliveries) are fetched the first time one opens.
+import * as actions from '../../actions.js';
+import { state } from '../../store.js';
+import { registerLazyPanel, registerMenuItem } from '../registry.js';
+import { manages } from './ui.js';
 import './agentmsg.js';
-import './bots.js';
-import './integrations.js';
+
+registerLazyPanel('bots', 'Bots', () => import('./bots.js'));
+registerLazyPanel('integrations', 'Integrations', () => import('./integrations.js'));
+
+registerMenuItem('workspace', { label: 'Bots', order: 40,
+  // A new object each time: choosing the entry again reads the lists again.
+  run: () => actions.openPanel({ kind: 'bots' }),
+  visible: () => { const ws = state.workspaces.find((w) => w.id === state.wsId); return !!ws && ws.role !== 'guest'; } });
+registerMenuItem('workspace', { label: 'Integrations', order: 45,
+  run: () => actions.openPanel({ kind: 'integrations' }), visible: manages });

@@ -6,7 +6,7 @@ import { h, replace, displayName } from '../../dom.js';
 import { state } from '../../store.js';
 import * as api from '../../api.js';
 import * as actions from '../../actions.js';
-import { registerPanel, registerMenuItem } from '../registry.js';
+import { registerPanel } from '../registry.js';
 import { manages, field, select, askFirst, secretBox, when, formValues, redraw } from './ui.js';
 import { subscriptionsSection, loadDeliveries } from './subscriptions.js';
 
@@ -152,7 +152,3 @@ registerPanel('integrations', {
     load().catch((e) => { page.error = e.message; page.installs = page.installs || []; }).then(() => { if (isOpen()) { page.loaded = true; draw(body); } });
   },
 });
-
-registerMenuItem('workspace', { label: 'Integrations', order: 45,
-  // A new object each time: choosing the entry again reads the lists again.
-  run: () => actions.openPanel({ kind: 'integrations' }), visible: manages });

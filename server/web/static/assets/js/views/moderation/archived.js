@@ -4,7 +4,7 @@
 import { h, replace } from '../../dom.js';
 import { state, touch } from '../../store.js';
 import * as actions from '../../actions.js';
-import { registerPanel, registerMenuItem } from '../registry.js';
+import { registerPanel } from '../registry.js';
 import { isOwner, myRole, outcome } from './common.js';
 
 const notes = new Map();
@@ -41,4 +41,3 @@ registerPanel('archived', {
     render(body);
   },
 });
-registerMenuItem('workspace', { label: 'Show archived channels', order: 30, visible: () => myRole() !== 'guest', panel: { kind: 'archived' } });

@@ -6,7 +6,7 @@
 import { h, replace, avatar, displayName } from '../../dom.js';
 import * as api from '../../api.js';
 import { state, touch, rememberUser } from '../../store.js';
-import { registerPanel, registerMenuItem } from '../registry.js';
+import { registerPanel } from '../registry.js';
 import { isManager, isOwner, myRole, running, timeLeft, describe, outcome, rolesChanged } from './common.js';
 
 // The durations offered for a timeout, in minutes (the API takes 1 minute to 365 days).
@@ -158,10 +158,7 @@ registerPanel('moderation', {
   },
 });
 
-registerMenuItem('workspace', { label: 'Members and moderation', order: 20, visible: isManager, panel: { kind: 'moderation' } });
-
-// Another moderator's change shows at once; the time left counts down while the panel is open.
-export function directoryChanged() { if (state.panel && state.panel.kind === 'moderation') touch('moderation'); }
+// The time left counts down while the panel is open.
 setInterval(() => {
   if (state.panel && state.panel.kind === 'moderation' && view.members.some((m) => running(m.timeout_until) || m.timeout_until)) touch('moderation-clock');
 }, 15000);

@@ -4,7 +4,7 @@
 import { h, replace, avatar, displayName } from '../../dom.js';
 import * as api from '../../api.js';
 import { state, touch, rememberUser } from '../../store.js';
-import { registerPanel, registerMenuItem } from '../registry.js';
+import { registerPanel } from '../registry.js';
 import { isManager, describe, outcome } from './common.js';
 
 const view = { guests: [], notes: new Map(), error: '', loaded: false };
@@ -58,5 +58,3 @@ registerPanel('guests', {
     render(body);
   },
 });
-
-registerMenuItem('workspace', { label: 'Guests waiting', order: 21, visible: isManager, panel: { kind: 'guests' } });
