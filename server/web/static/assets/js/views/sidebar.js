@@ -23,7 +23,7 @@ export class Sidebar {
     this.nav = h('nav', { class: 'places', 'aria-label': 'Channels and direct messages' });
     this.me = h('div', { class: 'me' });
     // The menus are built once: their entries are read from the registry each time one opens.
-    this.wsMenu = menuButton('workspace', 'Workspace menu', icon('chevron'), [{ label: 'People', panel: { kind: 'members' } }]);
+    this.wsMenu = menuButton('workspace', 'Workspace menu', icon('more'), [{ label: 'People', panel: { kind: 'members' } }]);
     this.meMenu = menuButton('me', 'Your menu', icon('gear'));
     this.el = h('aside', { class: 'sidebar' }, h('div', { class: 'ws-head' }, this.switcher, this.wsMenu), this.filter, this.nav, this.me);
   }
