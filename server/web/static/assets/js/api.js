@@ -26,11 +26,12 @@ export function headers(method) {
   return h;
 }
 
-// call sends one request; body is sent as JSON unless it is FormData.
+// call sends one request; body is sent as JSON unless it is FormData or form fields
+// (URLSearchParams, sent form-encoded).
 export async function call(method, path, body, { quiet401 = false } = {}) {
   const init = { method, headers: headers(method), credentials: 'same-origin' };
   if (body !== undefined) {
-    if (body instanceof FormData) init.body = body;
+    if (body instanceof FormData || body instanceof URLSearchParams) init.body = body;
     else { init.body = JSON.stringify(body); init.headers['Content-Type'] = 'application/json'; }
   }
   let res;

@@ -1,9 +1,10 @@
 // views/commands.js: the command menu. Typing "/" at the start of the composer offers every
-// bot's commands with their argument hints, filtered as the command is typed; ↑/↓ move, Enter
-// or Tab takes one, Esc closes the menu.
+// bot's commands with their argument hints and the integrations' registered slash commands,
+// filtered as the command is typed; ↑/↓ move, Enter or Tab takes one, Esc closes the menu.
 import { h, replace, avatar, displayName } from '../dom.js';
 import { state } from '../store.js';
 import * as api from '../api.js';
+import { loadSlash } from '../slash.js';
 
 export class CommandMenu {
   constructor(onPick) {
@@ -32,8 +33,12 @@ export class CommandMenu {
       if (had) this.list = { wsId, commands: had };
       if (had && opening) this.show(m[1], text);
       try {
-        const commands = (await api.get(`/api/workspaces/${wsId}/bot-commands`)).bot_commands || [];
-        this.list = { wsId, commands };
+        // Bots' menus and the integrations' registered slash commands, read together; a guest
+        // may read no slash command, and the menus still show.
+        const [menus, slash] = await Promise.all([api.get(`/api/workspaces/${wsId}/bot-commands`), loadSlash().catch(() => [])]);
+        const registered = slash.map((c) => ({ command: c.command, description: c.description,
+          bot: state.users.get(c.bot_user_id) || { id: c.bot_user_id, display_name: 'Integration' } }));
+        this.list = { wsId, commands: (menus.bot_commands || []).concat(registered) };
       } catch { if (!had) { this.list = null; return; } }
       // The person may have typed on, or closed the menu, while the list was read.
       if (this.text !== text || text === this.closedFor) return;

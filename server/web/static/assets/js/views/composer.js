@@ -5,6 +5,7 @@ import { state, touch, conv } from '../store.js';
 import * as actions from '../actions.js';
 import { dmName } from './sidebar.js';
 import { CommandMenu } from './commands.js';
+import { slashOf, invokeSlash } from '../slash.js';
 
 export class Composer {
   constructor() {
@@ -71,7 +72,13 @@ export class Composer {
   submit() {
     const body = this.box.value;
     if (!body.trim() || !state.view) return;
-    actions.send(body, { quote: state.quote });
+    const slash = state.view.kind === 'channel' && !state.quote ? slashOf(body) : null;
+    // An ephemeral answer is for the sender alone: shown here, posted nowhere.
+    if (slash) {
+      invokeSlash(state.view.id, slash).then((res) => { if (res.response_type === 'ephemeral' && res.text) actions.toast(res.text); },
+        (e) => { actions.toast(e.message); this.box.value = this.box.value || body; });
+    }
+    else actions.send(body, { quote: state.quote });
     state.quote = null;
     this.box.value = '';
     this.grow();
