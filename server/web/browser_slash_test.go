@@ -44,6 +44,10 @@ func TestBrowserSlashCommand(t *testing.T) {
 		calls = append(calls, c)
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
+		if c.Text == "fail" {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
 		if c.Text == "quietly" {
 			_, _ = io.WriteString(w, `{"response_type":"ephemeral","text":"Only you see this"}`)
 			return
@@ -100,14 +104,22 @@ func TestBrowserSlashCommand(t *testing.T) {
 	do(t, tab, "send quietly", chromedp.SendKeys(box, "/ship quietly"), enter())
 	waitFor(t, tab, "the ephemeral answer", `document.querySelector('.toast:not([hidden])')?.textContent === 'Only you see this'`)
 
+	// A callback that fails: the API's sentence shows and the text goes back to the composer.
+	do(t, tab, "send one that fails", chromedp.SendKeys(box, "/ship fail"), enter())
+	waitFor(t, tab, "the text back in the composer", `document.querySelector('`+box+`').value === '/ship fail'`)
+	if msg := eval[string](t, tab, `document.querySelector('.toast').textContent`); msg == "" || msg == "Only you see this" {
+		t.Fatalf("after a failed callback the page says %q", msg)
+	}
+	eval[bool](t, tab, `(b => (b.value = '', b.dispatchEvent(new Event('input')), true))(document.querySelector('`+box+`'))`)
+
 	// A command no integration registered is a message like any other, for bots to read.
 	do(t, tab, "send an unregistered command", chromedp.SendKeys(box, "/standup today"), enter())
 	waitFor(t, tab, "posted as a message", hasBody("/standup today"))
 	mu.Lock()
 	n := len(calls)
 	mu.Unlock()
-	if n != 2 {
-		t.Fatalf("the callback was called %d times, want 2 (the unregistered command is not the integration's)", n)
+	if n != 3 {
+		t.Fatalf("the callback was called %d times, want 3 (the unregistered command is not the integration's)", n)
 	}
 	if strings.Contains(eval[string](t, tab, `document.querySelector('.list').textContent`), "Only you see this") {
 		t.Fatal("an ephemeral answer was posted into the channel")
