@@ -73,9 +73,8 @@ func TestBrowserKeyboardA11y(t *testing.T) {
 	benUser := persisttest.User(t, e.store, &persisttest.UserOpts{DisplayName: new("Ben Okafor"), Handle: new("ben_okafor")})
 	ben := person{user: benUser, token: persisttest.Session(t, e.store, benUser.ID)}
 	cara := e.person(t, "Cara Diaz")
-	var ws struct{ Workspace persist.Workspace }
-	e.api(t, ana, "POST", "/api/workspaces", map[string]string{"name": "Acme"}, &ws)
-	wsID := ws.Workspace.ID
+	ws := e.workspace(t, ana, "Acme")
+	wsID := ws.ID
 	e.addMember(t, wsID, ben.user.ID)
 	e.addMember(t, wsID, cara.user.ID)
 	// A display name that is markup stays text in the switcher and the completion list.

@@ -37,13 +37,11 @@ func TestBrowserBots(t *testing.T) {
 	e := newEnv(t)
 	ana := e.person(t, "Ana Lima")
 	ben := e.person(t, "Ben Okafor")
-	var ws struct{ Workspace persist.Workspace }
-	e.api(t, ana, "POST", "/api/workspaces", map[string]string{"name": "Acme"}, &ws)
-	wsID := ws.Workspace.ID
+	ws := e.workspace(t, ana, "Acme")
+	wsID := ws.ID
 	e.addMember(t, wsID, ben.user.ID)
-	var general struct{ Channel persist.Channel }
-	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/channels", map[string]string{"name": "general"}, &general)
-	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/channels", map[string]string{"name": "deploys"}, nil)
+	general := e.channel(t, ana, wsID, "general")
+	e.channel(t, ana, wsID, "deploys")
 	recv := newReceiver(t)
 	startDeliveries(t, e)
 
@@ -69,14 +67,14 @@ func TestBrowserBots(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	t.Run("AgentProgressUnderMessage", func(t *testing.T) { progressUnder(t, e, bot, wsID, general.Channel.ID, bTab) })
-	t.Run("AgentMessages", func(t *testing.T) { agentMessages(t, e, bot, general.Channel.ID, bTab) })
+	t.Run("AgentProgressUnderMessage", func(t *testing.T) { progressUnder(t, e, bot, wsID, general.ID, bTab) })
+	t.Run("AgentMessages", func(t *testing.T) { agentMessages(t, e, bot, general.ID, bTab) })
 	t.Run("CommandMenu", func(t *testing.T) { commandMenuFresh(t, e, ana, bot, wsID, bTab) })
 	t.Run("RevokeToken", func(t *testing.T) { revokeToken(t, e, bot, aTab) })
 	var claimed string
 	t.Run("SetupCode", func(t *testing.T) { claimed = setupCode(t, e, aTab) })
 	t.Run("MemberRefused", func(t *testing.T) { memberRefused(t, e, ben, wsID, bTab) })
-	t.Run("Integrations", func(t *testing.T) { integrations(t, e, ana, general.Channel.ID, recv, claimed, aTab) })
+	t.Run("Integrations", func(t *testing.T) { integrations(t, e, ana, general.ID, recv, claimed, aTab) })
 }
 
 // openMenuPanel opens the panel of a workspace-menu entry.
@@ -250,7 +248,10 @@ func progressUnder(t *testing.T, e *env, bot person, wsID, chID string, tab cont
 	// page's clock is moved on rather than waited for.
 	progress(map[string]any{"turn_id": "t5", "op": "append", "text": "Waiting on CI", "message_id": msgID})
 	progress(map[string]any{"turn_id": "t6", "op": "append", "text": "Idle"})
-	waitFor(t, tab, "both blocks", under+` && !document.querySelector('.conversation > .agents').hidden`)
+	// Waiting for these two lines, not for any block: the blocks of t1 and t2 show until their
+	// ends arrive, and an event that arrived after the clock moved would start a fresh 30 s.
+	waitFor(t, tab, "both blocks", under+`?.querySelector('.progress-last')?.textContent === 'Waiting on CI'
+		&& document.querySelector('.conversation > .agents:not([hidden]) .progress-last')?.textContent === 'Idle'`)
 	eval[bool](t, tab, `(globalThis.realNow = Date.now, Date.now = () => globalThis.realNow.call(Date) + 31000, true)`)
 	waitFor(t, tab, "both blocks expired", `!`+under+` && document.querySelector('.conversation > .agents').hidden`)
 	eval[bool](t, tab, `(Date.now = globalThis.realNow, true)`)

@@ -8,7 +8,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 )
 
@@ -61,12 +60,10 @@ func TestBrowserManage(t *testing.T) {
 	e := newEnv(t)
 	ana := e.person(t, "Ana Lima")
 	ben := e.person(t, "Ben Okafor")
-	var ws struct{ Workspace persist.Workspace }
-	e.api(t, ana, "POST", "/api/workspaces", map[string]string{"name": "Acme"}, &ws)
-	wsID := ws.Workspace.ID
+	ws := e.workspace(t, ana, "Acme")
+	wsID := ws.ID
 	e.addMember(t, wsID, ben.user.ID)
-	var general struct{ Channel persist.Channel }
-	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/channels", map[string]string{"name": "general"}, &general)
+	general := e.channel(t, ana, wsID, "general")
 
 	b := newBrowser(t, e)
 	aTab := b.tab(t, ana)
@@ -78,7 +75,7 @@ func TestBrowserManage(t *testing.T) {
 	}
 
 	t.Run("ChannelSettings", func(t *testing.T) { channelSettings(t, aTab, bTab) })
-	t.Run("DraftSurvivesEvents", func(t *testing.T) { draftSurvivesEvents(t, e, ana, wsID, general.Channel.ID, aTab) })
+	t.Run("DraftSurvivesEvents", func(t *testing.T) { draftSurvivesEvents(t, e, ana, wsID, general.ID, aTab) })
 
 	// Two bots, each with its own menu; the deploy bot also reports progress.
 	scopes := []string{"messages:read", "messages:write", "commands:write", "agent_activity:write", "realtime:read"}
@@ -92,7 +89,7 @@ func TestBrowserManage(t *testing.T) {
 		{"command": "standup", "description": "Start today's standup <img src=x onerror=alert(1)>"}}}, nil)
 
 	t.Run("CommandMenu", func(t *testing.T) { commandMenu(t, bTab) })
-	t.Run("AgentProgress", func(t *testing.T) { agentProgress(t, e, deployer, wsID, general.Channel.ID, bTab) })
+	t.Run("AgentProgress", func(t *testing.T) { agentProgress(t, e, deployer, wsID, general.ID, bTab) })
 	t.Run("KeyboardAndRoles", func(t *testing.T) { keyboardAndRoles(t, bTab) })
 }
 
@@ -258,9 +255,8 @@ func draftSurvivesEvents(t *testing.T, e *env, ana person, wsID, generalID strin
 	do(t, tab, "open the settings", chromedp.Click(`.conv-header button[aria-label="Channel settings"]`))
 	waitFor(t, tab, "the settings form", `document.querySelector('.panel:not([hidden]) form.settings')`)
 	setField(t, tab, "display_title", "half-typed topic")
-	var other struct{ Channel persist.Channel }
-	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/channels", map[string]string{"name": "side-room"}, &other)
-	e.api(t, ana, "PATCH", "/api/channels/"+other.Channel.ID, map[string]string{"display_title": "Side room"}, nil)
+	other := e.channel(t, ana, wsID, "side-room")
+	e.api(t, ana, "PATCH", "/api/channels/"+other.ID, map[string]string{"display_title": "Side room"}, nil)
 	e.post(t, ana, generalID, "a message while the form is open")
 	waitFor(t, tab, "the other channel's change", placeLink("Side room"))
 	waitFor(t, tab, "the message", hasBody("a message while the form is open"))
@@ -270,6 +266,6 @@ func draftSurvivesEvents(t *testing.T, e *env, ana person, wsID, generalID strin
 	do(t, tab, "press Esc", chromedp.KeyEvent(kb.Escape))
 	waitFor(t, tab, "the panel closed", `document.querySelector('.panel').hidden`)
 	// Archived, the side room leaves the sidebar as the later steps expect it.
-	e.api(t, ana, "PATCH", "/api/channels/"+other.Channel.ID, map[string]bool{"archived": true}, nil)
+	e.api(t, ana, "PATCH", "/api/channels/"+other.ID, map[string]bool{"archived": true}, nil)
 	waitFor(t, tab, "the side room gone", `!`+placeLink("Side room"))
 }

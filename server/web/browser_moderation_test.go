@@ -65,16 +65,16 @@ func TestBrowserModeration(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ana, ben, gus, dee := e.person(t, "Ana Lima"), e.person(t, "Ben Okafor"), e.person(t, "Gus Guest"), e.person(t, "Dee Newcomer")
-	var ws struct{ Workspace persist.Workspace }
-	e.api(t, ana, "POST", "/api/workspaces", map[string]string{"name": "Acme"}, &ws)
-	wsID := ws.Workspace.ID
+	ws := e.workspace(t, ana, "Acme")
+	wsID := ws.ID
 	e.addMember(t, wsID, ben.user.ID)
-	var general, old, deploys struct{ Channel persist.Channel }
-	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/channels", map[string]string{"name": "general"}, &general)
-	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/channels", map[string]string{"name": "old-launch"}, &old)
-	e.api(t, ana, "PATCH", "/api/channels/"+old.Channel.ID, map[string]any{"archived": true}, nil)
+	general := e.channel(t, ana, wsID, "general")
+	old := e.channel(t, ana, wsID, "old-launch")
+	e.api(t, ana, "PATCH", "/api/channels/"+old.ID, map[string]any{"archived": true}, nil)
+	var external struct{ Channel persist.Channel }
 	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/channels", map[string]any{"name": "deploys", "external_managed": true,
-		"external_ref": "pipeline-7", "external_url": "https://ci.example.com/pipelines/7"}, &deploys)
+		"external_ref": "pipeline-7", "external_url": "https://ci.example.com/pipelines/7"}, &external)
+	deploys := external.Channel
 	var inv struct{ Invite persist.Invite }
 	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/invites", map[string]string{"role": "guest"}, &inv)
 	e.api(t, gus, "POST", "/api/invites/accept", map[string]string{"token": inv.Invite.Token}, nil)
@@ -96,11 +96,11 @@ func TestBrowserModeration(t *testing.T) {
 		}
 	})
 	t.Run("Roles", func(t *testing.T) { moderationRoles(t, aTab, bTab) })
-	t.Run("TimeoutBlockNote", func(t *testing.T) { timeoutBlockNote(t, e, ana, general.Channel.ID, aTab, bTab) })
+	t.Run("TimeoutBlockNote", func(t *testing.T) { timeoutBlockNote(t, e, ana, general.ID, aTab, bTab) })
 	t.Run("Guests", func(t *testing.T) { guestRoom(t, e, aTab, gTab) })
 	t.Run("Invites", func(t *testing.T) { invites(t, e, b, aTab, dee) })
 	t.Run("Archived", func(t *testing.T) { archived(t, aTab, bTab) })
-	t.Run("ExternalManaged", func(t *testing.T) { externalManaged(t, aTab, bTab, deploys.Channel.ID) })
+	t.Run("ExternalManaged", func(t *testing.T) { externalManaged(t, aTab, bTab, deploys.ID) })
 	t.Run("OwnershipTransfer", func(t *testing.T) { ownership(t, aTab, bTab) })
 }
 

@@ -20,8 +20,6 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-
-	"github.com/natterchat/natter/persist"
 )
 
 // The spec's client limits for previews (SPEC §Limits, "Artifact preview"), as literals.
@@ -120,10 +118,8 @@ func TestBrowserPreviews(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ana := e.person(t, "Ana Lima")
-	var ws struct{ Workspace persist.Workspace }
-	e.api(t, ana, "POST", "/api/workspaces", map[string]string{"name": "Acme"}, &ws)
-	var ch struct{ Channel persist.Channel }
-	e.api(t, ana, "POST", "/api/workspaces/"+ws.Workspace.ID+"/channels", map[string]string{"name": "files"}, &ch)
+	ws := e.workspace(t, ana, "Acme")
+	ch := e.channel(t, ana, ws.ID, "files")
 
 	b := newBrowser(t, e)
 	tab := b.tab(t, ana)
@@ -132,7 +128,7 @@ func TestBrowserPreviews(t *testing.T) {
 	// Every policy violation on the page is recorded: previews must need nothing the page's
 	// Content-Security-Policy does not allow (workers, frames).
 	eval[bool](t, tab, `(window.__violations = [], document.addEventListener('securitypolicyviolation', e => __violations.push(e.violatedDirective + ' ' + e.blockedURI)), true)`)
-	p := &previews{e: e, ana: ana, wsID: ws.Workspace.ID, chID: ch.Channel.ID, tab: tab}
+	p := &previews{e: e, ana: ana, wsID: ws.ID, chID: ch.ID, tab: tab}
 
 	if n := eval[int](t, tab, `performance.getEntriesByType('resource').filter(r => r.name.includes('/assets/js/lazy/')).length`); n != 0 {
 		t.Fatalf("the page fetched %d lazy modules before any preview", n)

@@ -233,21 +233,10 @@ func TestBrowserPushAndSettings(t *testing.T) {
 	e, svc := pushEnv(t, func(c *server.Config) { c.PasswordAuth, c.Passwords = true, hasher })
 	ana := e.person(t, "Ana Lima")
 	ben := e.person(t, "Ben Okafor")
-	var ws struct {
-		Workspace struct {
-			ID      string `json:"id"`
-			RouteID string `json:"route_id"`
-		} `json:"workspace"`
-	}
-	e.api(t, ana, "POST", "/api/workspaces", map[string]string{"name": "Acme"}, &ws)
-	wsID := ws.Workspace.ID
+	ws := e.workspace(t, ana, "Acme")
+	wsID := ws.ID
 	e.addMember(t, wsID, ben.user.ID)
-	channel := func(name string) persist.Channel {
-		var c struct{ Channel persist.Channel }
-		e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/channels", map[string]string{"name": name}, &c)
-		return c.Channel
-	}
-	general, random := channel("general"), channel("random")
+	general, random := e.channel(t, ana, wsID, "general"), e.channel(t, ana, wsID, "random")
 
 	b := newBrowser(t, e)
 	tab := b.tab(t, ana)
@@ -305,7 +294,7 @@ func TestBrowserPushAndSettings(t *testing.T) {
 		e.api(t, ben, "POST", "/api/channels/"+general.ID+"/messages", map[string]string{"body": "Lunch at noon?"}, &sent)
 		pushed = svc.Next(t)
 		want := push.Payload{UserID: ana.user.ID, Title: "Ben Okafor in #general", Body: "Lunch at noon?", Tag: sent.Message.ID,
-			URL: "/" + ws.Workspace.RouteID + "/" + general.RouteID}
+			URL: "/" + ws.RouteID + "/" + general.RouteID}
 		if pushed.Payload != want {
 			t.Fatalf("the push decrypts to %+v, want %+v", pushed.Payload, want)
 		}
@@ -328,7 +317,7 @@ func TestBrowserPushAndSettings(t *testing.T) {
 			t.Skip("no push was received")
 		}
 		// Ana is elsewhere when the push comes.
-		do(t, tab, "go to #random", chromedp.Navigate(e.URL+"/"+ws.Workspace.RouteID+"/"+random.RouteID))
+		do(t, tab, "go to #random", chromedp.Navigate(e.URL+"/"+ws.RouteID+"/"+random.RouteID))
 		waitFor(t, tab, "#random", `document.querySelector('.conv-header h1')?.textContent === 'random'`)
 		w := workerOf(t, tab, e.URL)
 		want := fmt.Sprintf(`{"title":"Ben Okafor in #general","body":"Lunch at noon?","tag":%q,"data":{"url":%q,"message":%q,"user_id":%q}}`,
@@ -338,7 +327,7 @@ func TestBrowserPushAndSettings(t *testing.T) {
 		waitFor(t, tab, "the message opened", `window.notReloaded && document.querySelector('.conv-header h1')?.textContent === 'general' && document.querySelector('.list .msg[data-id="`+pushed.Payload.Tag+`"]')`)
 		// Without an open page the worker opens one at the conversation with the message in the
 		// fragment; that page opens the message.
-		do(t, tab, "go to #random", chromedp.Navigate(e.URL+"/"+ws.Workspace.RouteID+"/"+random.RouteID))
+		do(t, tab, "go to #random", chromedp.Navigate(e.URL+"/"+ws.RouteID+"/"+random.RouteID))
 		waitFor(t, tab, "#random", `document.querySelector('.conv-header h1')?.textContent === 'random'`)
 		do(t, tab, "open the notification's address", chromedp.Navigate(e.URL+pushed.Payload.URL+"#message="+pushed.Payload.Tag))
 		waitFor(t, tab, "the message opened", `document.querySelector('.conv-header h1')?.textContent === 'general' && document.querySelector('.list .msg[data-id="`+pushed.Payload.Tag+`"]') && location.hash === ''`)
@@ -352,10 +341,10 @@ func TestBrowserPushAndSettings(t *testing.T) {
 		var reply struct{ Message persist.Message }
 		e.api(t, ben, "POST", "/api/messages/"+pushed.Payload.Tag+"/thread/replies", map[string]string{"body": "Or one?"}, &reply)
 		got := svc.Next(t)
-		if got.Payload.Tag != reply.Message.ID || got.Payload.Body != "Or one?" || !strings.HasPrefix(got.Payload.URL, "/"+ws.Workspace.RouteID+"/M") {
+		if got.Payload.Tag != reply.Message.ID || got.Payload.Body != "Or one?" || !strings.HasPrefix(got.Payload.URL, "/"+ws.RouteID+"/M") {
 			t.Fatalf("the reply's push decrypts to %+v", got.Payload)
 		}
-		do(t, tab, "go to #random", chromedp.Navigate(e.URL+"/"+ws.Workspace.RouteID+"/"+random.RouteID))
+		do(t, tab, "go to #random", chromedp.Navigate(e.URL+"/"+ws.RouteID+"/"+random.RouteID))
 		waitFor(t, tab, "#random", `document.querySelector('.conv-header h1')?.textContent === 'random'`)
 		w := workerOf(t, tab, e.URL)
 		w.deliverUntil(t, got.Payload, notification(got.Payload.Tag))
@@ -425,9 +414,7 @@ func TestBrowserPushAndSettings(t *testing.T) {
 		// so and offers nothing to enable. Same browser, another server on another port.
 		off := newEnv(t)
 		cy := off.person(t, "Cy Park")
-		var ws struct{ Workspace persist.Workspace }
-		off.api(t, cy, "POST", "/api/workspaces", map[string]string{"name": "Elsewhere"}, &ws)
-		off.api(t, cy, "POST", "/api/workspaces/"+ws.Workspace.ID+"/channels", map[string]string{"name": "general"}, nil)
+		off.channel(t, cy, off.workspace(t, cy, "Elsewhere").ID, "general")
 		cTab := b.tab(t, cy)
 		do(t, cTab, "open the client", chromedp.Navigate(off.URL+"/"))
 		waitFor(t, cTab, "the socket to connect", `document.querySelector('.me .dot.online')`)

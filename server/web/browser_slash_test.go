@@ -12,7 +12,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/callback"
@@ -61,11 +60,9 @@ func TestBrowserSlashCommand(t *testing.T) {
 	}
 	e := newEnv(t, func(c *server.Config) { c.Callbacks = cb })
 	ana := e.person(t, "Ana Lima")
-	var ws struct{ Workspace persist.Workspace }
-	e.api(t, ana, "POST", "/api/workspaces", map[string]string{"name": "Acme"}, &ws)
-	wsID := ws.Workspace.ID
-	var general struct{ Channel persist.Channel }
-	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/channels", map[string]string{"name": "general"}, &general)
+	ws := e.workspace(t, ana, "Acme")
+	wsID := ws.ID
+	general := e.channel(t, ana, wsID, "general")
 	shipBot, _ := persisttest.Bot(t, e.store, ana.user, wsID, &persisttest.BotOpts{Handle: new("shipit"), Scopes: []string{"bot:write"}})
 	var inst struct {
 		AppInstallation struct{ ID string } `json:"app_installation"`
@@ -90,7 +87,7 @@ func TestBrowserSlashCommand(t *testing.T) {
 	mu.Lock()
 	got := append([]slashCall(nil), calls...)
 	mu.Unlock()
-	if len(got) != 1 || got[0].Command != "/ship" || got[0].Text != "main" || got[0].ChannelID != general.Channel.ID || got[0].UserID != ana.user.ID {
+	if len(got) != 1 || got[0].Command != "/ship" || got[0].Text != "main" || got[0].ChannelID != general.ID || got[0].UserID != ana.user.ID {
 		t.Fatalf("the callback received %+v, want one /ship main in #general from Ana", got)
 	}
 	if eval[bool](t, tab, `[...document.querySelectorAll('.list .msg .body')].some(b => b.textContent.startsWith('/ship'))`) {

@@ -29,14 +29,12 @@ func TestBrowser(t *testing.T) {
 	e := newEnv(t)
 	ana := e.person(t, "Ana Lima")
 	ben := e.person(t, "Ben Okafor")
-	var ws struct{ Workspace persist.Workspace }
-	e.api(t, ana, "POST", "/api/workspaces", map[string]string{"name": "Acme"}, &ws)
-	wsID := ws.Workspace.ID
+	ws := e.workspace(t, ana, "Acme")
+	wsID := ws.ID
 	e.addMember(t, wsID, ben.user.ID)
-	var general struct{ Channel persist.Channel }
-	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/channels", map[string]string{"name": "general"}, &general)
-	e.api(t, ana, "POST", "/api/workspaces/"+wsID+"/channels", map[string]string{"name": "design"}, nil)
-	chID := general.Channel.ID
+	general := e.channel(t, ana, wsID, "general")
+	e.channel(t, ana, wsID, "design")
+	chID := general.ID
 
 	b := newBrowser(t, e)
 	aTab := b.tab(t, ana)

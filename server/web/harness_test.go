@@ -131,6 +131,29 @@ func (e *env) person(t testing.TB, name string) person {
 	return person{user: u, token: persisttest.Session(t, e.store, u.ID)}
 }
 
+// workspaceRef is what a test needs of a workspace it made. persist.Workspace is not it: its
+// API shape is written by MarshalJSON, and route_id does not decode back into it.
+type workspaceRef struct {
+	ID      string `json:"id"`
+	RouteID string `json:"route_id"`
+}
+
+// workspace creates a workspace owned by p.
+func (e *env) workspace(t testing.TB, p person, name string) workspaceRef {
+	t.Helper()
+	var out struct{ Workspace workspaceRef }
+	e.api(t, p, "POST", "/api/workspaces", map[string]string{"name": name}, &out)
+	return out.Workspace
+}
+
+// channel creates a channel named name in workspace wsID as p.
+func (e *env) channel(t testing.TB, p person, wsID, name string) persist.Channel {
+	t.Helper()
+	var out struct{ Channel persist.Channel }
+	e.api(t, p, "POST", "/api/workspaces/"+wsID+"/channels", map[string]string{"name": name}, &out)
+	return out.Channel
+}
+
 // api calls the API as p and decodes the answer into out (when not nil).
 func (e *env) api(t testing.TB, p person, method, path string, body, out any) {
 	t.Helper()
