@@ -208,14 +208,6 @@ func TestNonceRaceAcrossGroups(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	created := 0
-	for _, o := range out {
-		require.NoError(t, o.err)
-		require.Equal(t, out[0].res.Message.ID, o.res.Message.ID)
-		if !o.res.Replayed {
-			created++
-		}
-	}
-	require.Equal(t, 1, created)
+	requireOneCreated(t, out)
 	require.Equal(t, int64(1), *out[0].res.Message.ChannelSeq)
 }

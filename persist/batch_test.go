@@ -20,6 +20,21 @@ type batchOutcome struct {
 	err error
 }
 
+// requireOneCreated checks that racing creates with one nonce all answered the same message and
+// that exactly one of them created it (the others replayed it).
+func requireOneCreated(t *testing.T, out []batchOutcome) {
+	t.Helper()
+	created := 0
+	for _, o := range out {
+		require.NoError(t, o.err)
+		require.Equal(t, out[0].res.Message.ID, o.res.Message.ID)
+		if !o.res.Replayed {
+			created++
+		}
+	}
+	require.Equal(t, 1, created)
+}
+
 // TestBatchGroupCommit: requests that arrive while a group is in flight share the next
 // transaction and its one commit; a request refused by a guard, or failing after it wrote, sinks
 // neither the others nor the sequence (channel_seq stays gapless, cursors dense, events in
@@ -250,15 +265,7 @@ func TestNonceRaceAcrossTransactions(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	created := 0
-	for _, o := range out {
-		require.NoError(t, o.err)
-		require.Equal(t, out[0].res.Message.ID, o.res.Message.ID)
-		if !o.res.Replayed {
-			created++
-		}
-	}
-	require.Equal(t, 1, created)
+	requireOneCreated(t, out)
 }
 
 // TestBatchAnswersCarryLoggedCursors: replies (two events each) and reactions through the group
