@@ -1,6 +1,7 @@
 // views/registry.js is where feature modules plug into the shell, so adding a view edits no
 // shared file but features.js: side panels by kind, and the entries of the two menus (the
 // workspace menu at the top of the sidebar, the personal menu at its bottom).
+import { h, replace } from '../dom.js';
 import { state } from '../store.js';
 
 const panels = new Map();
@@ -19,11 +20,11 @@ export function registerPanel(kind, spec) {
 // drawn as freshly opened. So a first visit does not fetch what only a menu entry opens.
 export function registerLazyPanel(kind, title, load) {
   registerPanel(kind, { title, lazy: true, render(body, panel) {
-    body.replaceChildren(Object.assign(document.createElement('p'), { className: 'muted pad', textContent: 'Loading…' }));
+    replace(body, h('p', { class: 'muted pad' }, 'Loading…'));
     load().then(() => {
       const real = panels.get(kind);
       if (!real.lazy && state.panel === panel) real.render(body, panel, { fresh: true, topics: new Set() });
-    }, (e) => { body.replaceChildren(Object.assign(document.createElement('p'), { className: 'error pad', textContent: e.message })); });
+    }, (e) => { replace(body, h('p', { class: 'error pad', role: 'alert' }, e.message)); });
   } });
 }
 
