@@ -44,7 +44,7 @@ export async function openWorkspace(wsId, target, route) {
   if ((route && !find()) || (wanted && !state.channels.has(wanted))) await dms;
   const routed = find();
   const first = target || (routed && routed.id) || pickDefaultPlace();
-  if (first) await openPlace(viewOf(first));
+  if (first && !state.view) await openPlace(viewOf(first)); // a place picked while it loaded wins
   connect(tail.tail_cursor || '');
 }
 
