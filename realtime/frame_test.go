@@ -1,9 +1,14 @@
 package realtime
 
 import (
+	"bufio"
 	"encoding/binary"
+	"net"
+	"net/http"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gobwas/ws"
 	"github.com/stretchr/testify/require"
@@ -131,6 +136,50 @@ func TestFrameRules(t *testing.T) {
 }
 
 func itoa(n uint16) string { return strconv.Itoa(int(n)) }
+
+// TestFrameSentWithTheHandshake: a ping the client sends in the same write as its upgrade
+// request lands in the HTTP server's read buffer, not in the socket's kernel buffer where the
+// poller would see it; it is answered all the same, though the client sends nothing after it.
+func TestFrameSentWithTheHandshake(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, nil)
+	token := e.session(t, e.owner)
+	for _, split := range []int{0, 3} { // the whole ping with the request, or its first 3 bytes
+		t.Run("split"+strconv.Itoa(split), func(t *testing.T) {
+			conn, err := net.Dial("tcp", strings.TrimPrefix(e.urls[0], "http://"))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = conn.Close() })
+			ping := rawFrame(fin|opPing, []byte("early"), false)
+			first := ping
+			if split > 0 {
+				first = ping[:split]
+			}
+			req := "GET /ws?after_cursor=1 HTTP/1.1\r\nHost: " + strings.TrimPrefix(e.urls[0], "http://") + "\r\n" +
+				"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n" +
+				"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer " + token + "\r\n\r\n"
+			_, err = conn.Write(append([]byte(req), first...))
+			require.NoError(t, err)
+			require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+			if split > 0 {
+				_, err = conn.Write(ping[split:])
+				require.NoError(t, err)
+			}
+			for {
+				f, err := ws.ReadFrame(br)
+				require.NoError(t, err, "no pong for the ping sent with the handshake")
+				require.NotEqual(t, ws.OpClose, f.Header.OpCode)
+				if f.Header.OpCode == ws.OpPong {
+					require.Equal(t, "early", string(f.Payload))
+					return
+				}
+			}
+		})
+	}
+}
 
 // TestParseClientFrame covers the parser without a socket: whole, partial and refused frames.
 func TestParseClientFrame(t *testing.T) {

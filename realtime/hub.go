@@ -367,7 +367,7 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	}
 	if n := rw.Reader.Buffered(); n > 0 {
 		early, _ := rw.Reader.Peek(n)
-		s.inbuf = append([]byte(nil), early...)
+		s.inbuf, s.unparsed = append([]byte(nil), early...), true
 	}
 	after, err := persist.ParseCursor(j.AfterCursor)
 	if err != nil {
