@@ -381,9 +381,16 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 		s.rejectNow(ws.StatusInternalServerError, "")
 		return nil
 	}
+	// The registration is armed for reading, and epoll reports bytes that arrived before it, so
+	// only bytes the handshake's reader buffered need a read now (a storm saves a read that would
+	// find nothing, per socket).
+	due := workCatchUp
+	if len(s.inbuf) > 0 {
+		due |= workRead
+	}
 	s.mu.Lock()
 	s.pos, s.state, s.armedRead = after, stateCatchingUp, true
-	s.addWorkLocked(workCatchUp | workRead)
+	s.addWorkLocked(due)
 	s.mu.Unlock()
 	return nil
 }
