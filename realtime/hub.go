@@ -323,9 +323,10 @@ func bearerProtocol(p string) bool {
 // it, problems close the socket (4001 for a cursor to resync).
 func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	ctx := r.Context()
+	owner := j.owner()
 	// A caller at a cap is refused before the database is asked; the count is taken again below.
 	h.mu.Lock()
-	err := h.admitLocked(j.owner())
+	err := h.admitLocked(owner)
 	h.mu.Unlock()
 	if err != nil {
 		return err
@@ -335,7 +336,7 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 		return err
 	}
 	s := &socket{hub: h, viewer: viewer, actor: j.Actor, workspaceID: j.WorkspaceID, sessionID: j.SessionID,
-		tokenID: j.TokenID, owner: j.owner(), checkedAt: checked, state: stateJoining}
+		tokenID: j.TokenID, owner: owner, checkedAt: checked, state: stateJoining}
 	s.lastRead.Store(time.Now().UnixNano())
 	// The socket joins its feed before the upgrade answers, so whatever is published once the
 	// client holds an open socket reaches it: the pending list keeps it during the backfill.
