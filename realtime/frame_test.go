@@ -250,3 +250,21 @@ func FuzzClientFrame(f *testing.F) {
 		}
 	})
 }
+
+// TestFirstPingAfterAnInterval: pings go to sockets idle for a ping interval, counted from the
+// handshake, so a socket that just opened is not pinged at the idle timer's first tick.
+func TestFirstPingAfterAnInterval(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, func(c *Config) { c.PingInterval = time.Hour })
+	s := e.dial(t, e.session(t, e.owner), "1")
+	time.Sleep(300 * time.Millisecond) // six ticks of the test's 50 ms idle timer
+	s.SendRaw(t, rawFrame(fin|opPing, []byte("mine"), false))
+	for {
+		f, ok := s.ReadFrame(t)
+		require.True(t, ok)
+		require.NotEqual(t, ws.OpPing, f.Header.OpCode, "a socket open for 300 ms was pinged with a 1 h interval")
+		if f.Header.OpCode == ws.OpPong {
+			return
+		}
+	}
+}

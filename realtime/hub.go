@@ -337,7 +337,12 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	}
 	s := &socket{hub: h, viewer: viewer, actor: j.Actor, workspaceID: j.WorkspaceID, sessionID: j.SessionID,
 		tokenID: j.TokenID, owner: owner, checkedAt: checked, state: stateJoining}
-	s.lastRead.Store(time.Now().UnixNano())
+	now := time.Now()
+	// A socket is pinged once it has been idle for a ping interval, counted from its handshake:
+	// a fresh one needs no ping at the idle timer's first tick (a storm of 15,000 handshakes
+	// paid a ping write and a pong read each within the second).
+	s.lastRead.Store(now.UnixNano())
+	s.lastPing = now
 	// The socket joins its feed before the upgrade answers, so whatever is published once the
 	// client holds an open socket reaches it: the pending list keeps it during the backfill.
 	h.mu.Lock()
