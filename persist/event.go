@@ -26,34 +26,6 @@ type Event struct {
 	Payload              json.RawMessage
 }
 
-// MarshalJSON renders the envelope of CONTRACT.md §Events, the cursor as an opaque string.
-func (e Event) MarshalJSON() ([]byte, error) {
-	type wire struct {
-		ID                   string          `json:"id"`
-		Cursor               string          `json:"cursor"`
-		Type                 string          `json:"type"`
-		WorkspaceID          string          `json:"workspace_id"`
-		ChannelID            string          `json:"channel_id,omitempty"`
-		DirectConversationID string          `json:"direct_conversation_id,omitempty"`
-		MessageID            string          `json:"message_id,omitempty"`
-		Seq                  *int64          `json:"seq,omitempty"`
-		ActorID              string          `json:"actor_id,omitempty"`
-		CreatedAt            time.Time       `json:"created_at"`
-		Payload              json.RawMessage `json:"payload"`
-	}
-	cursor := ""
-	if e.Cursor > 0 {
-		cursor = FormatCursor(e.Cursor)
-	}
-	payload := e.Payload
-	if len(payload) == 0 {
-		payload = json.RawMessage("{}")
-	}
-	return json.Marshal(wire{ID: e.ID, Cursor: cursor, Type: e.Type, WorkspaceID: e.WorkspaceID,
-		ChannelID: e.ChannelID, DirectConversationID: e.DirectConversationID, MessageID: e.MessageID,
-		Seq: e.Seq, ActorID: e.ActorID, CreatedAt: e.CreatedAt, Payload: payload})
-}
-
 // FormatCursor renders a cursor for clients.
 func FormatCursor(c int64) string { return strconv.FormatInt(c, 10) }
 
