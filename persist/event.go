@@ -177,8 +177,10 @@ const eventColumns = `id, workspace_id, cursor, type, coalesce(channel_id, ''), 
 	coalesce(message_id, ''), seq, coalesce(actor_id, ''), created_at, payload`
 
 func eventDest(e *Event) []any {
+	// The payload as plain bytes: pgx hands a *json.RawMessage to json.Unmarshal, which scans the
+	// whole payload once more only to copy it (the column is json, stored as EventAppend wrote it).
 	return []any{&e.ID, &e.WorkspaceID, &e.Cursor, &e.Type, &e.ChannelID, &e.DirectConversationID,
-		&e.MessageID, &e.Seq, &e.ActorID, &e.CreatedAt, &e.Payload}
+		&e.MessageID, &e.Seq, &e.ActorID, &e.CreatedAt, (*[]byte)(&e.Payload)}
 }
 
 // EventListAfter returns up to limit events of a workspace with cursor > after, in cursor order.

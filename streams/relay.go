@@ -350,9 +350,7 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 }
 
 func (r *Relay) record(ctx context.Context, workspaceID string, pos, prunedThrough int64) error {
-	if err := r.cfg.Store.WithTx(ctx, func(tx *persist.Tx) error {
-		return tx.RelayPositionSet(ctx, workspaceID, pos, prunedThrough)
-	}); err != nil {
+	if err := r.cfg.Store.RelayPositionSet(ctx, workspaceID, pos, prunedThrough); err != nil {
 		return err
 	}
 	if r.cfg.OnRelayed != nil {
