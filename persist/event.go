@@ -150,7 +150,10 @@ func (tx *Tx) appendGroupEvents(ctx context.Context) (map[string]int64, error) {
 	if err == nil && len(cursors) != len(tx.queued) {
 		err = NotFound("workspace")
 	}
-	tx.queued = tx.queued[:0]
+	for i := range tx.queued {
+		tx.queued[i].Cursor = cursors[tx.queued[i].ID]
+	}
+	tx.appended, tx.queued = tx.queued, nil
 	return cursors, err
 }
 

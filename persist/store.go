@@ -39,12 +39,14 @@ type Config struct {
 // Store is the database. Its only entry points are WithTx and WithTxV: every query, reads
 // included, is a method of the *Tx they hand out.
 type Store struct {
-	pool       *pgxpool.Pool
-	clock      func() time.Time
-	logger     *slog.Logger
-	committed  func(workspaceIDs []string)
-	revoked    func([]Revocation)
-	batches    batcher
+	pool      *pgxpool.Pool
+	clock     func() time.Time
+	logger    *slog.Logger
+	committed func(workspaceIDs []string)
+	revoked   func([]Revocation)
+	batches   batcher
+	// handOff receives each group's committed events (HandOffEvents); nil when nobody takes them.
+	handOff    atomic.Pointer[func([]Event)]
 	workspaces workspaceCache // see workspaceKey
 	// aheadSent and aheadMissed count the group requests that sent statements ahead, and those
 	// of them that left that path and were run again (see sendAhead); aheadTogether the requests
@@ -140,6 +142,9 @@ type Tx struct {
 	// EventAppend).
 	heads  map[string]int64
 	queued []Event
+	// appended are a group's events with their cursors once its event statement has run, for
+	// the relay's hand-off after commit (see Store.HandOffEvents).
+	appended []Event
 	// batch is set when the transaction is a group commit: its statements run under the
 	// batch's context rather than the one a request passed in, so one request giving up does
 	// not break the connection the others share, and savepoint is the statement to send ahead
