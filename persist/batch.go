@@ -166,9 +166,7 @@ func (s *Store) runGroup(key string, group []*batchRequest) {
 		if len(touched) > 0 && s.committed != nil {
 			s.committed(touched)
 		}
-		if len(revoked) > 0 && s.revoked != nil {
-			s.revoked(revoked)
-		}
+		s.announceRevoked(revoked)
 	}
 	for _, r := range group {
 		if err != nil && r.err == nil {
