@@ -25,6 +25,8 @@ func TestUserDeleteRetiresTheirUserBots(t *testing.T) {
 
 	err := store.WithTx(ctx, func(tx *persist.Tx) error { _, _, err := tx.BotTokenAuthenticate(ctx, userTok.Token); return err })
 	requireErrCode(t, err, persist.CodeUnauthenticated)
+	_, _, err = store.BotTokenAuthenticate(ctx, userTok.Token)
+	requireErrCode(t, err, persist.CodeUnauthenticated) // the one-statement authentication of requests too
 	err = store.WithTx(ctx, func(tx *persist.Tx) error { _, _, err := tx.SessionResolve(ctx, session); return err })
 	requireErrCode(t, err, persist.CodeUnauthenticated)
 
@@ -43,6 +45,12 @@ func TestUserDeleteRetiresTheirUserBots(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, serviceBot.ID, alive.ID)
+	tok, alive, err := store.BotTokenAuthenticate(ctx, serviceTok.Token)
+	require.NoError(t, err)
+	require.Equal(t, serviceBot.ID, alive.ID)
+	require.NotNil(t, tok.LastUsedAt, "the use is recorded")
+	_, _, err = store.BotTokenAuthenticate(ctx, "ccb_unknown")
+	requireErrCode(t, err, persist.CodeUnauthenticated)
 
 	// The handle is free again, the deleted account cannot be deleted twice.
 	persisttest.User(t, store, &persisttest.UserOpts{Handle: persisttest.Ptr("helper")})

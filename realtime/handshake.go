@@ -252,10 +252,8 @@ func (c *handshakeCache) token(ctx context.Context, store *persist.Store, raw st
 		e, ok := c.tokens[hash]
 		return e, ok && now.Sub(e.at) < c.ttl
 	}, func(ctx context.Context, now time.Time) (tokenEntry, error) {
-		return persist.WithTxV(ctx, store, func(tx *persist.Tx) (tokenEntry, error) {
-			t, u, err := tx.BotTokenAuthenticate(ctx, raw)
-			return tokenEntry{at: now, token: t, bot: u}, err
-		})
+		t, u, err := store.BotTokenAuthenticate(ctx, raw)
+		return tokenEntry{at: now, token: t, bot: u}, err
 	}, func(gen uint64, e tokenEntry) {
 		c.mu.Lock()
 		defer c.mu.Unlock()

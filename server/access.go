@@ -280,18 +280,11 @@ func (s *Server) botCaller(r *http.Request, token string) (*Caller, error) {
 		}
 		return &Caller{User: u, Token: &t, Via: viaBotToken}, nil
 	}
-	type resolved struct {
-		t persist.BotToken
-		u persist.User
-	}
-	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (resolved, error) {
-		t, u, err := tx.BotTokenAuthenticate(ctx, token)
-		return resolved{t, u}, err
-	})
+	t, u, err := s.store.BotTokenAuthenticate(ctx, token)
 	if err != nil {
 		return nil, err
 	}
-	return &Caller{User: res.u, Token: &res.t, Via: viaBotToken}, nil
+	return &Caller{User: u, Token: &t, Via: viaBotToken}, nil
 }
 
 // bearerToken returns the token of an Authorization: Bearer header or, on a WebSocket upgrade
