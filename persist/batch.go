@@ -149,21 +149,24 @@ func (s *Store) runGroup(key string, group []*batchRequest) {
 	defer cancel()
 	var touched []string
 	var revoked []Revocation
+	var appended []Event
 	var err error
 	for attempt := 1; ; attempt++ {
-		touched, revoked, err = s.tryGroup(ctx, key, group)
+		touched, revoked, appended, err = s.tryGroup(ctx, key, group)
 		if err == nil || attempt == 5 || !retryable(err) {
 			break
 		}
 		time.Sleep(time.Duration(rand.IntN(4*attempt)+1) * time.Millisecond)
 	}
 	if err == nil {
+		// Handed off before the wake-up goes out, so the pass it starts finds them.
+		if fn := s.handOff.Load(); fn != nil && len(appended) > 0 {
+			(*fn)(appended)
+		}
 		if len(touched) > 0 && s.committed != nil {
 			s.committed(touched)
 		}
-		if len(revoked) > 0 && s.revoked != nil {
-			s.revoked(revoked)
-		}
+		s.announceRevoked(revoked)
 	}
 	for _, r := range group {
 		if err != nil && r.err == nil {
@@ -173,14 +176,25 @@ func (s *Store) runGroup(key string, group []*batchRequest) {
 	}
 }
 
+// HandOffEvents makes fn receive the events of every group this store commits, with their
+// cursors, after the commit and before OnEventsCommitted: the relay publishes them without
+// reading them back (the events of other transactions, and of other replicas, it reads from the
+// log). One receiver at a time; the returned function removes fn unless another replaced it.
+// fn must not block.
+func (s *Store) HandOffEvents(fn func([]Event)) (remove func()) {
+	p := &fn
+	s.handOff.Store(p)
+	return func() { s.handOff.CompareAndSwap(p, nil) }
+}
+
 // tryGroup is one attempt at a group: every request under its savepoint, in arrival order (the
 // statements of consecutive requests that say them beforehand sent first, together, see
 // sendGroupAhead), then the queued events, then the commit. A request's own failure is its answer; a failure that may pass on a
 // retry (a deadlock, a serialization failure) fails the whole attempt, to be run again.
-func (s *Store) tryGroup(ctx context.Context, key string, group []*batchRequest) (touched []string, revoked []Revocation, err error) {
+func (s *Store) tryGroup(ctx context.Context, key string, group []*batchRequest) (touched []string, revoked []Revocation, appended []Event, err error) {
 	ptx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("begin: %w", err)
+		return nil, nil, nil, fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = ptx.Rollback(context.WithoutCancel(ctx)) }()
 	tx := newTx(ptx, s.clock(), ctx)
@@ -200,7 +214,7 @@ func (s *Store) tryGroup(ctx context.Context, key string, group []*batchRequest)
 			if i >= covered {
 				var n int
 				if covered, n, err = tx.sendGroupAhead(ctx, group, i); err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				if n > 1 {
 					s.aheadTogether.Add(int64(n))
@@ -209,7 +223,7 @@ func (s *Store) tryGroup(ctx context.Context, key string, group []*batchRequest)
 		}
 		onPath, err := s.runRequest(ctx, tx, r)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if r.sent != nil && !onPath {
 			// Rolling it back to its savepoint undid the requests sent after it: they are sent
@@ -222,17 +236,17 @@ func (s *Store) tryGroup(ctx context.Context, key string, group []*batchRequest)
 	}
 	cursors, err := tx.appendGroupEvents(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := ptx.Commit(ctx); err != nil {
-		return nil, nil, fmt.Errorf("commit: %w", err)
+		return nil, nil, nil, fmt.Errorf("commit: %w", err)
 	}
 	for _, r := range group {
 		if r.err == nil && r.val != nil {
 			r.place(r.val, cursors)
 		}
 	}
-	return tx.touched, tx.revoked, nil
+	return tx.touched, tx.revoked, tx.appended, nil
 }
 
 // runRequest runs one request of a group under its savepoint: answered from the statements sent

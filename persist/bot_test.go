@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -25,6 +26,8 @@ func TestUserDeleteRetiresTheirUserBots(t *testing.T) {
 
 	err := store.WithTx(ctx, func(tx *persist.Tx) error { _, _, err := tx.BotTokenAuthenticate(ctx, userTok.Token); return err })
 	requireErrCode(t, err, persist.CodeUnauthenticated)
+	_, _, err = store.BotTokenAuthenticate(ctx, userTok.Token)
+	requireErrCode(t, err, persist.CodeUnauthenticated) // the one-statement authentication of requests too
 	err = store.WithTx(ctx, func(tx *persist.Tx) error { _, _, err := tx.SessionResolve(ctx, session); return err })
 	requireErrCode(t, err, persist.CodeUnauthenticated)
 
@@ -43,6 +46,12 @@ func TestUserDeleteRetiresTheirUserBots(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, serviceBot.ID, alive.ID)
+	tok, alive, err := store.BotTokenAuthenticate(ctx, serviceTok.Token)
+	require.NoError(t, err)
+	require.Equal(t, serviceBot.ID, alive.ID)
+	require.NotNil(t, tok.LastUsedAt, "the use is recorded")
+	_, _, err = store.BotTokenAuthenticate(ctx, "ccb_unknown")
+	requireErrCode(t, err, persist.CodeUnauthenticated)
 
 	// The handle is free again, the deleted account cannot be deleted twice.
 	persisttest.User(t, store, &persisttest.UserOpts{Handle: persisttest.Ptr("helper")})
@@ -148,4 +157,45 @@ func TestBotMembershipRemoveLeavesNoLiveToken(t *testing.T) {
 		err := store.WithTx(ctx, func(tx *persist.Tx) error { _, _, err := tx.BotTokenAuthenticate(ctx, minted[i].Token); return err })
 		requireErrCode(t, err, persist.CodeUnauthenticated) // minted before it: revoked with it
 	}
+}
+
+// TestBotTokenUseRecordedToTheSecond: each authentication records its time, except one within a
+// second of the time recorded, which leaves it (docs/bots.md).
+func TestBotTokenUseRecordedToTheSecond(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := persisttest.NewClock()
+	store := persisttest.NewStore(t, persisttest.WithClock(clock.Now))
+	owner := persisttest.User(t, store, nil)
+	w := persisttest.Workspace(t, store, owner.ID)
+	bot, tok := persisttest.Bot(t, store, owner, w.ID, nil)
+	recorded := func() time.Time {
+		t.Helper()
+		tokens, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) ([]persist.BotToken, error) {
+			return tx.BotTokenList(ctx, persist.ActorFor(owner), w.ID, bot.ID)
+		})
+		require.NoError(t, err)
+		require.Len(t, tokens, 1)
+		require.NotNil(t, tokens[0].LastUsedAt)
+		return *tokens[0].LastUsedAt
+	}
+	authenticate := func() persist.BotToken {
+		t.Helper()
+		got, _, err := store.BotTokenAuthenticate(ctx, tok.Token)
+		require.NoError(t, err)
+		return got
+	}
+	first := clock.Now()
+	require.Equal(t, first, *authenticate().LastUsedAt)
+	require.Equal(t, first, recorded())
+	clock.Advance(999 * time.Millisecond)
+	require.Equal(t, first, *authenticate().LastUsedAt, "within the second: left as it was")
+	require.Equal(t, first, recorded())
+	clock.Advance(time.Millisecond)
+	require.Equal(t, clock.Now(), *authenticate().LastUsedAt)
+	require.Equal(t, clock.Now(), recorded())
+	clock.Advance(time.Hour)
+	err := store.WithTx(ctx, func(tx *persist.Tx) error { _, _, err := tx.BotTokenAuthenticate(ctx, tok.Token); return err })
+	require.NoError(t, err)
+	require.Equal(t, clock.Now(), recorded(), "inside a transaction too")
 }

@@ -26,34 +26,6 @@ type Event struct {
 	Payload              json.RawMessage
 }
 
-// MarshalJSON renders the envelope of CONTRACT.md §Events, the cursor as an opaque string.
-func (e Event) MarshalJSON() ([]byte, error) {
-	type wire struct {
-		ID                   string          `json:"id"`
-		Cursor               string          `json:"cursor"`
-		Type                 string          `json:"type"`
-		WorkspaceID          string          `json:"workspace_id"`
-		ChannelID            string          `json:"channel_id,omitempty"`
-		DirectConversationID string          `json:"direct_conversation_id,omitempty"`
-		MessageID            string          `json:"message_id,omitempty"`
-		Seq                  *int64          `json:"seq,omitempty"`
-		ActorID              string          `json:"actor_id,omitempty"`
-		CreatedAt            time.Time       `json:"created_at"`
-		Payload              json.RawMessage `json:"payload"`
-	}
-	cursor := ""
-	if e.Cursor > 0 {
-		cursor = FormatCursor(e.Cursor)
-	}
-	payload := e.Payload
-	if len(payload) == 0 {
-		payload = json.RawMessage("{}")
-	}
-	return json.Marshal(wire{ID: e.ID, Cursor: cursor, Type: e.Type, WorkspaceID: e.WorkspaceID,
-		ChannelID: e.ChannelID, DirectConversationID: e.DirectConversationID, MessageID: e.MessageID,
-		Seq: e.Seq, ActorID: e.ActorID, CreatedAt: e.CreatedAt, Payload: payload})
-}
-
 // FormatCursor renders a cursor for clients.
 func FormatCursor(c int64) string { return strconv.FormatInt(c, 10) }
 
@@ -178,7 +150,10 @@ func (tx *Tx) appendGroupEvents(ctx context.Context) (map[string]int64, error) {
 	if err == nil && len(cursors) != len(tx.queued) {
 		err = NotFound("workspace")
 	}
-	tx.queued = tx.queued[:0]
+	for i := range tx.queued {
+		tx.queued[i].Cursor = cursors[tx.queued[i].ID]
+	}
+	tx.appended, tx.queued = tx.queued, nil
 	return cursors, err
 }
 
@@ -205,8 +180,10 @@ const eventColumns = `id, workspace_id, cursor, type, coalesce(channel_id, ''), 
 	coalesce(message_id, ''), seq, coalesce(actor_id, ''), created_at, payload`
 
 func eventDest(e *Event) []any {
+	// The payload as plain bytes: pgx hands a *json.RawMessage to json.Unmarshal, which scans the
+	// whole payload once more only to copy it (the column is json, stored as EventAppend wrote it).
 	return []any{&e.ID, &e.WorkspaceID, &e.Cursor, &e.Type, &e.ChannelID, &e.DirectConversationID,
-		&e.MessageID, &e.Seq, &e.ActorID, &e.CreatedAt, &e.Payload}
+		&e.MessageID, &e.Seq, &e.ActorID, &e.CreatedAt, (*[]byte)(&e.Payload)}
 }
 
 // EventListAfter returns up to limit events of a workspace with cursor > after, in cursor order.

@@ -101,12 +101,15 @@ type SubscriptionConsumer struct {
 	// Resume is the last cursor handled: the consumer starts after it.
 	Resume int64
 	Active bool
+	// EventTypes are the types subscribed to ("*": all); they never change after creation, so
+	// the consumer may filter by them.
+	EventTypes []string
 }
 
 // SubscriptionConsumers lists the subscriptions whose consumers should run (active ones) and
 // those whose consumers should go (revoked, not yet recorded as removed).
 func (tx *Tx) SubscriptionConsumers(ctx context.Context) ([]SubscriptionConsumer, error) {
-	rows, err := tx.query(ctx, `SELECT id, workspace_id, delivered_cursor, revoked_at IS NULL FROM event_subscriptions
+	rows, err := tx.query(ctx, `SELECT id, workspace_id, delivered_cursor, revoked_at IS NULL, event_types FROM event_subscriptions
 		WHERE revoked_at IS NULL OR consumer_removed_at IS NULL ORDER BY id`)
 	if err != nil {
 		return nil, err
@@ -115,7 +118,7 @@ func (tx *Tx) SubscriptionConsumers(ctx context.Context) ([]SubscriptionConsumer
 	var out []SubscriptionConsumer
 	for rows.Next() {
 		var c SubscriptionConsumer
-		if err := rows.Scan(&c.ID, &c.WorkspaceID, &c.Resume, &c.Active); err != nil {
+		if err := rows.Scan(&c.ID, &c.WorkspaceID, &c.Resume, &c.Active, &c.EventTypes); err != nil {
 			return nil, err
 		}
 		out = append(out, c)

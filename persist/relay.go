@@ -3,6 +3,7 @@ package persist
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -72,15 +73,17 @@ func (tx *Reader) RelayStateGet(ctx context.Context, workspaceID string) (RelayS
 // older than the stream, and the relay starts from what its stream holds (it verifies the stream
 // before its first pass), then records again; readers of the position take an older one as
 // "not relayed yet" and read those events from the log.
-func (tx *Tx) RelayPositionSet(ctx context.Context, workspaceID string, relayed, streamPrunedThrough int64) error {
-	if _, err := tx.exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-		return err
-	}
-	_, err := tx.exec(ctx, `INSERT INTO relay_positions (workspace_id, relayed_cursor, stream_pruned_through, updated_at)
-		VALUES ($1, $2, $3, $4)
+//
+// It is one statement outside any transaction, one round trip: set_config(…, true) turns
+// synchronous_commit off for the statement's own implicit transaction, whose commit comes after
+// it (before, BEGIN, SET LOCAL, the insert and COMMIT were four).
+func (s *Store) RelayPositionSet(ctx context.Context, workspaceID string, relayed, streamPrunedThrough int64) error {
+	_, err := s.pool.Exec(ctx, `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+		INSERT INTO relay_positions (workspace_id, relayed_cursor, stream_pruned_through, updated_at)
+		SELECT $1, $2, $3, $4 FROM relaxed
 		ON CONFLICT (workspace_id) DO UPDATE SET relayed_cursor = $2, stream_pruned_through = $3, updated_at = $4`,
-		workspaceID, relayed, streamPrunedThrough, tx.now)
-	return err
+		workspaceID, relayed, streamPrunedThrough, s.clock().UTC().Truncate(time.Microsecond))
+	return translate(err)
 }
 
 // Locks holds session-level advisory locks on one dedicated connection, for a component that owns

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,13 +41,18 @@ type Config struct {
 // Store is the database. Its only entry points are WithTx and WithTxV: every query, reads
 // included, is a method of the *Tx they hand out.
 type Store struct {
-	pool       *pgxpool.Pool
-	clock      func() time.Time
-	logger     *slog.Logger
-	committed  func(workspaceIDs []string)
-	revoked    func([]Revocation)
-	batches    batcher
-	workspaces workspaceCache // see workspaceKey
+	pool      *pgxpool.Pool
+	clock     func() time.Time
+	logger    *slog.Logger
+	committed func(workspaceIDs []string)
+	revoked   func([]Revocation)
+	batches   batcher
+	// handOff receives each group's committed events (HandOffEvents); nil when nobody takes them.
+	handOff atomic.Pointer[func([]Event)]
+	// revokedHere receive each commit's revocations first (ListenRevocations).
+	listenersMu sync.Mutex
+	revokedHere atomic.Pointer[[]*revocationListener]
+	workspaces  workspaceCache // see workspaceKey
 	// aheadSent and aheadMissed count the group requests that sent statements ahead, and those
 	// of them that left that path and were run again (see sendAhead); aheadTogether the requests
 	// sent in one round trip with others (sendGroupAhead).
@@ -140,6 +147,9 @@ type Tx struct {
 	// EventAppend).
 	heads  map[string]int64
 	queued []Event
+	// appended are a group's events with their cursors once its event statement has run, for
+	// the relay's hand-off after commit (see Store.HandOffEvents).
+	appended []Event
 	// batch is set when the transaction is a group commit: its statements run under the
 	// batch's context rather than the one a request passed in, so one request giving up does
 	// not break the connection the others share, and savepoint is the statement to send ahead
@@ -238,10 +248,48 @@ func runTx[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (T,
 	if len(tx.touched) > 0 && s.committed != nil {
 		s.committed(tx.touched)
 	}
-	if len(tx.revoked) > 0 && s.revoked != nil {
-		s.revoked(tx.revoked)
-	}
+	s.announceRevoked(tx.revoked)
 	return v, nil
+}
+
+// ListenRevocations makes fn receive, synchronously after each commit and before OnRevoked, what
+// it ended or changed: the replica's own caches of sessions, tokens and memberships drop them
+// before the request that made the change is answered (other replicas learn of it from OnRevoked's
+// announcement). The returned function removes fn. fn must not block.
+func (s *Store) ListenRevocations(fn func([]Revocation)) (remove func()) {
+	l := &revocationListener{fn: fn}
+	s.listenersMu.Lock()
+	defer s.listenersMu.Unlock()
+	s.setListenersLocked(append(slices.Clone(s.listeners()), l))
+	return func() {
+		s.listenersMu.Lock()
+		defer s.listenersMu.Unlock()
+		s.setListenersLocked(slices.DeleteFunc(slices.Clone(s.listeners()), func(o *revocationListener) bool { return o == l }))
+	}
+}
+
+type revocationListener struct{ fn func([]Revocation) }
+
+// listeners is read on every commit without a lock; it is replaced, never changed in place.
+func (s *Store) listeners() []*revocationListener {
+	if p := s.revokedHere.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (s *Store) setListenersLocked(ls []*revocationListener) { s.revokedHere.Store(&ls) }
+
+func (s *Store) announceRevoked(rs []Revocation) {
+	if len(rs) == 0 {
+		return
+	}
+	for _, l := range s.listeners() {
+		l.fn(rs)
+	}
+	if s.revoked != nil {
+		s.revoked(rs)
+	}
 }
 
 // retryable reports the failures a transaction is run again for: a serialization failure, a

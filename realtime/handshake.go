@@ -80,7 +80,7 @@ func newHandshakeCache(nc *nats.Conn, ttl time.Duration, max int) *handshakeCach
 		sessions: map[string]sessionEntry{}, bySession: map[string]string{}, viewers: map[viewerKey]viewerEntry{},
 		tokens: map[string]tokenEntry{}, byToken: map[string]string{}, bots: map[botViewerKey]viewerEntry{},
 		lookups: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_handshake_lookups_total",
-			Help: "Session, bot-token and membership look-ups of WebSocket handshakes, by source: the cache or Postgres."},
+			Help: "Session look-ups of API requests and WebSocket handshakes, and bot-token and membership look-ups of handshakes, by source: the cache or Postgres."},
 			[]string{"kind", "source"})}
 	// Resolved once, so the series exist from the start and a storm of handshakes does not hash
 	// label values.
@@ -252,10 +252,8 @@ func (c *handshakeCache) token(ctx context.Context, store *persist.Store, raw st
 		e, ok := c.tokens[hash]
 		return e, ok && now.Sub(e.at) < c.ttl
 	}, func(ctx context.Context, now time.Time) (tokenEntry, error) {
-		return persist.WithTxV(ctx, store, func(tx *persist.Tx) (tokenEntry, error) {
-			t, u, err := tx.BotTokenAuthenticate(ctx, raw)
-			return tokenEntry{at: now, token: t, bot: u}, err
-		})
+		t, u, err := store.BotTokenAuthenticate(ctx, raw)
+		return tokenEntry{at: now, token: t, bot: u}, err
 	}, func(gen uint64, e tokenEntry) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -355,6 +353,13 @@ func (c *handshakeCache) revoke(r persist.Revocation) {
 	}
 }
 
+// revokeAll is revoke for each of a commit's revocations.
+func (c *handshakeCache) revokeAll(rs []persist.Revocation) {
+	for _, r := range rs {
+		c.revoke(r)
+	}
+}
+
 // listen starts (sub non-nil) or stops answering from memory; either way nothing cached so far
 // is kept.
 func (c *handshakeCache) listen(sub *nats.Subscription) {
@@ -374,16 +379,20 @@ func (h *Hub) viewerFor(ctx context.Context, j Join) (persist.Viewer, time.Time,
 }
 
 // ResolveBotToken is the bot-token authentication of a WebSocket handshake (persist's
-// BotTokenAuthenticate), answered from memory while no announcement has revoked the token or
-// changed its bot's membership. The look-up that fills the cache records the token's use;
+// BotTokenAuthenticate), answered from memory while no revocation has revoked the token or
+// changed its bot's membership (this replica's commits drop entries at once, other replicas'
+// announcements as they arrive). The look-up that fills the cache records the token's use;
 // handshakes answered from memory do not, so last_used_at lags by at most HandshakeTTL.
 // Codes: unauthenticated.
 func (h *Hub) ResolveBotToken(ctx context.Context, raw string) (persist.BotToken, persist.User, error) {
 	return h.handshake.token(ctx, h.store, raw)
 }
 
-// ResolveSession is the session look-up of a WebSocket handshake (persist's SessionResolve),
-// answered from memory while no announcement has ended the session. Codes: unauthenticated.
+// ResolveSession is the session look-up of API requests and WebSocket handshakes (persist's
+// SessionResolve), answered from memory while no revocation has ended the session (as for
+// ResolveBotToken) and the session has not expired. The user comes with it as it was read: what
+// may change about a person without a revocation (name, handle, settings) is to be read afresh
+// by whoever shows it. Codes: unauthenticated.
 func (h *Hub) ResolveSession(ctx context.Context, raw string) (persist.Session, persist.User, error) {
 	return h.handshake.session(ctx, h.store, raw)
 }

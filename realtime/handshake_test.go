@@ -2,6 +2,7 @@ package realtime
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime/realtimetest"
+	"github.com/natterchat/natter/streams/streamstest"
 )
 
 // lookups is how many handshake look-ups of kind (session, membership) hub h answered from source
@@ -155,20 +157,31 @@ func TestHandshakeAfterModeration(t *testing.T) {
 	token := e.session(t, e.member)
 	warm(t, e, token)
 	ctx := context.Background()
+	gen := func(h *Hub) uint64 {
+		h.handshake.mu.Lock()
+		defer h.handshake.mu.Unlock()
+		return h.handshake.gen
+	}
 	moderate := func(p persist.ModerationPatch) {
 		t.Helper()
+		before := make([]uint64, len(e.hubs))
+		for i, h := range e.hubs {
+			before[i] = gen(h)
+		}
 		require.NoError(t, e.store.WithTx(ctx, func(tx *persist.Tx) error {
 			_, _, err := tx.MemberModerate(ctx, persist.ActorFor(e.owner), e.ws.ID, e.member.ID, p)
 			return err
 		}))
 		key := viewerKey{e.ws.ID, e.member.ID}
-		for _, h := range e.hubs {
-			require.Eventually(t, func() bool {
-				h.handshake.mu.Lock()
-				defer h.handshake.mu.Unlock()
-				_, cached := h.handshake.viewers[key]
-				return !cached
-			}, 10*time.Second, 5*time.Millisecond, "the announcement did not reach a replica")
+		for i, h := range e.hubs {
+			h.handshake.mu.Lock()
+			_, cached := h.handshake.viewers[key]
+			h.handshake.mu.Unlock()
+			require.False(t, cached, "the commit's own listener left the membership cached on replica %d", i)
+			// Then the announcement: a look-up it overtakes would not be kept (both hubs of this
+			// env share a store, so each hears the commit and the announcement).
+			require.Eventually(t, func() bool { return gen(h) >= before[i]+2 }, 10*time.Second, 5*time.Millisecond,
+				"the announcement did not reach replica %d", i)
 		}
 	}
 	guest := persist.RoleGuest
@@ -410,4 +423,39 @@ func TestHandshakeBotRemovedFromWorkspace(t *testing.T) {
 		require.Equal(t, ws.StatusCode(1008), s.ExpectClose(t), "socket %d", i)
 	}
 	require.Equal(t, []int{401, 401}, refusedOn(t, e, token))
+}
+
+// TestSessionDroppedByThisReplicasCommit: a session this replica ends is out of its cache when
+// the ending transaction returns, before any request after it is answered. The store here
+// announces nothing, so only the commit's own listener can tell the hub.
+func TestSessionDroppedByThisReplicasCommit(t *testing.T) {
+	t.Parallel()
+	_, nc := streamstest.Embedded(t)
+	store := persisttest.NewStore(t)
+	hub, err := New(Config{Store: store, NATS: nc, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- hub.Run(ctx) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	waitRunning(t, hub)
+	require.Eventually(t, func() bool { return hub.handshake.sub.Load() != nil }, 10*time.Second, 5*time.Millisecond)
+
+	user := persisttest.User(t, store, nil)
+	token, kept := persisttest.Session(t, store, user.ID), persisttest.Session(t, store, user.ID)
+	for range 2 {
+		for _, tk := range []string{token, kept} {
+			_, u, err := hub.ResolveSession(ctx, tk)
+			require.NoError(t, err)
+			require.Equal(t, user.ID, u.ID)
+		}
+	}
+	require.Equal(t, 2, lookups(hub, "session", "cache"), "the second round came from memory")
+	require.NoError(t, store.WithTx(ctx, func(tx *persist.Tx) error { return tx.SessionRevoke(ctx, token) }))
+	_, _, err = hub.ResolveSession(ctx, token)
+	e, ok := persist.ErrorOf(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, persist.CodeUnauthenticated, e.Code)
+	_, _, err = hub.ResolveSession(ctx, kept)
+	require.NoError(t, err, "the person's other session is untouched")
 }

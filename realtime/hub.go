@@ -217,7 +217,11 @@ func (h *Hub) Run(ctx context.Context) error {
 		return err
 	}
 	h.handshake.listen(revocations)
-	defer func() { h.handshake.listen(nil); _ = revocations.Unsubscribe() }()
+	// This replica's own commits reach the cache before their requests are answered: a request
+	// right after a sign-out here must not be admitted from memory while the announcement is on
+	// its way.
+	stopLocal := h.cfg.Store.ListenRevocations(h.handshake.revokeAll)
+	defer func() { stopLocal(); h.handshake.listen(nil); _ = revocations.Unsubscribe() }()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return h.poller.run(h.done, h.ready) })
 	for i := 0; i < h.cfg.Workers; i++ {

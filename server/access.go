@@ -210,7 +210,7 @@ func (s *Server) identify(r *http.Request) (*Caller, error) {
 		return &Caller{User: u, Via: viaDevHeader}, nil
 	}
 	if s.cfg.DevBootstrap && isLocalRequest(r) {
-		u, err := s.devFallbackUser(ctx, isWebSocketUpgrade(r))
+		u, err := s.devFallbackUser(ctx)
 		if e, ok := persist.ErrorOf(err); ok && e.Code == persist.CodeNotFound {
 			return nil, nil
 		}
@@ -228,11 +228,11 @@ type devFallbackEntry struct {
 	user persist.User
 }
 
-// devFallbackUser is the development fallback's user, the first one. WebSocket upgrades, which
-// come in storms (a bench's thousands of sockets against natter dev), share one look-up a
-// second; other requests read it afresh, so a change to the profile shows at once.
-func (s *Server) devFallbackUser(ctx context.Context, upgrade bool) (persist.User, error) {
-	if e := s.devFallback.Load(); upgrade && e != nil && time.Since(e.at) < time.Second {
+// devFallbackUser is the development fallback's user, the first one. Requests share one look-up
+// a second, as sessions are answered from memory (the profile shown by GET /api/me is read
+// afresh there).
+func (s *Server) devFallbackUser(ctx context.Context) (persist.User, error) {
+	if e := s.devFallback.Load(); e != nil && time.Since(e.at) < time.Second {
 		return e.user, nil
 	}
 	u, err := persist.ReadV(ctx, s.store, func(tx *persist.Reader) (persist.User, error) { return tx.UserFirst(ctx) })
@@ -248,9 +248,10 @@ func (s *Server) sessionCaller(r *http.Request, token, via string) (*Caller, err
 		s persist.Session
 		u persist.User
 	}
-	if s.realtime != nil && isWebSocketUpgrade(r) {
-		// Handshakes and reconnects come in storms: the hub answers from memory, kept in step
-		// with sign-outs by the revocation announcements.
+	if s.realtime != nil {
+		// Every request names its session, and handshakes come in storms: the hub answers from
+		// memory, kept in step with sign-outs by this replica's commits and the others'
+		// announcements.
 		sess, u, err := s.realtime.ResolveSession(ctx, token)
 		if err != nil {
 			return nil, err
@@ -279,18 +280,11 @@ func (s *Server) botCaller(r *http.Request, token string) (*Caller, error) {
 		}
 		return &Caller{User: u, Token: &t, Via: viaBotToken}, nil
 	}
-	type resolved struct {
-		t persist.BotToken
-		u persist.User
-	}
-	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (resolved, error) {
-		t, u, err := tx.BotTokenAuthenticate(ctx, token)
-		return resolved{t, u}, err
-	})
+	t, u, err := s.store.BotTokenAuthenticate(ctx, token)
 	if err != nil {
 		return nil, err
 	}
-	return &Caller{User: res.u, Token: &res.t, Via: viaBotToken}, nil
+	return &Caller{User: u, Token: &t, Via: viaBotToken}, nil
 }
 
 // bearerToken returns the token of an Authorization: Bearer header or, on a WebSocket upgrade

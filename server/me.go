@@ -24,9 +24,21 @@ func newMeView(u persist.User) meView {
 		NotificationSettings: notificationSettings{PushoverEnabled: u.PushoverEnabled, PushoverUserKey: u.PushoverUserKey}}
 }
 
-// handleMeGet serves GET /api/me.
+// handleMeGet serves GET /api/me. The profile is read afresh: the caller's identity may come
+// from the session cache, which a change of name or settings does not touch.
 func (s *Server) handleMeGet(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"user": newMeView(callerOf(r.Context()).User)})
+	ctx := r.Context()
+	u, err := persist.ReadV(ctx, s.store, func(tx *persist.Reader) (persist.User, error) {
+		return tx.UserGet(ctx, callerOf(ctx).User.ID)
+	})
+	if err == nil && u.DeletedAt != nil {
+		err = persist.Errorf(persist.CodeUnauthenticated, "the session is unknown, expired or signed out")
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"user": newMeView(u)})
 }
 
 type meUpdateRequest struct {

@@ -121,3 +121,39 @@ func TestMySessions(t *testing.T) {
 		require.Len(t, listSessions(t, h, owner.Token).Sessions, 1, "a bot ends no session")
 	})
 }
+
+// TestSessionAnsweredFromMemory: a session's requests are identified from the hub's cache, and
+// still: a sign-out, a sign-out elsewhere and an expired session are refused on the very next
+// request; a change of profile shows at once on GET /api/me.
+func TestSessionAnsweredFromMemory(t *testing.T) {
+	t.Parallel()
+	clock := persisttest.NewClock()
+	h := servertest.New(t, servertest.WithClock(clock))
+	me := h.NewUser(t)
+	laptop, phone := persisttest.Session(t, h.Store, me.User.ID), persisttest.Session(t, h.Store, me.User.ID)
+	for range 3 { // the first fills the cache, the others are answered from it
+		for _, token := range []string{me.Token, laptop, phone} {
+			h.Get(t, "/api/workspaces", token).RequireStatus(t, http.StatusOK)
+		}
+	}
+
+	h.Do(t, servertest.Request{Method: http.MethodPatch, Path: "/api/me", Token: laptop,
+		Body: map[string]any{"display_name": "Renamed"}}).RequireStatus(t, http.StatusOK)
+	r := h.Get(t, "/api/me", phone)
+	r.RequireStatus(t, http.StatusOK)
+	require.Equal(t, "Renamed", r.JSON(t)["user"].(map[string]any)["display_name"])
+
+	h.Post(t, "/api/auth/logout", laptop, nil).RequireStatus(t, http.StatusOK)
+	h.Get(t, "/api/workspaces", laptop).RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
+	h.Post(t, "/api/me/sessions/revoke-others", me.Token, nil).RequireStatus(t, http.StatusOK)
+	h.Get(t, "/api/workspaces", phone).RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
+	h.Get(t, "/api/workspaces", me.Token).RequireStatus(t, http.StatusOK)
+
+	// A session ends at its expires_at (SPEC §Session), a cached one too.
+	l := listSessions(t, h, me.Token)
+	require.Len(t, l.Sessions, 1)
+	clock.Advance(l.Sessions[0].ExpiresAt.Sub(clock.Now()) - time.Second)
+	h.Get(t, "/api/workspaces", me.Token).RequireStatus(t, http.StatusOK)
+	clock.Advance(2 * time.Second)
+	h.Get(t, "/api/workspaces", me.Token).RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
+}

@@ -62,7 +62,8 @@ func decodeMsg(m jetstream.Msg) (Event, error) {
 // EncodeEvent is the one encoding of a logged event, for the stream and for replays alike: the
 // subject it is published on and its envelope.
 func EncodeEvent(e persist.Event) (subject string, envelope []byte, err error) {
-	envelope, err = json.Marshal(e)
+	// Not json.Marshal(e): it would scan and compact the envelope, payload included, once more.
+	envelope, err = e.MarshalJSON()
 	if err != nil {
 		return "", nil, fmt.Errorf("streams: encode cursor %d: %w", e.Cursor, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,6 +39,9 @@ type FollowConfig struct {
 	// Types keeps only events of these types in channels and direct conversations (not
 	// workspace-wide ones). Default nil: every event.
 	Types []string
+	// WorkspaceWide keeps, with Types, the workspace-wide events of those types too. The filter
+	// is the consumer's, so JetStream never hands over the events it leaves out. Default false.
+	WorkspaceWide bool
 	// Start is asked where a consumer begins each time one is created: at the first start, and
 	// again when the durable consumer was deleted or the stream rebuilt. An ordered consumer
 	// that has delivered events resumes after the last one instead. Default nil: Start{AtEnd: true}.
@@ -300,11 +304,11 @@ func (f *follower) consumer(ctx context.Context) (jetstream.Consumer, int64, err
 
 func (f *follower) durable(ctx context.Context, stream jetstream.Stream) (jetstream.Consumer, int64, error) {
 	cons, err := stream.Consumer(ctx, f.cfg.Durable)
-	if err == nil && cons.CachedInfo().Config.AckWait != f.cfg.AckWait {
-		// Made by an older release or under another setting: the ack wait follows the config.
-		cc := cons.CachedInfo().Config
-		cc.AckWait = f.cfg.AckWait
-		cons, err = stream.UpdateConsumer(ctx, cc)
+	if cc := consumerConfig(cons, err); cc != nil && (cc.AckWait != f.cfg.AckWait || !slices.Equal(filterOf(*cc), f.filter())) {
+		// Made by an older release or under another setting: the ack wait and the filter
+		// follow the config.
+		cc.AckWait, cc.FilterSubjects, cc.FilterSubject = f.cfg.AckWait, f.filter(), ""
+		cons, err = stream.UpdateConsumer(ctx, *cc)
 	}
 	if err == nil {
 		return cons, int64(cons.CachedInfo().Delivered.Stream) + 1, nil
@@ -335,6 +339,23 @@ func (f *follower) durable(ctx context.Context, stream jetstream.Stream) (jetstr
 	return cons, first, err
 }
 
+// consumerConfig is the configuration of a consumer that was found, nil otherwise.
+func consumerConfig(cons jetstream.Consumer, err error) *jetstream.ConsumerConfig {
+	if err != nil {
+		return nil
+	}
+	cc := cons.CachedInfo().Config
+	return &cc
+}
+
+// filterOf is a consumer's filter as one list (a server may keep a single one apart).
+func filterOf(cc jetstream.ConsumerConfig) []string {
+	if cc.FilterSubject != "" {
+		return append([]string{cc.FilterSubject}, cc.FilterSubjects...)
+	}
+	return cc.FilterSubjects
+}
+
 // position turns a Start into a deliver policy, with the first cursor it may deliver (0 for a
 // start by time, which the stream decides).
 func (f *follower) position(stream jetstream.Stream, s Start) (int64, jetstream.OrderedConsumerConfig) {
@@ -356,9 +377,12 @@ func (f *follower) filter() []string {
 	if len(f.cfg.Types) == 0 {
 		return nil
 	}
-	out := make([]string, len(f.cfg.Types))
-	for i, t := range f.cfg.Types {
-		out[i] = PlaceEventSubjects(f.cfg.WorkspaceID, t)
+	out := make([]string, 0, 2*len(f.cfg.Types))
+	for _, t := range f.cfg.Types {
+		out = append(out, PlaceEventSubjects(f.cfg.WorkspaceID, t))
+		if f.cfg.WorkspaceWide {
+			out = append(out, WorkspaceEventSubject(f.cfg.WorkspaceID, t))
+		}
 	}
 	return out
 }

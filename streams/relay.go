@@ -54,6 +54,7 @@ type Relay struct {
 	logger  *slog.Logger
 	owned   []bool
 	streams map[string]streamMark // verified streams of owned workspaces
+	handoff *handoff
 	metrics relayMetrics
 }
 
@@ -65,6 +66,7 @@ type streamMark struct {
 
 type relayMetrics struct {
 	published prometheus.Counter
+	handedOff prometheus.Counter
 	rebuilds  prometheus.Counter
 	owned     prometheus.Gauge
 }
@@ -112,9 +114,11 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 		return nil, fmt.Errorf("streams: jetstream: %w", err)
 	}
 	return &Relay{cfg: cfg, js: js, logger: cfg.Logger.With("component", "relay"), owned: make([]bool, cfg.Shards),
-		streams: map[string]streamMark{}, metrics: relayMetrics{
+		streams: map[string]streamMark{}, handoff: newHandoff(), metrics: relayMetrics{
 			published: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_published_total",
 				Help: "Events the relay published into workspace streams."}),
+			handedOff: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_handed_off_total",
+				Help: "Events the relay published as this process's group commits handed them over, without reading them from the log."}),
 			rebuilds: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_stream_rebuilds_total",
 				Help: "Workspace streams the relay recreated from Postgres."}),
 			owned: prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_relay_owned_shards",
@@ -124,7 +128,7 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 
 // Collectors are the relay's metrics, for the server's registry.
 func (r *Relay) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{r.metrics.published, r.metrics.rebuilds, r.metrics.owned}
+	return []prometheus.Collector{r.metrics.published, r.metrics.handedOff, r.metrics.rebuilds, r.metrics.owned}
 }
 
 // WakeRelay returns the store's OnEventsCommitted hook: a core NATS message per workspace on
@@ -158,6 +162,8 @@ func (r *Relay) Run(ctx context.Context) error {
 	// A full channel drops wake-ups (the poll catches up) instead of stalling the connection.
 	_ = sub.SetPendingLimits(-1, -1)
 	defer func() { _ = sub.Unsubscribe() }()
+	stopHandOff := r.cfg.Store.HandOffEvents(r.handoff.offer)
+	defer stopHandOff()
 	var locks *persist.Locks
 	defer func() {
 		if locks != nil {
@@ -192,6 +198,7 @@ func (r *Relay) Run(ctx context.Context) error {
 				// The workspace stays behind; the next poll retries it from a fresh look.
 				r.logger.Warn("relay failed", "workspace_id", id, "error", err)
 				delete(r.streams, id)
+				r.handoff.forget(id)
 			}
 			delete(dirty, id)
 		}
@@ -248,6 +255,7 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 func (r *Relay) dropAll() {
 	clear(r.owned)
 	clear(r.streams)
+	r.handoff.reset()
 	r.metrics.owned.Set(0)
 }
 
@@ -325,9 +333,13 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 		if done {
 			return nil
 		}
-		events, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Reader) ([]persist.Event, error) {
-			return tx.EventListAfter(ctx, workspaceID, pos, r.cfg.Batch)
-		})
+		events := r.handoff.take(workspaceID, pos, r.cfg.Batch)
+		handedOff := len(events) > 0
+		if !handedOff {
+			events, err = persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Reader) ([]persist.Event, error) {
+				return tx.EventListAfter(ctx, workspaceID, pos, r.cfg.Batch)
+			})
+		}
 		if err != nil || len(events) == 0 {
 			return err
 		}
@@ -340,19 +352,22 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 			delete(r.streams, workspaceID)
 			return err
 		}
+		if handedOff {
+			r.metrics.handedOff.Add(float64(len(events)))
+		}
 		pos = events[len(events)-1].Cursor
 		mark.last = uint64(pos)
 		r.streams[workspaceID] = mark
 		// A short read was the end of the log when it was read; what commits later wakes the
-		// relay again, so the pass records its position and ends without another read.
+		// relay again, so the pass records its position and ends without another read. A short
+		// hand-off may not be the end, but whatever follows it was committed with a wake-up of
+		// its own, sent after its hand-off (if any), so a later pass relays it.
 		done = len(events) < r.cfg.Batch
 	}
 }
 
 func (r *Relay) record(ctx context.Context, workspaceID string, pos, prunedThrough int64) error {
-	if err := r.cfg.Store.WithTx(ctx, func(tx *persist.Tx) error {
-		return tx.RelayPositionSet(ctx, workspaceID, pos, prunedThrough)
-	}); err != nil {
+	if err := r.cfg.Store.RelayPositionSet(ctx, workspaceID, pos, prunedThrough); err != nil {
 		return err
 	}
 	if r.cfg.OnRelayed != nil {

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 
@@ -154,7 +157,7 @@ func (b *relayBundle) requireMirror(t *testing.T) {
 		require.Equal(t, streams.EventSubject(e), m.Subject)
 		want, err := json.Marshal(e)
 		require.NoError(t, err)
-		require.JSONEq(t, string(want), string(m.Data))
+		require.Equal(t, string(want), string(m.Data), "cursor %d", e.Cursor)
 	}
 }
 
@@ -299,4 +302,81 @@ func TestRedactURLs(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, "nats://redacted@a:4222,nats://b:4222,tls://redacted@c:4222",
 		streams.RedactURLs("nats://natter:s3cret@a:4222, nats://b:4222,tls://tok@c:4222"))
+}
+
+// groupEvent is a group commit's answer for the test: the event it appended.
+type groupEvent struct{ e persist.Event }
+
+func (g *groupEvent) EachEvent(place func(*persist.Event)) { place(&g.e) }
+
+// TestRelayPublishesHandedOffEvents: events of group commits (posts' path) are handed to the
+// relay after their commit and published without being read back; plain transactions' events,
+// committed in between, are read from the log. Either way the stream mirrors the log byte for
+// byte, sequence == cursor, DM events with their members.
+func TestRelayPublishesHandedOffEvents(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	dm := persisttest.DM(t, b.store, b.ws.ID, b.owner.ID)
+	channel := persisttest.Channel(t, b.store, persist.ActorFor(b.owner), b.ws.ID, "general")
+	ch, r, _ := b.start(t, nil)
+	ch.waitFor(t, b.head(t))
+	ctx := context.Background()
+	scopes := []persist.EventInput{{ChannelID: channel.ID, Type: "message.created"},
+		{DirectConversationID: dm, Type: "message.created"}, {Type: "workspace.updated"}}
+	appendEvent := func(i int, group bool) error {
+		in := scopes[i%len(scopes)]
+		in.WorkspaceID, in.ActorID, in.Payload = b.ws.ID, b.owner.ID, map[string]any{"i": i, "text": "<é & \u2028>"}
+		if !group {
+			return b.store.WithTx(ctx, func(tx *persist.Tx) error {
+				_, err := tx.EventAppend(ctx, in)
+				return err
+			})
+		}
+		_, err := persist.Batch[groupEvent](ctx, b.store, b.ws.ID, func(tx *persist.Tx) (groupEvent, error) {
+			e, err := tx.EventAppend(ctx, in)
+			return groupEvent{e}, err
+		})
+		return err
+	}
+
+	// One group at a time: each is handed off before its wake-up, so the pass it wakes takes it
+	// from the hand-off.
+	for i := range 6 {
+		require.NoError(t, appendEvent(i, true))
+		ch.waitFor(t, b.head(t))
+	}
+	require.Equal(t, 6.0, counterValue(t, r, "natter_relay_handed_off_total"))
+
+	// Groups and plain transactions at once, in any order.
+	var g errgroup.Group
+	for i := range 60 {
+		g.Go(func() error { return appendEvent(i, i%10 != 9) })
+	}
+	require.NoError(t, g.Wait())
+	ch.waitFor(t, b.head(t))
+	b.requireMirror(t)
+	require.LessOrEqual(t, counterValue(t, r, "natter_relay_handed_off_total"), 6.0+54, "only group commits hand events off")
+}
+
+func (b *relayBundle) head(t *testing.T) int64 {
+	t.Helper()
+	events := b.log(t)
+	return events[len(events)-1].Cursor
+}
+
+// counterValue reads one of the relay's counters by name.
+func counterValue(t *testing.T, r *streams.Relay, name string) float64 {
+	t.Helper()
+	for _, c := range r.Collectors() {
+		descs := make(chan *prometheus.Desc, 4)
+		c.Describe(descs)
+		if !strings.Contains((<-descs).String(), `"`+name+`"`) {
+			continue
+		}
+		var m dto.Metric
+		require.NoError(t, c.(prometheus.Metric).Write(&m))
+		return m.GetCounter().GetValue()
+	}
+	t.Fatalf("no counter %s", name)
+	return 0
 }

@@ -30,6 +30,12 @@ func PlaceEventSubjects(workspaceID, eventType string) string {
 	return eventsRoot + workspaceID + ".*.*." + eventType
 }
 
+// WorkspaceEventSubject is where a workspace's workspace-wide events of one type are published:
+// natter.events.<workspace_id>.ws.<type>.
+func WorkspaceEventSubject(workspaceID, eventType string) string {
+	return eventsRoot + workspaceID + ".ws." + eventType
+}
+
 // EphemeralSubjects matches a workspace's ephemeral events.
 func EphemeralSubjects(workspaceID string) string { return ephemeralRoot + workspaceID + ".>" }
 

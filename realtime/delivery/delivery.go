@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -186,6 +187,9 @@ func (d *Deliverer) start(ctx context.Context, s persist.SubscriptionConsumer) e
 		// After the last handled cursor; a redelivered cursor is refused by the plan anyway.
 		Start:   func(context.Context) (streams.Start, error) { return streams.Start{After: s.Resume}, nil },
 		AckWait: d.cfg.AckWait, MaxAckPending: 1, PullMaxMessages: 1, // one event at a time, in cursor order
+		// Types not subscribed to never reach the plan: JetStream leaves them out (before, each
+		// was a transaction that wrote, for every subscription of the workspace).
+		Types: subscribedTypes(s.EventTypes), WorkspaceWide: true,
 		Handle: func(_ context.Context, m streams.Msg) { d.handle(ctx, id, m) },
 		Logger: d.logger.With("subscription_id", id),
 	}
@@ -200,6 +204,14 @@ func (d *Deliverer) start(ctx context.Context, s persist.SubscriptionConsumer) e
 		}
 	}()
 	return nil
+}
+
+// subscribedTypes is the consumer's type filter of a subscription: none when it takes every type.
+func subscribedTypes(types []string) []string {
+	if slices.Contains(types, persist.AllEventTypes) {
+		return nil
+	}
+	return types
 }
 
 // remove stops a subscription's follower here and deletes the durable consumer.

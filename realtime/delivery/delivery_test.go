@@ -94,3 +94,64 @@ func TestConfig(t *testing.T) {
 	_, err := New(Config{})
 	require.Error(t, err)
 }
+
+// TestConsumerTakesOnlySubscribedTypes: a subscription's durable consumer is filtered by its
+// event types, in every scope, so JetStream never hands it an event it would not deliver; a
+// consumer made without the filter (an older release) is given it.
+func TestConsumerTakesOnlySubscribedTypes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := persisttest.NewStore(t)
+	_, nc := streamstest.Embedded(t)
+	owner := persisttest.User(t, store, nil)
+	ws := persisttest.Workspace(t, store, owner.ID)
+	bot, _ := persisttest.Bot(t, store, owner, ws.ID, nil)
+	actor := persist.ActorFor(owner)
+	sub, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.EventSubscription, error) {
+		inst, err := tx.AppInstallationCreate(ctx, actor, ws.ID, persist.AppInstallationCreateParams{AppSlug: "a", BotUserID: bot.ID})
+		if err != nil {
+			return persist.EventSubscription{}, err
+		}
+		return tx.EventSubscriptionCreate(ctx, actor, ws.ID, persist.EventSubscriptionCreateParams{
+			AppInstallationID: inst.Installation.ID, EventTypes: []string{"reaction.added", "workspace.updated"},
+			CallbackURL: "https://hooks.example.com/x"})
+	})
+	require.NoError(t, err)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: streams.StreamName(ws.ID), Subjects: []string{streams.EventsSubjects(ws.ID)}})
+	require.NoError(t, err)
+	// As an older release left it: a durable consumer of every event.
+	_, err = stream.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: ConsumerName(sub.ID), AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: 30 * time.Second, MaxAckPending: 1})
+	require.NoError(t, err)
+
+	client, err := callback.New(callback.Config{})
+	require.NoError(t, err)
+	consuming := make(chan string, 4)
+	d, err := New(Config{Store: store, NATS: nc, Callbacks: client, Logger: slog.New(slog.DiscardHandler),
+		OnConsuming: func(id string) { consuming <- id }})
+	require.NoError(t, err)
+	d.sync(ctx)
+	select {
+	case <-consuming:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the follower did not start")
+	}
+	d.stopAll() // the durable consumer stays; what it would be handed is now countable
+
+	for _, e := range []persist.Event{
+		{Type: "message.created", ChannelID: "chn_1"}, {Type: "message.created", DirectConversationID: "dm_1"},
+		{Type: "reaction.added", ChannelID: "chn_1"}, {Type: "reaction.added", DirectConversationID: "dm_1"},
+		{Type: "reaction.removed", ChannelID: "chn_1"}, {Type: "workspace.updated"}, {Type: "member.removed"},
+	} {
+		e.WorkspaceID = ws.ID
+		_, err := js.Publish(ctx, streams.EventSubject(e), []byte(`{}`))
+		require.NoError(t, err)
+	}
+	cons, err := stream.Consumer(ctx, ConsumerName(sub.ID))
+	require.NoError(t, err)
+	info, err := cons.Info(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(3), info.NumPending, "two reactions and the workspace update, no other type")
+}
