@@ -363,10 +363,9 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	if fresh {
 		f.tryStart()
 	}
-	// No write deadline around the 101: it is the first write on the connection, a few hundred
-	// bytes into an empty send buffer, so it cannot block, and two deadline changes per handshake
-	// are what a storm of them would pay for nothing.
-	conn, rw, _, err := ws.HTTPUpgrader{Protocol: bearerProtocol}.Upgrade(r, w)
+	// The write deadline stays: the 101 is not always the connection's first write (a keep-alive
+	// client may have left earlier responses unread and the send buffer full).
+	conn, rw, _, err := ws.HTTPUpgrader{Timeout: 10 * time.Second, Protocol: bearerProtocol}.Upgrade(r, w)
 	if err == nil {
 		err = s.setConn(conn)
 	}
