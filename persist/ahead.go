@@ -189,11 +189,40 @@ func (tx *Tx) takeAhead(sql string, args []any) (*aheadRow, bool) {
 		return nil, false
 	}
 	r := tx.ahead[0]
-	if r.sql != sql || !reflect.DeepEqual(r.args, args) {
+	if r.sql != sql || !sameArgs(r.args, args) {
 		return nil, false
 	}
 	tx.ahead = tx.ahead[1:]
 	return r, true
+}
+
+// sameArgs is reflect.DeepEqual of two statements' arguments, with the kinds statements mostly
+// take compared directly (it is asked once per statement of every post).
+func sameArgs(a, b []any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		switch x := a[i].(type) {
+		case string:
+			if y, ok := b[i].(string); !ok || x != y {
+				return false
+			}
+		case int64:
+			if y, ok := b[i].(int64); !ok || x != y {
+				return false
+			}
+		case bool:
+			if y, ok := b[i].(bool); !ok || x != y {
+				return false
+			}
+		default:
+			if !reflect.DeepEqual(a[i], b[i]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // offPath is the check of a statement that is not the next one sent ahead.

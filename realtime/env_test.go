@@ -121,7 +121,7 @@ func (e *env) handler(h *Hub) http.Handler {
 		}
 		if ok && strings.HasPrefix(token, persist.PrefixBotToken) {
 			// And the bot token not revoked.
-			_, _, err := h.ResolveBotToken(r.Context(), token)
+			_, _, err := e.store.BotTokenAuthenticate(r.Context(), token)
 			ok = err == nil
 		}
 		if !ok {

@@ -23,9 +23,10 @@ import (
 // missed. Only successes are kept: a refusal may turn into an admission (an invitation accepted)
 // with no announcement, so it is asked again.
 //
-// Bot tokens are kept the same way: a token by its hash, dropped by its own revocation or by a
-// change of its bot's membership; a bot's standing by its bot, owner and token workspace, dropped
-// when the bot's or its owner's membership changes. Concurrent misses of one key share one
+// A bot's standing is kept the same way, by its bot, owner and token workspace, dropped when the
+// bot's or its owner's membership changes. A bot token itself is not kept: SPEC §Bot token has
+// each handshake record the token's use, which is a write, so each reads it (one statement that
+// does not wait for the disk; see persist's Store.BotTokenAuthenticate). Concurrent misses of one key share one
 // look-up (a storm of one account's reconnects asks Postgres once), within one generation: a
 // handshake that starts after an announcement never joins a look-up that began before it.
 type handshakeCache struct {
@@ -41,8 +42,6 @@ type handshakeCache struct {
 	sessions  map[string]sessionEntry // by the token's hash
 	bySession map[string]string       // session id → token hash, for revocations by id
 	viewers   map[viewerKey]viewerEntry
-	tokens    map[string]tokenEntry // bot tokens by the token's hash
-	byToken   map[string]string     // bot token id → hash
 	bots      map[botViewerKey]viewerEntry
 
 	// flights coalesces concurrent look-ups of one key and generation.
@@ -60,12 +59,6 @@ type sessionEntry struct {
 
 type viewerKey struct{ workspaceID, userID string }
 
-type tokenEntry struct {
-	at    time.Time
-	token persist.BotToken
-	bot   persist.User
-}
-
 // botViewerKey is what a bot token's standing in a workspace rests on (persist's ViewerFor for a
 // bot): the bot, its owner for a user bot, and the workspace its token is for.
 type botViewerKey struct{ workspaceID, botID, ownerID, tokenWorkspaceID string }
@@ -78,14 +71,14 @@ type viewerEntry struct {
 func newHandshakeCache(nc *nats.Conn, ttl time.Duration, max int) *handshakeCache {
 	c := &handshakeCache{ttl: ttl, max: max, nc: nc,
 		sessions: map[string]sessionEntry{}, bySession: map[string]string{}, viewers: map[viewerKey]viewerEntry{},
-		tokens: map[string]tokenEntry{}, byToken: map[string]string{}, bots: map[botViewerKey]viewerEntry{},
+		bots: map[botViewerKey]viewerEntry{},
 		lookups: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_handshake_lookups_total",
 			Help: "Session look-ups of API requests and WebSocket handshakes, and bot-token and membership look-ups of handshakes, by source: the cache or Postgres."},
 			[]string{"kind", "source"})}
 	// Resolved once, so the series exist from the start and a storm of handshakes does not hash
 	// label values.
 	c.counters = map[string][2]prometheus.Counter{}
-	for _, kind := range []string{"session", "membership", "bot_token"} {
+	for _, kind := range []string{"session", "membership"} {
 		c.counters[kind] = [2]prometheus.Counter{c.lookups.WithLabelValues(kind, "cache"), c.lookups.WithLabelValues(kind, "postgres")}
 	}
 	return c
@@ -117,8 +110,6 @@ func (c *handshakeCache) clearLocked() {
 	clear(c.sessions)
 	clear(c.bySession)
 	clear(c.viewers)
-	clear(c.tokens)
-	clear(c.byToken)
 	clear(c.bots)
 }
 
@@ -244,30 +235,6 @@ func (c *handshakeCache) fillViewer(gen uint64, key viewerKey, e viewerEntry) {
 	c.viewers[key] = e
 }
 
-// token resolves a raw bot token, from memory when it can. The look-up that fills the cache
-// records the use (BotTokenAuthenticate); answers from memory do not.
-func (c *handshakeCache) token(ctx context.Context, store *persist.Store, raw string) (persist.BotToken, persist.User, error) {
-	hash := string(persist.HashSecret(raw))
-	e, err := cached(ctx, c, "bot_token", hash, func(now time.Time) (tokenEntry, bool) {
-		e, ok := c.tokens[hash]
-		return e, ok && now.Sub(e.at) < c.ttl
-	}, func(ctx context.Context, now time.Time) (tokenEntry, error) {
-		t, u, err := store.BotTokenAuthenticate(ctx, raw)
-		return tokenEntry{at: now, token: t, bot: u}, err
-	}, func(gen uint64, e tokenEntry) {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.gen != gen {
-			return
-		}
-		evictLocked(c.tokens, c.max, func(old tokenEntry) bool { return e.at.Sub(old.at) >= c.ttl },
-			func(_ string, old tokenEntry) { delete(c.byToken, old.token.ID) })
-		c.tokens[hash] = e
-		c.byToken[e.token.ID] = hash
-	})
-	return e.token, e.bot, err
-}
-
 // botViewer checks that a bot token's actor may read a workspace, from memory when it can.
 func (c *handshakeCache) botViewer(ctx context.Context, store *persist.Store, actor persist.Actor, workspaceID string) (
 	v persist.Viewer, checked time.Time, err error) {
@@ -319,24 +286,12 @@ func (c *handshakeCache) revoke(r persist.Revocation) {
 			delete(c.sessions, h)
 			delete(c.bySession, r.SessionID)
 		}
-	case r.TokenID != "":
-		if h, ok := c.byToken[r.TokenID]; ok {
-			delete(c.tokens, h)
-			delete(c.byToken, r.TokenID)
-		}
 	case r.WorkspaceID != "" && r.UserID != "":
 		delete(c.viewers, viewerKey{r.WorkspaceID, r.UserID})
-		// A bot that left the workspace lost its tokens there (revoked without an announcement
-		// of their own), and a user bot stands on its owner's membership. Bots are few: a scan.
+		// A user bot stands on its owner's membership. Bots are few: a scan.
 		for k := range c.bots {
 			if k.workspaceID == r.WorkspaceID && (k.botID == r.UserID || k.ownerID == r.UserID) {
 				delete(c.bots, k)
-			}
-		}
-		for h, e := range c.tokens {
-			if e.token.BotUserID == r.UserID && e.token.WorkspaceID == r.WorkspaceID {
-				delete(c.tokens, h)
-				delete(c.byToken, e.token.ID)
 			}
 		}
 	case r.WorkspaceID != "":
@@ -378,19 +333,10 @@ func (h *Hub) viewerFor(ctx context.Context, j Join) (persist.Viewer, time.Time,
 	return h.handshake.botViewer(ctx, h.store, j.Actor, j.WorkspaceID)
 }
 
-// ResolveBotToken is the bot-token authentication of a WebSocket handshake (persist's
-// BotTokenAuthenticate), answered from memory while no revocation has revoked the token or
-// changed its bot's membership (this replica's commits drop entries at once, other replicas'
-// announcements as they arrive). The look-up that fills the cache records the token's use;
-// handshakes answered from memory do not, so last_used_at lags by at most HandshakeTTL.
-// Codes: unauthenticated.
-func (h *Hub) ResolveBotToken(ctx context.Context, raw string) (persist.BotToken, persist.User, error) {
-	return h.handshake.token(ctx, h.store, raw)
-}
-
 // ResolveSession is the session look-up of API requests and WebSocket handshakes (persist's
-// SessionResolve), answered from memory while no revocation has ended the session (as for
-// ResolveBotToken) and the session has not expired. The user comes with it as it was read: what
+// SessionResolve), answered from memory while no revocation has ended the session (this
+// replica's commits drop entries at once, other replicas' announcements as they arrive) and the
+// session has not expired. The user comes with it as it was read: what
 // may change about a person without a revocation (name, handle, settings) is to be read afresh
 // by whoever shows it. Codes: unauthenticated.
 func (h *Hub) ResolveSession(ctx context.Context, raw string) (persist.Session, persist.User, error) {

@@ -268,19 +268,10 @@ func (s *Server) sessionCaller(r *http.Request, token, via string) (*Caller, err
 	return &Caller{User: res.u, Session: &res.s, Via: via}, nil
 }
 
-// botCaller resolves a ccb_ bearer token to its bot, recording the use.
+// botCaller resolves a ccb_ bearer token to its bot, recording the use: on every request and
+// handshake alike (SPEC §Bot token), in one statement that does not wait for the disk.
 func (s *Server) botCaller(r *http.Request, token string) (*Caller, error) {
-	ctx := r.Context()
-	if s.realtime != nil && isWebSocketUpgrade(r) {
-		// As for sessions: the hub answers from memory, kept in step with token revocations by
-		// the announcements.
-		t, u, err := s.realtime.ResolveBotToken(ctx, token)
-		if err != nil {
-			return nil, err
-		}
-		return &Caller{User: u, Token: &t, Via: viaBotToken}, nil
-	}
-	t, u, err := s.store.BotTokenAuthenticate(ctx, token)
+	t, u, err := s.store.BotTokenAuthenticate(r.Context(), token)
 	if err != nil {
 		return nil, err
 	}

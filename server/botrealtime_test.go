@@ -105,4 +105,24 @@ func TestBotRealtime(t *testing.T) {
 		}
 		require.Equal(t, *handshake, *lastUsed(), "rechecks of the open socket record no use")
 	})
+	t.Run("EveryHandshakeCountsAsAUse", func(t *testing.T) {
+		t.Parallel()
+		clock := persisttest.NewClock()
+		b := setupRealtime(t, servertest.WithClock(clock))
+		bot, tok := persisttest.Bot(t, b.h.Store, b.owner.User, b.ws.ID, &persisttest.BotOpts{Scopes: []string{"bot:read"}})
+		lastUsed := func() time.Time {
+			r := b.h.Get(t, "/api/workspaces/"+b.ws.ID+"/bots/"+bot.ID+"/tokens", b.owner.Token)
+			var out struct {
+				BotTokens []persist.BotToken `json:"bot_tokens"`
+			}
+			r.Decode(t, &out)
+			require.NotNil(t, out.BotTokens[0].LastUsedAt)
+			return *out.BotTokens[0].LastUsedAt
+		}
+		b.dial(t, tok.Token, "2")
+		require.Equal(t, clock.Now(), lastUsed())
+		clock.Advance(time.Minute)
+		b.dial(t, tok.Token, "2") // a reconnect right after: SPEC §Bot token, each authentication
+		require.Equal(t, clock.Now(), lastUsed())
+	})
 }

@@ -207,11 +207,12 @@ func (d *Deliverer) start(ctx context.Context, s persist.SubscriptionConsumer) e
 }
 
 // subscribedTypes is the consumer's type filter of a subscription: none when it takes every type.
+// Each type once: JetStream refuses filters that overlap.
 func subscribedTypes(types []string) []string {
 	if slices.Contains(types, persist.AllEventTypes) {
 		return nil
 	}
-	return types
+	return slices.Compact(slices.Sorted(slices.Values(types)))
 }
 
 // remove stops a subscription's follower here and deletes the durable consumer.

@@ -155,3 +155,10 @@ func TestConsumerTakesOnlySubscribedTypes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), info.NumPending, "two reactions and the workspace update, no other type")
 }
+
+func TestSubscribedTypes(t *testing.T) {
+	t.Parallel()
+	require.Nil(t, subscribedTypes([]string{"message.created", "*"}), "every type: no filter")
+	require.Equal(t, []string{"message.created", "reaction.added"},
+		subscribedTypes([]string{"reaction.added", "message.created", "reaction.added"}), "each once")
+}
