@@ -1,9 +1,15 @@
 package realtime
 
 import (
+	"bufio"
 	"encoding/binary"
+	"io"
+	"net"
+	"net/http"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gobwas/ws"
 	"github.com/stretchr/testify/require"
@@ -132,6 +138,54 @@ func TestFrameRules(t *testing.T) {
 
 func itoa(n uint16) string { return strconv.Itoa(int(n)) }
 
+// TestFrameSentWithTheHandshake: a ping the client sends in the same write as its upgrade
+// request lands in the HTTP server's read buffer, not in the socket's kernel buffer where the
+// poller would see it; it is answered all the same, though the client sends nothing after it.
+func TestFrameSentWithTheHandshake(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, nil)
+	token := e.session(t, e.owner)
+	for _, split := range []int{0, 3} { // the whole ping with the request, or its first 3 bytes
+		t.Run("split"+strconv.Itoa(split), func(t *testing.T) {
+			conn, err := net.Dial("tcp", strings.TrimPrefix(e.urls[0], "http://"))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = conn.Close() })
+			ping := rawFrame(fin|opPing, []byte("early"), false)
+			first := ping
+			if split > 0 {
+				first = ping[:split]
+			}
+			req := "GET /ws?after_cursor=1 HTTP/1.1\r\nHost: " + strings.TrimPrefix(e.urls[0], "http://") + "\r\n" +
+				"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n" +
+				"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer " + token + "\r\n\r\n"
+			_, err = conn.Write(append([]byte(req), first...))
+			require.NoError(t, err)
+			require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+			if split > 0 {
+				_, err = conn.Write(ping[split:])
+				require.NoError(t, err)
+			}
+			for {
+				h, err := ws.ReadHeader(br)
+				require.NoError(t, err, "no pong for the ping sent with the handshake")
+				require.NotEqual(t, ws.OpClose, h.OpCode)
+				require.LessOrEqual(t, h.Length, int64(1<<20))
+				payload := make([]byte, h.Length)
+				_, err = io.ReadFull(br, payload)
+				require.NoError(t, err)
+				if h.OpCode == ws.OpPong {
+					require.Equal(t, "early", string(payload))
+					return
+				}
+			}
+		})
+	}
+}
+
 // TestParseClientFrame covers the parser without a socket: whole, partial and refused frames.
 func TestParseClientFrame(t *testing.T) {
 	ping := rawFrame(fin|opPing, []byte("hello"), false)
@@ -200,4 +254,22 @@ func FuzzClientFrame(f *testing.F) {
 			data = data[n:]
 		}
 	})
+}
+
+// TestFirstPingAfterAnInterval: pings go to sockets idle for a ping interval, counted from the
+// handshake, so a socket that just opened is not pinged at the idle timer's first tick.
+func TestFirstPingAfterAnInterval(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, func(c *Config) { c.PingInterval = time.Hour })
+	s := e.dial(t, e.session(t, e.owner), "1")
+	time.Sleep(300 * time.Millisecond) // six ticks of the test's 50 ms idle timer
+	s.SendRaw(t, rawFrame(fin|opPing, []byte("mine"), false))
+	for {
+		f, ok := s.ReadFrame(t)
+		require.True(t, ok)
+		require.NotEqual(t, ws.OpPing, f.Header.OpCode, "a socket open for 300 ms was pinged with a 1 h interval")
+		if f.Header.OpCode == ws.OpPong {
+			return
+		}
+	}
 }

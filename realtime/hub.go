@@ -327,9 +327,10 @@ func bearerProtocol(p string) bool {
 // it, problems close the socket (4001 for a cursor to resync).
 func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	ctx := r.Context()
+	owner := j.owner()
 	// A caller at a cap is refused before the database is asked; the count is taken again below.
 	h.mu.Lock()
-	err := h.admitLocked(j.owner())
+	err := h.admitLocked(owner)
 	h.mu.Unlock()
 	if err != nil {
 		return err
@@ -339,8 +340,13 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 		return err
 	}
 	s := &socket{hub: h, viewer: viewer, actor: j.Actor, workspaceID: j.WorkspaceID, sessionID: j.SessionID,
-		tokenID: j.TokenID, owner: j.owner(), checkedAt: checked, state: stateJoining}
-	s.lastRead.Store(time.Now().UnixNano())
+		tokenID: j.TokenID, owner: owner, checkedAt: checked, state: stateJoining}
+	now := time.Now()
+	// A socket is pinged once it has been idle for a ping interval, counted from its handshake:
+	// a fresh one needs no ping at the idle timer's first tick (a storm of 15,000 handshakes
+	// paid a ping write and a pong read each within the second).
+	s.lastRead.Store(now.UnixNano())
+	s.lastPing = now
 	// The socket joins its feed before the upgrade answers, so whatever is published once the
 	// client holds an open socket reaches it: the pending list keeps it during the backfill.
 	h.mu.Lock()
@@ -357,6 +363,8 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	if fresh {
 		f.tryStart()
 	}
+	// The write deadline stays: the 101 is not always the connection's first write (a keep-alive
+	// client may have left earlier responses unread and the send buffer full).
 	conn, rw, _, err := ws.HTTPUpgrader{Timeout: 10 * time.Second, Protocol: bearerProtocol}.Upgrade(r, w)
 	if err == nil {
 		err = s.setConn(conn)
@@ -371,7 +379,7 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	}
 	if n := rw.Reader.Buffered(); n > 0 {
 		early, _ := rw.Reader.Peek(n)
-		s.inbuf = append([]byte(nil), early...)
+		s.inbuf, s.unparsed = append([]byte(nil), early...), true
 	}
 	after, err := persist.ParseCursor(j.AfterCursor)
 	if err != nil {
@@ -382,9 +390,16 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 		s.rejectNow(ws.StatusInternalServerError, "")
 		return nil
 	}
+	// The registration is armed for reading, and epoll reports bytes that arrived before it, so
+	// only bytes the handshake's reader buffered need a read now (a storm saves a read that would
+	// find nothing, per socket).
+	due := workCatchUp
+	if len(s.inbuf) > 0 {
+		due |= workRead
+	}
 	s.mu.Lock()
 	s.pos, s.state, s.armedRead = after, stateCatchingUp, true
-	s.addWorkLocked(workCatchUp | workRead)
+	s.addWorkLocked(due)
 	s.mu.Unlock()
 	return nil
 }

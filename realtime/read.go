@@ -27,15 +27,19 @@ func (s *socket) readFrames(buf []byte) (more bool) {
 		}
 		have := copy(buf, s.inbuf)
 		n, rerr := unix.Read(s.fd, buf[have:])
-		if errors.Is(rerr, unix.EAGAIN) {
+		switch {
+		case errors.Is(rerr, unix.EAGAIN) && s.unparsed:
+			n = 0 // nothing new, but what came with the handshake may hold whole frames
+		case errors.Is(rerr, unix.EAGAIN):
 			return false
-		}
-		if rerr != nil || n <= 0 {
+		case rerr != nil || n <= 0:
 			s.shutdown() // the client went away
 			return false
+		default:
+			read += n
+			s.lastRead.Store(time.Now().UnixNano())
 		}
-		read += n
-		s.lastRead.Store(time.Now().UnixNano())
+		s.unparsed = false
 		data := buf[:have+n]
 		for len(data) > 0 {
 			f, used, code := parseClientFrame(data)

@@ -64,6 +64,7 @@ type socket struct {
 	lastRead    atomic.Int64 // unix nanoseconds of the last bytes from the client
 	inbuf       []byte       // worker only: the start of a client frame not yet complete
 	fragmented  bool         // worker only: a client data message is unfinished
+	unparsed    bool         // worker only: inbuf holds what the handshake's reader buffered, not yet parsed
 
 	mu        sync.Mutex
 	viewer    persist.Viewer

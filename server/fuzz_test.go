@@ -145,7 +145,8 @@ func FuzzThreadQuery(f *testing.F) {
 
 // FuzzRequestText: path and query text either passes as storable text or is refused with 400.
 func FuzzRequestText(f *testing.F) {
-	for _, s := range []string{"q=hello", "q=%00", "workspace_id=%FF", "%00=x", "a=1&a=%C3%28", "nonce=n%E2%82%AC"} {
+	for _, s := range []string{"q=hello", "q=%00", "workspace_id=%FF", "%00=x", "a=1&a=%C3%28", "nonce=n%E2%82%AC",
+		"q=a\xffb", "\xc3=x", "q=\x00", "q=a+b&c=\xe2\x82\xac"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -159,6 +160,24 @@ func FuzzRequestText(f *testing.F) {
 			requireStorableStrings(t, raw, reflect.ValueOf(append(vs, k)))
 		}
 	})
+}
+
+// BenchmarkCheckRequestText is the text check every request pays, on a WebSocket handshake's
+// query (ids and a cursor, nothing escaped) and on one with an escape.
+func BenchmarkCheckRequestText(b *testing.B) {
+	for name, raw := range map[string]string{"Plain": "workspace_id=wsp_01m8bv3m8xrsc22sh2m7jdqp5d&after_cursor=12345",
+		"Escaped": "workspace_id=wsp_01m8bv3m8xrsc22sh2m7jdqp5d&q=caf%C3%A9"} {
+		b.Run(name, func(b *testing.B) {
+			r := httptest.NewRequest(http.MethodGet, "/api/realtime/ws", nil)
+			r.URL.RawQuery = raw
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := checkRequestText(r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // FuzzUploadMultipart: a multipart upload body gives the file part (with a storable name) and the

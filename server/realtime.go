@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -10,10 +11,10 @@ import (
 	"github.com/natterchat/natter/realtime"
 )
 
-// realtimeWorkspace is the workspace a realtime request names; a bot token implies its own.
-// Codes: invalid_request.
-func realtimeWorkspace(r *http.Request, c *Caller) (string, error) {
-	if id := r.URL.Query().Get("workspace_id"); id != "" {
+// realtimeWorkspace is the workspace a realtime request's query names; a bot token implies its
+// own. Codes: invalid_request.
+func realtimeWorkspace(q url.Values, c *Caller) (string, error) {
+	if id := q.Get("workspace_id"); id != "" {
 		return id, nil
 	}
 	if id := c.Actor().TokenWorkspaceID; id != "" {
@@ -44,7 +45,7 @@ func cursorString(c int64) string {
 func (s *Server) handleRealtimeEvents(w http.ResponseWriter, r *http.Request) {
 	caller := callerOf(r.Context())
 	q := r.URL.Query()
-	workspaceID, err := realtimeWorkspace(r, caller)
+	workspaceID, err := realtimeWorkspace(q, caller)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -104,12 +105,13 @@ func (s *Server) handleRealtimeSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	caller := callerOf(r.Context())
-	workspaceID, err := realtimeWorkspace(r, caller)
+	q := r.URL.Query() // parsed once: handshakes come in storms
+	workspaceID, err := realtimeWorkspace(q, caller)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	j := realtime.Join{Actor: caller.Actor(), WorkspaceID: workspaceID, AfterCursor: r.URL.Query().Get("after_cursor")}
+	j := realtime.Join{Actor: caller.Actor(), WorkspaceID: workspaceID, AfterCursor: q.Get("after_cursor")}
 	if caller.Session != nil && caller.Via != viaProxy { // a proxy assertion has no session to revalidate
 		j.SessionID = caller.Session.ID
 	}

@@ -39,6 +39,12 @@ func checkRequestText(r *http.Request) error {
 			}
 		}
 	}
+	// Only a percent escape can turn valid text into invalid text: without one, every name and
+	// value is a piece of the raw query cut at ASCII bytes ('+' read as a space), valid when the
+	// whole is. Most queries (ids, cursors) take this path and are not parsed into a map here.
+	if raw := r.URL.RawQuery; strings.IndexByte(raw, '%') < 0 && validText(raw) {
+		return nil
+	}
 	for k, vs := range r.URL.Query() {
 		if !validText(k) {
 			return invalidText("a query parameter name")
