@@ -3,7 +3,6 @@ package persist
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -192,12 +191,12 @@ func (s *Store) HandOffEvents(fn func([]Event)) (remove func()) {
 // sendGroupAhead), then the queued events, then the commit. A request's own failure is its answer; a failure that may pass on a
 // retry (a deadlock, a serialization failure) fails the whole attempt, to be run again.
 func (s *Store) tryGroup(ctx context.Context, key string, group []*batchRequest) (touched []string, revoked []Revocation, appended []Event, err error) {
-	ptx, err := s.pool.Begin(ctx)
+	gtx, err := s.beginGroupTx(ctx)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("begin: %w", err)
+		return nil, nil, nil, err
 	}
-	defer func() { _ = ptx.Rollback(context.WithoutCancel(ctx)) }()
-	tx := newTx(ptx, s.clock(), ctx)
+	defer func() { _ = gtx.Rollback(context.WithoutCancel(ctx)) }()
+	tx := newTx(gtx, s.clock(), ctx)
 	tx.groupKey = key
 	for _, r := range group {
 		r.val, r.err, r.planned, r.sent = nil, nil, nil, nil
@@ -234,12 +233,9 @@ func (s *Store) tryGroup(ctx context.Context, key string, group []*batchRequest)
 			covered = i + 1
 		}
 	}
-	cursors, err := tx.appendGroupEvents(ctx)
+	cursors, err := tx.commitGroup(ctx, gtx)
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	if err := ptx.Commit(ctx); err != nil {
-		return nil, nil, nil, fmt.Errorf("commit: %w", err)
 	}
 	for _, r := range group {
 		if r.err == nil && r.val != nil {

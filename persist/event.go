@@ -61,7 +61,7 @@ type EventInput struct {
 // one statement; later ones find the head locked by this transaction, get their cursors here and
 // are inserted together before commit (flushEvents). In a group transaction (Batch) every event
 // waits for the end of the group: its cursor is zero until the group's one event statement
-// (appendGroupEvents) has given it one.
+// (commitGroup) has given it one.
 func (tx *Tx) EventAppend(ctx context.Context, in EventInput) (Event, error) {
 	payload, err := json.Marshal(in.Payload)
 	if err != nil {
@@ -71,7 +71,7 @@ func (tx *Tx) EventAppend(ctx context.Context, in EventInput) (Event, error) {
 		ChannelID: in.ChannelID, DirectConversationID: in.DirectConversationID, MessageID: in.MessageID,
 		Seq: in.Seq, ActorID: in.ActorID, CreatedAt: tx.now, Payload: payload}
 	if tx.batch != nil {
-		// A group appends its events last: cursors are given at commit (appendGroupEvents) and
+		// A group appends its events last: cursors are given at commit (commitGroup) and
 		// put into the requests' answers then (see Batch).
 		if !slices.Contains(tx.touched, in.WorkspaceID) {
 			tx.touched = append(tx.touched, in.WorkspaceID)
@@ -120,15 +120,25 @@ func (tx *Tx) eventArrays() []any {
 const eventUnnest = `unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
 	$8::bigint[], $9::text[], $10::timestamptz[], $11::text[]) WITH ORDINALITY AS u(w, c, i, t, ch, d, m, s, a, at, p, ord)`
 
-// appendGroupEvents is the last write of a group transaction: it moves each workspace's head
-// past the group's events and inserts them with the cursors that follows, in arrival order, in
-// one statement, and returns the cursor of each event by id. The head row is locked only from
-// here to the commit, never while a request of the group waits for another lock.
-func (tx *Tx) appendGroupEvents(ctx context.Context) (map[string]int64, error) {
+// commitGroup ends a group transaction: one statement moves each workspace's head past the
+// group's events and inserts them with the cursors that follow, in arrival order, and it goes
+// with the COMMIT in one round trip (see groupTx). It returns the cursor of each event by id.
+// The head row is locked only from here to the commit, never while a request of the group waits
+// for another lock. A workspace without a head row gives its events no cursor, which the
+// events' primary key refuses, so the statement fails and nothing is committed; it cannot
+// happen while the group's writes hold the workspace's rows, which its deletion has to lock.
+func (tx *Tx) commitGroup(ctx context.Context, gtx *groupTx) (map[string]int64, error) {
+	ctx = tx.ctxFor(ctx)
 	if len(tx.queued) == 0 {
-		return nil, nil
+		return nil, gtx.Commit(ctx)
 	}
-	rows, err := tx.query(ctx, `WITH u AS (SELECT * FROM `+eventUnnest+`),
+	cursors := make(map[string]int64, len(tx.queued))
+	err := gtx.commitWith(ctx, func(rows pgx.Rows) error {
+		var id string
+		var c int64
+		_, err := pgx.ForEachRow(rows, []any{&id, &c}, func() error { cursors[id] = c; return nil })
+		return err
+	}, `WITH u AS (SELECT * FROM `+eventUnnest+`),
 		head AS (
 			UPDATE event_heads h SET last_cursor = h.last_cursor + n.count
 			FROM (SELECT w, count(*) AS count FROM u GROUP BY w) n
@@ -138,23 +148,16 @@ func (tx *Tx) appendGroupEvents(ctx context.Context) (map[string]int64, error) {
 			message_id, seq, actor_id, created_at, payload)
 		SELECT u.w, head.base + row_number() OVER (PARTITION BY u.w ORDER BY u.ord), u.i, u.t, nullif(u.ch, ''),
 			nullif(u.d, ''), nullif(u.m, ''), u.s, nullif(u.a, ''), u.at, u.p::json
-		FROM u JOIN head ON head.workspace_id = u.w
+		FROM u LEFT JOIN head ON head.workspace_id = u.w
 		RETURNING id, cursor`, tx.eventArrays()...)
 	if err != nil {
 		return nil, err
-	}
-	cursors := make(map[string]int64, len(tx.queued))
-	var id string
-	var c int64
-	_, err = pgx.ForEachRow(rows, []any{&id, &c}, func() error { cursors[id] = c; return nil })
-	if err == nil && len(cursors) != len(tx.queued) {
-		err = NotFound("workspace")
 	}
 	for i := range tx.queued {
 		tx.queued[i].Cursor = cursors[tx.queued[i].ID]
 	}
 	tx.appended, tx.queued = tx.queued, nil
-	return cursors, err
+	return cursors, nil
 }
 
 // flushEvents inserts the queued events and moves each workspace's head to its last cursor, in

@@ -1,5 +1,11 @@
 package persist
 
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
 // BatchPending is how many requests wait in key's group-commit queue, for tests that need a
 // group to form deterministically.
 func BatchPending(s *Store, key string) int {
@@ -15,4 +21,22 @@ func BatchPending(s *Store, key string) int {
 // and were run again, and how many were sent in one round trip with others.
 func AheadStats(s *Store) (sent, missed, together int64) {
 	return s.aheadSent.Load(), s.aheadMissed.Load(), s.aheadTogether.Load()
+}
+
+// GroupTx is the transaction of a group commit, for its own tests.
+type GroupTx = groupTx
+
+// BeginGroupTx starts a group commit's transaction.
+func BeginGroupTx(ctx context.Context, s *Store) (*GroupTx, error) { return s.beginGroupTx(ctx) }
+
+// CommitWith runs sql and COMMIT in one round trip (groupTx.commitWith).
+func (t *GroupTx) CommitWith(ctx context.Context, read func(pgx.Rows) error, sql string, args ...any) error {
+	return t.commitWith(ctx, read, sql, args...)
+}
+
+// CountSettings counts the instance settings named key.
+func CountSettings(ctx context.Context, tx *Reader, key string) (int, error) {
+	var n int
+	err := tx.queryRow(ctx, `SELECT count(*) FROM instance_settings WHERE key = $1`, key).Scan(&n)
+	return n, err
 }
