@@ -27,3 +27,16 @@ func TestApply(t *testing.T) {
 	_, err = migrations.Apply(ctx, pool)
 	require.ErrorContains(t, err, "changed after it was applied")
 }
+
+// TestSearchIndexPendingListBounded: the message search index moves its pending entries into the
+// index in small steps (0014), so no single post pays for moving 4 MB of them.
+func TestSearchIndexPendingListBounded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, persisttest.URL(t))
+	require.NoError(t, err)
+	defer pool.Close()
+	var options []string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE relname = 'messages_search_idx'`).Scan(&options))
+	require.Contains(t, options, "gin_pending_list_limit=256")
+}
