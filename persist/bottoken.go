@@ -149,39 +149,38 @@ func (tx *Tx) BotTokenList(ctx context.Context, actor Actor, workspaceID, botID 
 // (last_used_at). Unknown and revoked tokens, and tokens of deleted bots, give unauthenticated.
 // Membership and the owner rule are checked per workspace by the operations themselves.
 func (tx *Tx) BotTokenAuthenticate(ctx context.Context, raw string) (BotToken, User, error) {
-	return tx.botTokenAuthenticate(ctx, raw, "")
+	return tx.botTokenAuthenticate(ctx, raw, false)
 }
 
 // BotTokenAuthenticate is Tx.BotTokenAuthenticate on its own, for a request's authentication:
 // one statement outside any transaction, one round trip, and a commit that does not wait for the
-// disk (set_config turns synchronous_commit off for the statement's own transaction). What it
-// writes is only the time of the use: one lost in a crash leaves last_used_at a little older.
-// Before, every request of a bot was a transaction of three round trips that flushed the WAL.
+// disk (relaxedCommit). What it writes is only the time of the use: one lost in a crash leaves
+// last_used_at a little older. Before, every request of a bot was a transaction of three round
+// trips that flushed the WAL.
 func (s *Store) BotTokenAuthenticate(ctx context.Context, raw string) (BotToken, User, error) {
-	r := &Reader{q: s.pool, now: s.clock().UTC().Truncate(time.Microsecond)}
-	t, u, err := r.botTokenAuthenticate(ctx, raw, `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))`)
+	t, u, err := s.poolReader().botTokenAuthenticate(ctx, raw, true)
 	return t, u, translate(err)
 }
 
-// botTokenAuthenticate is the one statement of both; prefix may add a CTE (named relaxed).
+// botTokenAuthenticate is the one statement of both; relaxed adds relaxedCommit.
 //
 // The use is recorded to the second: a use within a second of the recorded one leaves the row
 // alone. A runtime's requests all carry one token, and writing its row on each of them queued
 // them on the row's lock (and left a dead row version each) for a time nobody reads closer
 // than that.
-func (tx *Reader) botTokenAuthenticate(ctx context.Context, raw, prefix string) (BotToken, User, error) {
+func (tx *Reader) botTokenAuthenticate(ctx context.Context, raw string, relaxed bool) (BotToken, User, error) {
 	var t BotToken
 	var u User
 	var recorded bool
-	with := "WITH "
-	if prefix != "" {
-		with = prefix + ", "
+	ctes, from := "", "tok"
+	if relaxed {
+		ctes, from = relaxedCommit+", ", "tok, relaxed"
 	}
-	err := tx.queryRow(ctx, with+`tok AS (
+	err := tx.queryRow(ctx, `WITH `+ctes+`tok AS (
 			SELECT t.id FROM bot_tokens t JOIN users u ON u.id = t.bot_user_id
 			WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND u.deleted_at IS NULL),
 		used AS (
-			UPDATE bot_tokens t SET last_used_at = $2 FROM tok`+relaxedFrom(prefix)+`
+			UPDATE bot_tokens t SET last_used_at = $2 FROM `+from+`
 			WHERE t.id = tok.id AND (t.last_used_at IS NULL OR t.last_used_at <= $2::timestamptz - interval '1 second')
 			RETURNING t.id)
 		SELECT `+botTokenColumnsOf("t.")+`, `+userColumnsOf("u.")+`, used.id IS NOT NULL
@@ -199,14 +198,6 @@ func (tx *Reader) botTokenAuthenticate(ctx context.Context, raw, prefix string) 
 		t.LastUsedAt = &now
 	}
 	return t, u, nil
-}
-
-// relaxedFrom joins the relaxed CTE into the statement's write, so that it is evaluated.
-func relaxedFrom(prefix string) string {
-	if prefix == "" {
-		return ""
-	}
-	return ", relaxed"
 }
 
 // BotTokenLive reports whether a token still authenticates: not revoked, its bot not deleted. Open

@@ -183,21 +183,19 @@ type groupSavepoint struct {
 	done bool
 }
 
-func (s *groupSavepoint) Commit(ctx context.Context) error {
-	if s.done {
-		return pgx.ErrTxClosed
-	}
-	s.done = true
-	_, err := s.groupTx.Exec(ctx, "RELEASE SAVEPOINT "+s.name)
-	return err
-}
+func (s *groupSavepoint) Commit(ctx context.Context) error { return s.end(ctx, "RELEASE SAVEPOINT ") }
 
 func (s *groupSavepoint) Rollback(ctx context.Context) error {
+	return s.end(ctx, "ROLLBACK TO SAVEPOINT ")
+}
+
+// end releases or rolls back the savepoint, once.
+func (s *groupSavepoint) end(ctx context.Context, verb string) error {
 	if s.done {
 		return pgx.ErrTxClosed
 	}
 	s.done = true
-	_, err := s.groupTx.Exec(ctx, "ROLLBACK TO SAVEPOINT "+s.name)
+	_, err := s.groupTx.Exec(ctx, verb+s.name)
 	return err
 }
 

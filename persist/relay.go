@@ -74,11 +74,10 @@ func (tx *Reader) RelayStateGet(ctx context.Context, workspaceID string) (RelayS
 // before its first pass), then records again; readers of the position take an older one as
 // "not relayed yet" and read those events from the log.
 //
-// It is one statement outside any transaction, one round trip: set_config(…, true) turns
-// synchronous_commit off for the statement's own implicit transaction, whose commit comes after
-// it (before, BEGIN, SET LOCAL, the insert and COMMIT were four).
+// It is one statement outside any transaction, one round trip (relaxedCommit; before, BEGIN,
+// SET LOCAL, the insert and COMMIT were four).
 func (s *Store) RelayPositionSet(ctx context.Context, workspaceID string, relayed, streamPrunedThrough int64) error {
-	_, err := s.pool.Exec(ctx, `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+	_, err := s.pool.Exec(ctx, `WITH `+relaxedCommit+`
 		INSERT INTO relay_positions (workspace_id, relayed_cursor, stream_pruned_through, updated_at)
 		SELECT $1, $2, $3, $4 FROM relaxed
 		ON CONFLICT (workspace_id) DO UPDATE SET relayed_cursor = $2, stream_pruned_through = $3, updated_at = $4`,

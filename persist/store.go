@@ -213,13 +213,25 @@ type querier interface {
 // statements need no common snapshot; fn gets a Reader, which has no write methods. Errors are
 // translated.
 func ReadV[T any](ctx context.Context, s *Store, fn func(tx *Reader) (T, error)) (T, error) {
-	v, err := fn(&Reader{q: s.pool, now: s.clock().UTC().Truncate(time.Microsecond)})
+	v, err := fn(s.poolReader())
 	if err != nil {
 		var zero T
 		return zero, translate(err)
 	}
 	return v, nil
 }
+
+// poolReader runs single statements straight on the pool, outside any transaction.
+func (s *Store) poolReader() *Reader {
+	return &Reader{q: s.pool, now: s.clock().UTC().Truncate(time.Microsecond)}
+}
+
+// relaxedCommit is a CTE for a single write statement run outside a transaction (poolReader)
+// whose loss in a crash costs nothing but staleness: set_config(…, true) turns
+// synchronous_commit off for the statement's own implicit transaction, whose commit comes after
+// it, so that commit does not wait for the disk. The statement must read from "relaxed" for the
+// CTE to be evaluated.
+const relaxedCommit = `relaxed AS (SELECT set_config('synchronous_commit', 'off', true))`
 
 func runTx[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (T, error) {
 	var zero T

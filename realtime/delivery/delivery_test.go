@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -25,41 +26,68 @@ func TestMain(m *testing.M) {
 	)
 }
 
+// subscribed is a workspace with a bot's event subscription to types, on embedded NATS.
+type subscribed struct {
+	store *persist.Store
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	ws    persist.Workspace
+	actor persist.Actor
+	sub   persist.EventSubscription
+}
+
+func newSubscribed(t *testing.T, types ...string) subscribed {
+	t.Helper()
+	ctx := context.Background()
+	f := subscribed{store: persisttest.NewStore(t)}
+	_, f.nc = streamstest.Embedded(t)
+	owner := persisttest.User(t, f.store, nil)
+	f.ws = persisttest.Workspace(t, f.store, owner.ID)
+	bot, _ := persisttest.Bot(t, f.store, owner, f.ws.ID, nil)
+	f.actor = persist.ActorFor(owner)
+	var err error
+	f.sub, err = persist.WithTxV(ctx, f.store, func(tx *persist.Tx) (persist.EventSubscription, error) {
+		inst, err := tx.AppInstallationCreate(ctx, f.actor, f.ws.ID, persist.AppInstallationCreateParams{AppSlug: "a", BotUserID: bot.ID})
+		if err != nil {
+			return persist.EventSubscription{}, err
+		}
+		return tx.EventSubscriptionCreate(ctx, f.actor, f.ws.ID, persist.EventSubscriptionCreateParams{
+			AppInstallationID: inst.Installation.ID, EventTypes: types, CallbackURL: "https://hooks.example.com/x"})
+	})
+	require.NoError(t, err)
+	f.js, err = jetstream.New(f.nc)
+	require.NoError(t, err)
+	return f
+}
+
+// deliverer is a Deliverer of the fixture, not running: the test calls sync. Its followers
+// report on the channel when they start consuming.
+func (f subscribed) deliverer(t *testing.T) (*Deliverer, chan string) {
+	t.Helper()
+	client, err := callback.New(callback.Config{})
+	require.NoError(t, err)
+	consuming := make(chan string, 4)
+	d, err := New(Config{Store: f.store, NATS: f.nc, Callbacks: client, Logger: slog.New(slog.DiscardHandler),
+		OnConsuming: func(id string) { consuming <- id }})
+	require.NoError(t, err)
+	return d, consuming
+}
+
 // TestConsumersFollowSubscriptions: a sync gives each active subscription its durable consumer
 // and removes the consumer of a revoked one, recording that it is gone.
 func TestConsumersFollowSubscriptions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := persisttest.NewStore(t)
-	_, nc := streamstest.Embedded(t)
-	owner := persisttest.User(t, store, nil)
-	ws := persisttest.Workspace(t, store, owner.ID)
-	bot, _ := persisttest.Bot(t, store, owner, ws.ID, nil)
-	actor := persist.ActorFor(owner)
-	sub, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.EventSubscription, error) {
-		inst, err := tx.AppInstallationCreate(ctx, actor, ws.ID, persist.AppInstallationCreateParams{AppSlug: "a", BotUserID: bot.ID})
-		if err != nil {
-			return persist.EventSubscription{}, err
-		}
-		return tx.EventSubscriptionCreate(ctx, actor, ws.ID, persist.EventSubscriptionCreateParams{
-			AppInstallationID: inst.Installation.ID, EventTypes: []string{"*"}, CallbackURL: "https://hooks.example.com/x"})
-	})
-	require.NoError(t, err)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	client, err := callback.New(callback.Config{})
-	require.NoError(t, err)
-	consuming := make(chan string, 4)
-	d, err := New(Config{Store: store, NATS: nc, Callbacks: client, Logger: slog.New(slog.DiscardHandler),
-		OnConsuming: func(id string) { consuming <- id }})
-	require.NoError(t, err)
+	f := newSubscribed(t, "*")
+	store, ws, actor, sub, js := f.store, f.ws, f.actor, f.sub, f.js
+	d, consuming := f.deliverer(t)
 	defer d.stopAll()
 
 	// Before the relay created the workspace's stream the subscription's follower waits for it,
 	// and makes no consumer.
 	d.sync(ctx)
 	require.Contains(t, d.running, sub.ID)
-	_, err = js.Consumer(ctx, streams.StreamName(ws.ID), ConsumerName(sub.ID))
+	_, err := js.Consumer(ctx, streams.StreamName(ws.ID), ConsumerName(sub.ID))
 	require.ErrorIs(t, err, jetstream.ErrStreamNotFound)
 	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: streams.StreamName(ws.ID), Subjects: []string{streams.EventsSubjects(ws.ID)}})
 	require.NoError(t, err)
@@ -101,24 +129,8 @@ func TestConfig(t *testing.T) {
 func TestConsumerTakesOnlySubscribedTypes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := persisttest.NewStore(t)
-	_, nc := streamstest.Embedded(t)
-	owner := persisttest.User(t, store, nil)
-	ws := persisttest.Workspace(t, store, owner.ID)
-	bot, _ := persisttest.Bot(t, store, owner, ws.ID, nil)
-	actor := persist.ActorFor(owner)
-	sub, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.EventSubscription, error) {
-		inst, err := tx.AppInstallationCreate(ctx, actor, ws.ID, persist.AppInstallationCreateParams{AppSlug: "a", BotUserID: bot.ID})
-		if err != nil {
-			return persist.EventSubscription{}, err
-		}
-		return tx.EventSubscriptionCreate(ctx, actor, ws.ID, persist.EventSubscriptionCreateParams{
-			AppInstallationID: inst.Installation.ID, EventTypes: []string{"reaction.added", "workspace.updated"},
-			CallbackURL: "https://hooks.example.com/x"})
-	})
-	require.NoError(t, err)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	f := newSubscribed(t, "reaction.added", "workspace.updated")
+	ws, sub, js := f.ws, f.sub, f.js
 	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: streams.StreamName(ws.ID), Subjects: []string{streams.EventsSubjects(ws.ID)}})
 	require.NoError(t, err)
 	// As an older release left it: a durable consumer of every event.
@@ -126,12 +138,7 @@ func TestConsumerTakesOnlySubscribedTypes(t *testing.T) {
 		AckWait: 30 * time.Second, MaxAckPending: 1})
 	require.NoError(t, err)
 
-	client, err := callback.New(callback.Config{})
-	require.NoError(t, err)
-	consuming := make(chan string, 4)
-	d, err := New(Config{Store: store, NATS: nc, Callbacks: client, Logger: slog.New(slog.DiscardHandler),
-		OnConsuming: func(id string) { consuming <- id }})
-	require.NoError(t, err)
+	d, consuming := f.deliverer(t)
 	d.sync(ctx)
 	select {
 	case <-consuming:
