@@ -80,7 +80,7 @@ func TestBrowserBots(t *testing.T) {
 // openMenuPanel opens the panel of a workspace-menu entry.
 func openMenuPanel(t *testing.T, tab context.Context, label, title string) {
 	t.Helper()
-	do(t, tab, "open the workspace menu", chromedp.Click(`.ws-head .menu-btn`))
+	do(t, tab, "open the workspace menu", mouseClick(`.ws-head .menu-btn`))
 	waitFor(t, tab, "the "+label+" entry", fmt.Sprintf(`[...document.querySelectorAll('.menu-item')].some(b => b.textContent === %q)`, label))
 	eval[bool](t, tab, fmt.Sprintf(`[...document.querySelectorAll('.menu-item')].find(b => b.textContent === %q).click() ?? true`, label))
 	waitFor(t, tab, "the "+title+" panel", fmt.Sprintf(`document.querySelector('#panel-title')?.textContent === %q && !document.querySelector('.panel').hidden`, title))
@@ -235,7 +235,7 @@ func progressUnder(t *testing.T, e *env, bot person, wsID, chID string, tab cont
 	progress(map[string]any{"turn_id": "t2", "op": "append", "text": "Watching the queue"})
 	waitFor(t, tab, "the block at the bottom", `document.querySelector('.conversation > .agents:not([hidden]) .progress-last')?.textContent === 'Watching the queue'`)
 	shot(t, tab, "agent-progress-under")
-	do(t, tab, "collapse", chromedp.Click(fmt.Sprintf(`.list .msg[data-id=%q] .agents.under summary`, msgID)))
+	do(t, tab, "collapse", mouseClick(fmt.Sprintf(`.list .msg[data-id=%q] .agents.under summary`, msgID)))
 	waitFor(t, tab, "collapsed", `!`+under+`.open`)
 	progress(map[string]any{"turn_id": "t1", "op": "append", "text": "Rolling out", "message_id": msgID})
 	waitFor(t, tab, "the newest line", under+`?.querySelector('.progress-last').textContent === 'Rolling out'`)
@@ -279,7 +279,7 @@ func progressUnder(t *testing.T, e *env, bot person, wsID, chID string, tab cont
 	}
 	progress(map[string]any{"turn_id": "t3", "op": "end", "message_id": reply.Message.ID})
 	waitFor(t, tab, "the reply's block gone", `!`+inThread)
-	do(t, tab, "close the thread", chromedp.Click(`.panel button[aria-label="Close panel"]`))
+	do(t, tab, "close the thread", mouseClick(`.panel button[aria-label="Close panel"]`))
 	waitFor(t, tab, "the panel closed", `document.querySelector('.panel').hidden`)
 }
 
@@ -308,7 +308,7 @@ func agentMessages(t *testing.T, e *env, bot person, chID string, tab context.Co
 	if eval[bool](t, tab, call+`.open`) {
 		t.Fatal("a tool call starts open")
 	}
-	do(t, tab, "open the tool call", chromedp.Click(fmt.Sprintf(`.list .msg[data-id=%q] details.tool-call summary`, tool)))
+	do(t, tab, "open the tool call", mouseClick(fmt.Sprintf(`.list .msg[data-id=%q] details.tool-call summary`, tool)))
 	waitFor(t, tab, "its arguments and result", `[...`+call+`.querySelectorAll('.tool-part')].map(p => p.textContent).join('|') === 'Arguments{\n  "package": "./server"\n}|Result412 passed <img src=x onerror=alert(1)>'`)
 	if n := eval[int](t, tab, `document.querySelectorAll('.list img:not(.avatar)').length`); n != 0 {
 		t.Fatalf("a tool result made %d img elements", n)
@@ -657,7 +657,7 @@ func commandMenuFresh(t *testing.T, e *env, ana, bot person, wsID string, tab co
 	clear := func() {
 		eval[bool](t, tab, `(b => (b.value = '', b.dispatchEvent(new Event('input')), true))(document.querySelector('`+box+`'))`)
 	}
-	do(t, tab, "type a slash", chromedp.Click(box), chromedp.SendKeys(box, "/"))
+	do(t, tab, "type a slash", mouseClick(box), chromedp.SendKeys(box, "/"))
 	waitFor(t, tab, "the deploy command", offered+` === '/deploy <branch> [env]'`)
 	clear()
 	waitFor(t, tab, "the menu closed", `document.querySelector('.cmd-menu').hidden`)

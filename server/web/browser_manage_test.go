@@ -16,7 +16,7 @@ const menuItems = `[...document.querySelectorAll('.cmd-menu:not([hidden]) li.cmd
 
 func commandMenu(t *testing.T, tab context.Context) {
 	box := "form.composer .compose-box"
-	do(t, tab, "type a slash", chromedp.Click(box), chromedp.SendKeys(box, "/"))
+	do(t, tab, "type a slash", mouseClick(box), chromedp.SendKeys(box, "/"))
 	waitFor(t, tab, "every bot's commands", menuItems+`.join('|') === '/deploy <branch> [env]|/rollback |/standup '`)
 	if got := eval[string](t, tab, `document.querySelector('.cmd-menu li.cmd .cmd-bot').textContent`); got == "" {
 		t.Fatal("a menu entry does not name its bot")
@@ -112,7 +112,7 @@ func keyboardAndRoles(t *testing.T, tab context.Context) {
 	if got := eval[string](t, tab, `document.querySelector('.list').getAttribute('role')`); got != "log" {
 		t.Fatalf("the message list has role %q, want log", got)
 	}
-	do(t, tab, "open the settings", chromedp.Click(`.conv-header button[aria-label="Channel settings"]`))
+	do(t, tab, "open the settings", mouseClick(`.conv-header button[aria-label="Channel settings"]`))
 	waitFor(t, tab, "a dialog named by its title", `(d => d && d.getAttribute('role') === 'dialog'
 		&& document.getElementById(d.getAttribute('aria-labelledby'))?.textContent === 'Channel settings')(document.querySelector('.panel:not([hidden])'))`)
 	waitFor(t, tab, "focus in the dialog's first field", `document.activeElement?.name === 'name' && document.activeElement.closest('.panel')`)
@@ -174,7 +174,7 @@ func agentProgress(t *testing.T, e *env, bot person, wsID, chID string, tab cont
 	waitFor(t, tab, "both lines", `[...`+block+`.querySelectorAll('.progress-lines li')].map(l => l.textContent).join('|') === 'Building the image|Running 412 tests'`)
 	shot(t, tab, "agent-progress")
 	// Collapsed by the reader, it stays collapsed through the next update.
-	do(t, tab, "collapse", chromedp.Click(`.agents details.agent-block summary`))
+	do(t, tab, "collapse", mouseClick(`.agents details.agent-block summary`))
 	waitFor(t, tab, "collapsed", `!`+block+`.open`)
 	progress("append", "Rolling out")
 	waitFor(t, tab, "the newest line in the summary", block+`.querySelector('.progress-last').textContent === 'Rolling out'`)
@@ -197,18 +197,18 @@ func placeLink(label string) string {
 
 func channelSettings(t *testing.T, aTab, bTab context.Context) {
 	// Create, from the sidebar's + button.
-	do(t, aTab, "new channel", chromedp.Click(`.sidebar button[aria-label="New channel"]`))
+	do(t, aTab, "new channel", mouseClick(`.sidebar button[aria-label="New channel"]`))
 	do(t, aTab, "name it", chromedp.SendKeys(`input.new-channel`, "launch-plans"), enter())
 	waitFor(t, aTab, "the new channel open", `document.querySelector('.conv-header h1')?.textContent === 'launch-plans'`)
 	waitFor(t, bTab, "the new channel in Ben's sidebar", placeLink("launch-plans"))
 
 	// Rename, set the topic and a section; Ben sees each live.
-	do(t, aTab, "open the settings", chromedp.Click(`.conv-header button[aria-label="Channel settings"]`))
+	do(t, aTab, "open the settings", mouseClick(`.conv-header button[aria-label="Channel settings"]`))
 	waitFor(t, aTab, "the settings form", `document.querySelector('.panel:not([hidden]) form.settings')`)
 	setField(t, aTab, "name", "launch")
 	setField(t, aTab, "display_title", "Friday's launch, step by step")
 	setField(t, aTab, "sidebar_section", "Projects")
-	do(t, aTab, "save", chromedp.Click(`.panel form.settings button[type=submit]`))
+	do(t, aTab, "save", mouseClick(`.panel form.settings button[type=submit]`))
 	waitFor(t, aTab, "saved", `document.querySelector('.panel [role=status]')?.textContent === 'Saved.'`)
 	waitFor(t, aTab, "the new name in the header", `document.querySelector('.conv-header h1')?.textContent === 'launch'`)
 	waitFor(t, aTab, "the new name in the composer", `document.querySelector('form.composer .compose-box').placeholder === 'Message #launch'`)
@@ -221,12 +221,12 @@ func channelSettings(t *testing.T, aTab, bTab context.Context) {
 	// Ben is a member, not the owner: the API refuses and the client says why, changing nothing.
 	eval[bool](t, bTab, placeLink("Friday's launch, step by step")+`.click() ?? true`)
 	waitFor(t, bTab, "the channel on Ben's page", `document.querySelector('.conv-header h1')?.textContent === 'launch'`)
-	do(t, bTab, "open the settings", chromedp.Click(`.conv-header button[aria-label="Channel settings"]`))
+	do(t, bTab, "open the settings", mouseClick(`.conv-header button[aria-label="Channel settings"]`))
 	waitFor(t, bTab, "the settings form", `document.querySelector('.panel:not([hidden]) form.settings')`)
 	setField(t, bTab, "name", "bens-launch")
-	do(t, bTab, "save", chromedp.Click(`.panel form.settings button[type=submit]`))
+	do(t, bTab, "save", mouseClick(`.panel form.settings button[type=submit]`))
 	waitFor(t, bTab, "the refusal", `document.querySelector('.panel [role=alert]:not([hidden])')?.textContent === 'workspace owner permission required'`)
-	do(t, bTab, "archive", chromedp.Click(`.panel form.settings button.archive`))
+	do(t, bTab, "archive", mouseClick(`.panel form.settings button.archive`))
 	waitFor(t, bTab, "the refusal again", `document.querySelector('.panel [role=alert]:not([hidden])')?.textContent === 'workspace owner permission required'`)
 	if got := eval[string](t, aTab, `document.querySelector('.conv-header h1').textContent`); got != "launch" {
 		t.Fatalf("after Ben's refused rename Ana sees %q", got)
@@ -236,15 +236,15 @@ func channelSettings(t *testing.T, aTab, bTab context.Context) {
 	waitFor(t, bTab, "the panel closed", `document.querySelector('.panel').hidden`)
 
 	// Archive: gone from Ben's sidebar, tagged on Ana's header; unarchive brings it back.
-	do(t, aTab, "archive", chromedp.Click(`.panel form.settings button.archive`))
+	do(t, aTab, "archive", mouseClick(`.panel form.settings button.archive`))
 	waitFor(t, aTab, "archived", `document.querySelector('.panel [role=status]')?.textContent === 'Archived.'`)
 	waitFor(t, aTab, "the archived tag", `document.querySelector('.conv-header .tag')?.textContent === 'archived'`)
 	waitFor(t, bTab, "the channel gone from Ben's sidebar", `!`+placeLink("Friday's launch, step by step"))
-	do(t, aTab, "unarchive", chromedp.Click(`.panel form.settings button.archive`))
+	do(t, aTab, "unarchive", mouseClick(`.panel form.settings button.archive`))
 	waitFor(t, aTab, "unarchived", `document.querySelector('.panel [role=status]')?.textContent === 'Unarchived.'`)
 	waitFor(t, bTab, "the channel back in Ben's sidebar", placeLink("Friday's launch, step by step"))
 	waitFor(t, aTab, "no archived tag", `!document.querySelector('.conv-header .tag')`)
-	do(t, aTab, "close the panel", chromedp.Click(`.panel-head button[aria-label="Close panel"]`))
+	do(t, aTab, "close the panel", mouseClick(`.panel-head button[aria-label="Close panel"]`))
 }
 
 // draftSurvivesEvents: what the owner is typing in the settings form stays while events about
@@ -252,7 +252,7 @@ func channelSettings(t *testing.T, aTab, bTab context.Context) {
 func draftSurvivesEvents(t *testing.T, e *env, ana person, wsID, generalID string, tab context.Context) {
 	eval[bool](t, tab, placeLink("general")+`.click() ?? true`)
 	waitFor(t, tab, "general", `document.querySelector('.conv-header h1')?.textContent === 'general'`)
-	do(t, tab, "open the settings", chromedp.Click(`.conv-header button[aria-label="Channel settings"]`))
+	do(t, tab, "open the settings", mouseClick(`.conv-header button[aria-label="Channel settings"]`))
 	waitFor(t, tab, "the settings form", `document.querySelector('.panel:not([hidden]) form.settings')`)
 	setField(t, tab, "display_title", "half-typed topic")
 	other := e.channel(t, ana, wsID, "side-room")

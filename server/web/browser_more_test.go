@@ -25,7 +25,7 @@ func editAndDelete(t *testing.T, aTab, bTab context.Context) {
 	send(t, aTab, "form.composer .compose-box", "this has a tpyo")
 	waitFor(t, bTab, "the message to edit", hasBody("this has a tpyo"))
 	// ↑ in the empty composer edits the last own message.
-	do(t, aTab, "press up", chromedp.Click("form.composer .compose-box"), chromedp.KeyEvent(kb.ArrowUp))
+	do(t, aTab, "press up", mouseClick("form.composer .compose-box"), chromedp.KeyEvent(kb.ArrowUp))
 	waitFor(t, aTab, "the edit box", `document.querySelector('.list .edit-box')`)
 	eval[bool](t, aTab, `(() => { const b = document.querySelector('.list .edit-box'); b.value = 'this had a typo'; b.dispatchEvent(new Event('input')); return true; })()`)
 	do(t, aTab, "save", chromedp.Focus(".list .edit-box"), enter())
@@ -40,10 +40,10 @@ func editAndDelete(t *testing.T, aTab, bTab context.Context) {
 
 func pins(t *testing.T, aTab, bTab context.Context) {
 	clickAction(t, aTab, "Great, I will prepare the notes", "Pin or unpin")
-	do(t, bTab, "open the pins", chromedp.Click(`.conv-header button[aria-label="Pinned messages"]`))
+	do(t, bTab, "open the pins", mouseClick(`.conv-header button[aria-label="Pinned messages"]`))
 	waitFor(t, bTab, "the pinned message", `[...document.querySelectorAll('.panel .card .body')].some(b => b.textContent === 'Great, I will prepare the notes')`)
 	shot(t, bTab, "pins")
-	do(t, bTab, "close the pins", chromedp.Click(`.panel-head button[aria-label="Close panel"]`))
+	do(t, bTab, "close the pins", mouseClick(`.panel-head button[aria-label="Close panel"]`))
 }
 
 func unread(t *testing.T, e *env, ana person, wsID string, bTab context.Context) {
@@ -75,7 +75,7 @@ func unread(t *testing.T, e *env, ana person, wsID string, bTab context.Context)
 }
 
 func directMessages(t *testing.T, aTab, bTab context.Context) {
-	do(t, aTab, "open the people panel", chromedp.Click(".conv-header .members-count"))
+	do(t, aTab, "open the people panel", mouseClick(".conv-header .members-count"))
 	waitFor(t, aTab, "the directory", `document.querySelectorAll('.people li').length === 2`)
 	eval[bool](t, aTab, `[...document.querySelectorAll('.people li')].find(li => li.textContent.includes('Ben Okafor')).querySelector('button').click() ?? true`)
 	waitFor(t, aTab, "the conversation", `document.querySelector('.conv-header h1')?.textContent === 'Ben Okafor'`)
@@ -88,13 +88,13 @@ func directMessages(t *testing.T, aTab, bTab context.Context) {
 	// Hide, then reopen from the directory: the history is still there.
 	eval[bool](t, aTab, `document.querySelector('.place.active .hide-dm').click() ?? true`)
 	waitFor(t, aTab, "the conversation hidden", `![...document.querySelectorAll('.place')].some(a => a.textContent.includes('Ben Okafor'))`)
-	do(t, aTab, "open the people panel", chromedp.Click(".conv-header .members-count"))
+	do(t, aTab, "open the people panel", mouseClick(".conv-header .members-count"))
 	waitFor(t, aTab, "the directory", `document.querySelectorAll('.people li').length === 2`)
 	eval[bool](t, aTab, `[...document.querySelectorAll('.people li')].find(li => li.textContent.includes('Ben Okafor')).querySelector('button').click() ?? true`)
 	waitFor(t, aTab, "the reopened conversation", hasBody("psst, a private word"))
 	waitFor(t, aTab, "it is back in the sidebar", `[...document.querySelectorAll('.place')].some(a => a.textContent.includes('Ben Okafor'))`)
 	eval[bool](t, aTab, `[...document.querySelectorAll('.place')].find(a => a.textContent.includes('general')).click() ?? true`)
-	do(t, aTab, "close the panel", chromedp.Click(`.panel-head button[aria-label="Close panel"]`))
+	do(t, aTab, "close the panel", mouseClick(`.panel-head button[aria-label="Close panel"]`))
 }
 
 // resync: while the page is away, the log is pruned past its cursor; the socket closes with
@@ -134,14 +134,14 @@ func magicLink(t *testing.T, e *env, b *browser, wsID string) {
 	waitFor(t, tab, "the sign-in view", `document.querySelector('.signin-card')`)
 	do(t, tab, "ask for a link", chromedp.SendKeys(`input[type=email]`, email), chromedp.SendKeys(`input[name=name]`, "Cara"))
 	shot(t, tab, "sign-in")
-	do(t, tab, "submit", chromedp.Click(`form.signin-block button[type=submit]`))
+	do(t, tab, "submit", mouseClick(`form.signin-block button[type=submit]`))
 	waitFor(t, tab, "the development token", `document.querySelector('.token')?.textContent.startsWith('mgt_')`)
-	do(t, tab, "sign in", chromedp.Click(`.token-box button`))
+	do(t, tab, "sign in", mouseClick(`.token-box button`))
 	waitFor(t, tab, "the workspace", `document.querySelector('.me-name')?.textContent === 'Cara Diaz'`)
 	waitFor(t, tab, "the channel", `document.querySelector('.conv-header h1')?.textContent === 'general'`)
 	waitFor(t, tab, "the socket to connect", `document.querySelector('.me .dot.online')`)
 	// Signing out loads the page again: look only once the new page is there.
-	do(t, tab, "sign out", chromedp.Click(`.me button[aria-label="Sign out"]`))
+	do(t, tab, "sign out", mouseClick(`.me button[aria-label="Sign out"]`))
 	waitAcrossLoad(t, tab, "the sign-in view again", `document.querySelector('.signin-card') && !document.querySelector('.shell')`)
 	waitFor(t, tab, "the sign-in view again", `document.querySelector('.signin-card')`)
 	do(t, tab, "reload", chromedp.Reload())

@@ -78,7 +78,7 @@ func TestBrowserSlashCommand(t *testing.T) {
 	waitFor(t, tab, "the socket", `document.querySelector('.me .dot.online')`)
 
 	box := "form.composer .compose-box"
-	do(t, tab, "type a slash", chromedp.Click(box), chromedp.SendKeys(box, "/sh"))
+	do(t, tab, "type a slash", mouseClick(box), chromedp.SendKeys(box, "/sh"))
 	waitFor(t, tab, "the registered command in the menu", menuItems+`.some(l => l.startsWith('/ship'))`)
 	do(t, tab, "take it", enter())
 	waitFor(t, tab, "the command in the composer", `document.querySelector('`+box+`').value === '/ship '`)

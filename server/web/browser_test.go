@@ -54,7 +54,7 @@ func TestBrowser(t *testing.T) {
 		send(t, aTab, "form.composer .compose-box", "Hello Ben, the **launch** is on Friday")
 		waitFor(t, bTab, "Ana's message on Ben's page", hasBody("Hello Ben, the launch is on Friday"))
 		// Typing shows on the other page before the message is sent.
-		do(t, bTab, "start typing", chromedp.Click("form.composer .compose-box"), chromedp.SendKeys("form.composer .compose-box", "Great, "))
+		do(t, bTab, "start typing", mouseClick("form.composer .compose-box"), chromedp.SendKeys("form.composer .compose-box", "Great, "))
 		waitFor(t, aTab, "Ben typing on Ana's page", `document.querySelector('.typing').textContent === 'Ben Okafor is typing…'`)
 		do(t, bTab, "finish typing", chromedp.SendKeys("form.composer .compose-box", "I will prepare the notes"), enter())
 		waitFor(t, aTab, "Ben's answer on Ana's page", hasBody("Great, I will prepare the notes"))
@@ -70,15 +70,15 @@ func TestBrowser(t *testing.T) {
 		waitFor(t, bTab, "the thread panel", `document.querySelector('.panel:not([hidden]) .thread')`)
 		send(t, bTab, ".thread-composer .compose-box", "Agenda attached in the doc")
 		waitFor(t, aTab, "the reply count on Ana's page", `[...document.querySelectorAll('.list .thread-summary')].some(b => b.textContent.startsWith('1 reply'))`)
-		do(t, aTab, "open the thread", chromedp.Click(".list .thread-summary"))
+		do(t, aTab, "open the thread", mouseClick(".list .thread-summary"))
 		waitFor(t, aTab, "the reply in Ana's thread panel", `[...document.querySelectorAll('.thread-list .body')].some(b => b.textContent === 'Agenda attached in the doc')`)
 		shot(t, aTab, "thread")
-		do(t, aTab, "close the panel", chromedp.Click(`.panel-head button[aria-label="Close panel"]`))
+		do(t, aTab, "close the panel", mouseClick(`.panel-head button[aria-label="Close panel"]`))
 	})
 
 	t.Run("ReactionSeenByTheOther", func(t *testing.T) {
 		clickAction(t, bTab, "Hello Ben, the launch is on Friday", "Add reaction")
-		do(t, bTab, "pick an emoji", chromedp.Click(`.picker button[title="🎉"]`))
+		do(t, bTab, "pick an emoji", mouseClick(`.picker button[title="🎉"]`))
 		chip := fmt.Sprintf(`[...document.querySelectorAll('.list .msg')].find(m => m.querySelector('.body')?.textContent === %q)?.querySelector('.chip')`, "Hello Ben, the launch is on Friday")
 		waitFor(t, aTab, "the reaction on Ana's page", chip+`?.textContent === '🎉1'`)
 		if got := eval[string](t, aTab, chip+`.getAttribute('aria-pressed')`); got != "false" {
@@ -148,7 +148,7 @@ func TestBrowser(t *testing.T) {
 		do(t, aTab, "search", chromedp.SendKeys(".conv-header .search", "launch"), enter())
 		waitFor(t, aTab, "a highlighted result", `document.querySelector('.results mark')?.textContent.toLowerCase() === 'launch'`)
 		shot(t, aTab, "search")
-		do(t, aTab, "jump to the result", chromedp.Click(".results .result"))
+		do(t, aTab, "jump to the result", mouseClick(".results .result"))
 		waitFor(t, aTab, "the message highlighted", `document.querySelector('.list .msg.highlight .body')?.textContent === 'Hello Ben, the launch is on Friday'`)
 	})
 
@@ -173,7 +173,7 @@ func TestBrowser(t *testing.T) {
 		if bg != "rgb(23, 25, 30)" {
 			t.Fatalf("dark background = %s", bg)
 		}
-		do(t, aTab, "open the people panel", chromedp.Click(".conv-header .members-count"))
+		do(t, aTab, "open the people panel", mouseClick(".conv-header .members-count"))
 		waitFor(t, aTab, "the member directory", `[...document.querySelectorAll('.people li')].some(li => li.textContent.includes('Ben Okafor'))`)
 		shot(t, aTab, "channel-dark")
 	})
@@ -228,7 +228,7 @@ func enter() chromedp.Action[chromedp.Void] {
 // send types text into a composer and presses Enter.
 func send(t *testing.T, ctx context.Context, box, text string) {
 	t.Helper()
-	do(t, ctx, "focus "+box, chromedp.Click(box))
+	do(t, ctx, "focus "+box, mouseClick(box))
 	do(t, ctx, "type "+text, chromedp.SendKeys(box, text))
 	do(t, ctx, "press Enter", enter())
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/nats-io/nats.go"
@@ -278,6 +279,27 @@ func do(t testing.TB, ctx context.Context, what string, actions ...chromedp.Acti
 		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('.conv-header') || document.body).outerHTML.slice(0, 3000)`))
 		t.Fatalf("%s: %v\nthe page's header:\n%s", what, err, page)
 	}
+}
+
+// mouseClick is chromedp.Click (a real mouse press, where click calls the element's click())
+// tried again while the page redraws the element between the query and the press: Chromium
+// refuses the stale node before any mouse event is sent, so a retry cannot press twice. A live
+// event (a reply count, a reaction) redraws a message at any moment.
+func mouseClick(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		for {
+			_, err := chromedp.Click(sel)(ctx, target)
+			var stale *cdproto.Error
+			if !errors.As(err, &stale) || stale.Message != "Could not find node with given id" {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%s kept being redrawn: %w", sel, err)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	})
 }
 
 // eval evaluates a JavaScript expression on the page.
