@@ -152,7 +152,7 @@ type route struct {
 
 func (s *Server) buildRouter() chi.Router {
 	r := chi.NewRouter()
-	r.Use(correlate, s.observe, s.recoverPanics, s.cors)
+	r.Use(correlate, s.guardStalls, s.observe, s.recoverPanics, s.cors)
 	r.NotFound(s.unrouted)
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, persist.Errorf(persist.CodeMethodNotAllowed, "%s is not allowed on this route", r.Method))

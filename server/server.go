@@ -61,6 +61,11 @@ type Config struct {
 	AccessLog bool
 	// ShutdownTimeout bounds the drain of active requests at shutdown. Default 5s.
 	ShutdownTimeout time.Duration
+	// StallTimeout is how long a caller may stop reading its response or sending its request
+	// body before its connection is closed; every byte that moves starts it again. Upgrades
+	// to the realtime socket are not covered (the socket has its own ping and idle limits).
+	// Default 60s.
+	StallTimeout time.Duration
 	// Realtime is the WebSocket hub; without it the realtime socket and ephemeral routes
 	// answer 503. Default nil.
 	Realtime *realtime.Hub
@@ -140,6 +145,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 5 * time.Second
+	}
+	if cfg.StallTimeout == 0 {
+		cfg.StallTimeout = 60 * time.Second
 	}
 	if cfg.Callbacks == nil {
 		c, err := callback.New(callback.Config{})

@@ -26,6 +26,9 @@ type Dial struct {
 	Cookie    *http.Cookie
 	// RecvBuffer sets the client's SO_RCVBUF, to make a slow reader.
 	RecvBuffer int
+	// Over, when set, is a kept-alive connection that already carried other requests, which
+	// the upgrade request is sent on instead of a new one.
+	Over net.Conn
 }
 
 // Socket is a real WebSocket client reading frames under a deadline.
@@ -70,6 +73,9 @@ func DialSocket(t testing.TB, baseURL string, d Dial) (*Socket, int) {
 			}
 			return c, err
 		}
+	}
+	if d.Over != nil {
+		dialer.NetDial = func(context.Context, string, string) (net.Conn, error) { return d.Over, nil }
 	}
 	url := "ws" + strings.TrimPrefix(baseURL, "http") + d.Path
 	conn, br, hs, err := dialer.Dial(context.Background(), url)
