@@ -44,6 +44,9 @@ type stallWriter struct {
 }
 
 func (w *stallWriter) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return w.ResponseWriter.Write(p) // commits the header, as an empty write does
+	}
 	written := 0
 	for len(p) > 0 {
 		chunk := p[:min(len(p), stallChunk)]

@@ -45,3 +45,20 @@ func TestStallLimitLeavesSlowHandlersAlone(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
 	require.Equal(t, "done", string(raw))
 }
+
+// TestStallGuardKeepsEmptyWrites: an empty Write commits the response's header, as it does
+// without the guard; a header set after it is not sent.
+func TestStallGuardKeepsEmptyWrites(t *testing.T) {
+	t.Parallel()
+	s := &Server{cfg: Config{StallTimeout: time.Minute}}
+	srv := httptest.NewServer(s.guardStalls(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write(nil)
+		w.Header().Set("X-Late", "1")
+	})))
+	t.Cleanup(srv.Close)
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Empty(t, resp.Header.Get("X-Late"), "the header was still open after an empty write")
+}
