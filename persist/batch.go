@@ -196,7 +196,7 @@ func (s *Store) tryGroup(ctx context.Context, key string, group []*batchRequest)
 		return nil, nil, nil, err
 	}
 	defer func() { _ = gtx.Rollback(context.WithoutCancel(ctx)) }()
-	tx := newTx(gtx, s.clock(), ctx)
+	tx := newTx(gtx, s.now(), ctx)
 	tx.groupKey = key
 	for _, r := range group {
 		r.val, r.err, r.planned, r.sent = nil, nil, nil, nil

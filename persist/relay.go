@@ -3,7 +3,6 @@ package persist
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -81,7 +80,7 @@ func (s *Store) RelayPositionSet(ctx context.Context, workspaceID string, relaye
 		INSERT INTO relay_positions (workspace_id, relayed_cursor, stream_pruned_through, updated_at)
 		SELECT $1, $2, $3, $4 FROM relaxed
 		ON CONFLICT (workspace_id) DO UPDATE SET relayed_cursor = $2, stream_pruned_through = $3, updated_at = $4`,
-		workspaceID, relayed, streamPrunedThrough, s.clock().UTC().Truncate(time.Microsecond))
+		workspaceID, relayed, streamPrunedThrough, s.now())
 	return translate(err)
 }
 

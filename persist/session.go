@@ -53,6 +53,11 @@ func (tx *Tx) SessionCreate(ctx context.Context, userID, method string) (Session
 	return s, raw, nil
 }
 
+// SessionEnded is the refusal of a session token that no longer stands for anyone.
+func SessionEnded() error {
+	return Errorf(CodeUnauthenticated, "the session is unknown, expired or signed out")
+}
+
 // SessionResolve returns the live session behind a raw token and its user. Unknown, expired and
 // revoked tokens, and sessions of deleted users, all give unauthenticated.
 func (tx *Reader) SessionResolve(ctx context.Context, raw string) (Session, User, error) {
@@ -66,7 +71,7 @@ func (tx *Reader) SessionResolve(ctx context.Context, raw string) (Session, User
 	err := row.Scan(append([]any{&s.ID, &s.UserID, &s.Method, &s.CreatedAt, &s.ExpiresAt}, userDest(&u)...)...)
 	if err != nil {
 		if e := notFoundAs(err, "session"); e != err {
-			return Session{}, User{}, Errorf(CodeUnauthenticated, "the session is unknown, expired or signed out")
+			return Session{}, User{}, SessionEnded()
 		}
 		return Session{}, User{}, err
 	}

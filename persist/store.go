@@ -126,10 +126,11 @@ type Reader struct {
 	now time.Time
 }
 
-// newTx wraps a begun transaction; batch is the group commit's context, nil for one request.
+// newTx wraps a transaction begun at now (Store.now); batch is the group commit's context, nil
+// for one request.
 func newTx(ptx pgx.Tx, now time.Time, batch context.Context) *Tx {
 	tx := &Tx{tx: ptx, batch: batch}
-	tx.Reader = Reader{q: txStatements{tx}, now: now.UTC().Truncate(time.Microsecond)}
+	tx.Reader = Reader{q: txStatements{tx}, now: now}
 	return tx
 }
 
@@ -222,9 +223,10 @@ func ReadV[T any](ctx context.Context, s *Store, fn func(tx *Reader) (T, error))
 }
 
 // poolReader runs single statements straight on the pool, outside any transaction.
-func (s *Store) poolReader() *Reader {
-	return &Reader{q: s.pool, now: s.clock().UTC().Truncate(time.Microsecond)}
-}
+func (s *Store) poolReader() *Reader { return &Reader{q: s.pool, now: s.now()} }
+
+// now is the store's clock as Postgres keeps time: UTC, to the microsecond.
+func (s *Store) now() time.Time { return s.clock().UTC().Truncate(time.Microsecond) }
 
 // relaxedCommit is a CTE for a single write statement run outside a transaction (poolReader)
 // whose loss in a crash costs nothing but staleness: set_config(…, true) turns
@@ -246,7 +248,7 @@ func runTx[T any](ctx context.Context, s *Store, fn func(tx *Tx) (T, error)) (T,
 		defer cancel()
 		_ = ptx.Rollback(rctx)
 	}()
-	tx := newTx(ptx, s.clock(), nil)
+	tx := newTx(ptx, s.now(), nil)
 	v, err := fn(tx)
 	if err != nil {
 		return zero, err

@@ -32,7 +32,7 @@ func (s *Server) handleMeGet(w http.ResponseWriter, r *http.Request) {
 		return tx.UserGet(ctx, callerOf(ctx).User.ID)
 	})
 	if err == nil && u.DeletedAt != nil {
-		err = persist.Errorf(persist.CodeUnauthenticated, "the session is unknown, expired or signed out")
+		err = persist.SessionEnded()
 	}
 	if err != nil {
 		s.writeError(w, r, err)

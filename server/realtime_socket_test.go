@@ -328,16 +328,7 @@ func TestSocketGuestChannelCreatedLive(t *testing.T) {
 func TestSocketResumesFromTheFeedTail(t *testing.T) {
 	t.Parallel()
 	b := setupRealtime(t, servertest.WithConfig(func(c *server.Config) { c.Metrics = true }))
-	memory := func() int {
-		for _, line := range strings.Split(string(b.h.Get(t, "/metrics", "").Body), "\n") {
-			if strings.HasPrefix(line, `natter_realtime_backfilled_total{source="memory"}`) {
-				n, err := strconv.Atoi(strings.Fields(line)[1])
-				require.NoError(t, err)
-				return n
-			}
-		}
-		return 0
-	}
+	memory := func() int { return b.h.Metric(t, `natter_realtime_backfilled_total{source="memory"}`) }
 	itoa := func(c int64) string { return strconv.FormatInt(c, 10) }
 	owner := b.dial(t, b.owner.Token, "2") // starts the feed
 	// Until the owner's socket is live it may read events from Postgres before the feed

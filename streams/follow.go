@@ -304,11 +304,13 @@ func (f *follower) consumer(ctx context.Context) (jetstream.Consumer, int64, err
 
 func (f *follower) durable(ctx context.Context, stream jetstream.Stream) (jetstream.Consumer, int64, error) {
 	cons, err := stream.Consumer(ctx, f.cfg.Durable)
-	if cc := consumerConfig(cons, err); cc != nil && (cc.AckWait != f.cfg.AckWait || !slices.Equal(filterOf(*cc), f.filter())) {
-		// Made by an older release or under another setting: the ack wait and the filter
-		// follow the config.
-		cc.AckWait, cc.FilterSubjects, cc.FilterSubject = f.cfg.AckWait, f.filter(), ""
-		cons, err = stream.UpdateConsumer(ctx, *cc)
+	if err == nil {
+		if cc := cons.CachedInfo().Config; cc.AckWait != f.cfg.AckWait || !slices.Equal(filterOf(cc), f.filter()) {
+			// Made by an older release or under another setting: the ack wait and the filter
+			// follow the config.
+			cc.AckWait, cc.FilterSubjects, cc.FilterSubject = f.cfg.AckWait, f.filter(), ""
+			cons, err = stream.UpdateConsumer(ctx, cc)
+		}
 	}
 	if err == nil {
 		return cons, int64(cons.CachedInfo().Delivered.Stream) + 1, nil
@@ -337,15 +339,6 @@ func (f *follower) durable(ctx context.Context, stream jetstream.Stream) (jetstr
 		cons, err = stream.Consumer(ctx, f.cfg.Durable)
 	}
 	return cons, first, err
-}
-
-// consumerConfig is the configuration of a consumer that was found, nil otherwise.
-func consumerConfig(cons jetstream.Consumer, err error) *jetstream.ConsumerConfig {
-	if err != nil {
-		return nil
-	}
-	cc := cons.CachedInfo().Config
-	return &cc
 }
 
 // filterOf is a consumer's filter as one list (a server may keep a single one apart).

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -325,6 +326,26 @@ func (h *Harness) Get(t testing.TB, path, token string) *Response {
 func (h *Harness) Post(t testing.TB, path, token string, body any) *Response {
 	t.Helper()
 	return h.Do(t, Request{Method: http.MethodPost, Path: path, Token: token, Body: body})
+}
+
+// Metric sums the samples of GET /metrics (the server needs Config.Metrics) whose line starts
+// with prefix: a metric's name and, to narrow it, the first of its labels, as in
+// `natter_http_requests_total{route="/api/me",`.
+func (h *Harness) Metric(t testing.TB, prefix string) int {
+	t.Helper()
+	r := h.Get(t, "/metrics", "")
+	r.RequireStatus(t, http.StatusOK)
+	total := 0
+	for _, line := range strings.Split(string(r.Body), "\n") {
+		if strings.HasPrefix(line, prefix) {
+			n, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			if err != nil {
+				t.Fatalf("metric line %q: %v", line, err)
+			}
+			total += int(n)
+		}
+	}
+	return total
 }
 
 // JSON decodes the body into a generic map.
