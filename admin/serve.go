@@ -261,7 +261,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 	defer stopNATS()
-	db, err := openDatabase(ctx, c, logger, streams.StoreConfig(nc, persist.Config{MaxConns: 32}))
+	db, err := openDatabase(ctx, c, logger, streams.StoreConfig(nc, persist.Config{MaxConns: 32}), true)
 	if err != nil {
 		return err
 	}
