@@ -271,6 +271,11 @@ func runServer(c *cli.Context, dev bool) (err error) {
 			err = cerr
 		}
 	}()
+	releaseClaim, err := streams.ClaimDatabase(ctx, db.Store, emb != nil)
+	if err != nil {
+		return err
+	}
+	defer releaseClaim()
 	relay, err := streams.NewRelay(streams.RelayConfig{Store: db.Store, NATS: nc, Logger: logger, Replicas: cfg.streamReplicas})
 	if err != nil {
 		return err
