@@ -1,4 +1,4 @@
-package admin
+package bench
 
 import (
 	"context"
@@ -139,19 +139,16 @@ func runTenants(ctx context.Context, cfg benchConfig, out *benchRun) (err error)
 	_ = os.Chmod(dir, 0o755)
 	pg, err := pglocal.Open(ctx, pglocal.Config{Dir: filepath.Join(dir, "pg"), MaxConnections: 100, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return privateClusterError(err)
+		return fmt.Errorf("bench: the tenants mode's private PostgreSQL: %w", err)
 	}
 	defer func() { _ = pg.Stop(context.WithoutCancel(ctx)) }()
-	if err := ensureDatabase(ctx, pg.URL("postgres"), databaseName); err != nil {
-		return err
-	}
 	pgPID, _ := postmasterPID(pg.DataDir())
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	u, _ := url.Parse(cfg.base)
-	srv := &tenantServer{exe: exe, addr: u.Host, dataDir: filepath.Join(dir, "natter"), dbURL: pg.URL(databaseName), streamIdle: tc.streamIdle}
+	srv := &tenantServer{exe: exe, addr: u.Host, dataDir: filepath.Join(dir, "natter"), dbURL: pg.URL("postgres"), streamIdle: tc.streamIdle}
 	if _, err := srv.start(ctx); err != nil {
 		return err
 	}
@@ -243,13 +240,13 @@ func (r *benchRun) createWorkspaces(ctx context.Context, kind string, n int) ([]
 				Workspace struct{ ID string } `json:"workspace"`
 			}
 			name := fmt.Sprintf("%s-%s-%d", kind, stamp, i)
-			if _, err := r.api.do(gctx, http.MethodPost, "/api/workspaces", map[string]string{"name": name}, &ws); err != nil {
+			if _, err := r.api.Do(gctx, http.MethodPost, "/api/workspaces", map[string]string{"name": name}, &ws); err != nil {
 				return err
 			}
 			var ch struct {
 				Channel struct{ ID string } `json:"channel"`
 			}
-			if _, err := r.api.do(gctx, http.MethodPost, "/api/workspaces/"+ws.Workspace.ID+"/channels",
+			if _, err := r.api.Do(gctx, http.MethodPost, "/api/workspaces/"+ws.Workspace.ID+"/channels",
 				map[string]string{"name": "general"}, &ch); err != nil {
 				return err
 			}
@@ -289,7 +286,7 @@ func (r *benchRun) socketURL(ws tenantWorkspace) string {
 func (r *benchRun) tenantTarget(active []tenantWorkspace) fanoutTarget {
 	return fanoutTarget{name: "tenants", post: func(ctx context.Context, n int64) error {
 		ch := active[int(n)%len(active)].channel
-		_, err := r.api.do(ctx, http.MethodPost, "/api/channels/"+ch+"/messages", map[string]string{"body": benchBody(n)}, nil)
+		_, err := r.api.Do(ctx, http.MethodPost, "/api/channels/"+ch+"/messages", map[string]string{"body": benchBody(n)}, nil)
 		return err
 	}}
 }
@@ -332,7 +329,7 @@ func (r *benchRun) wakeLatencies(ctx context.Context, dormant []tenantWorkspace,
 		}
 		time.Sleep(100 * time.Millisecond) // its backfill (a few events) is read
 		n := r.posts.Add(1)
-		if _, err := r.api.do(ctx, http.MethodPost, "/api/channels/"+ws.channel+"/messages", map[string]string{"body": benchBody(n)}, nil); err != nil {
+		if _, err := r.api.Do(ctx, http.MethodPost, "/api/channels/"+ws.channel+"/messages", map[string]string{"body": benchBody(n)}, nil); err != nil {
 			_ = s.conn.Close()
 			return out, err
 		}
