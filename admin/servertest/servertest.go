@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -255,6 +256,10 @@ type Request struct {
 	Token   string
 	Header  map[string]string
 	Cookies []*http.Cookie
+	// From is the address the request comes from: a loopback IP other than the default
+	// 127.0.0.1 (Linux routes all of 127.0.0.0/8 to the loopback interface), so that tests of
+	// per-address rules can play several clients.
+	From string
 }
 
 // Response is what came back.
@@ -303,7 +308,17 @@ func (h *Harness) Do(t testing.TB, req Request) *Response {
 	for _, c := range req.Cookies {
 		hr.AddCookie(c)
 	}
-	resp, err := h.client.Do(hr)
+	client := h.client
+	if req.From != "" {
+		ip := net.ParseIP(req.From)
+		if ip == nil || !ip.IsLoopback() {
+			t.Fatalf("From %q: want a loopback IP", req.From)
+		}
+		tr := &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: ip}}).DialContext}
+		defer tr.CloseIdleConnections()
+		client = &http.Client{Transport: tr, CheckRedirect: h.client.CheckRedirect}
+	}
+	resp, err := client.Do(hr)
 	if err != nil {
 		t.Fatalf("%s %s: %v", req.Method, req.Path, err)
 	}
