@@ -17,6 +17,8 @@
 //     statements a post sends ahead in sendahead.go).
 //   - Store.BotTokenAuthenticate and Store.RelayPositionSet: one write statement outside any
 //     transaction whose commit does not wait for the disk (relaxedcommit.go).
+//   - Store.RelayStreamCreated, RelayIdle, RelayStreamRetired and RelayStreamKept: the relay's
+//     bookkeeping of its streams, one statement each on the pool (relay.go).
 //   - Store.Locks: session advisory locks on a dedicated connection (locks.go).
 //   - Store.Migrate and Store.Ping: the schema and the health check.
 package persist
