@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -18,10 +19,11 @@ import (
 type DiscoverConfig struct {
 	// NATS is the connection whose JetStream holds the workspace streams. Required.
 	NATS *nats.Conn
-	// Store vouches for the workspaces: a stream name or an advisory is only a hint. Required.
+	// Store vouches for the workspaces: a stream's name or an advisory is only a hint. Required.
 	Store *persist.Store
-	// Found is called once per workspace whose stream exists or is created, from one goroutine.
-	// It must not block for long. Required.
+	// Found is called, from one goroutine, for every workspace whose stream exists at each
+	// rescan, and for each stream created: the same workspace is reported many times, and the
+	// caller keeps what it already follows. It must not block for long. Required.
 	Found func(workspaceID string)
 	// Rescan is how often the stream list is read again, the safety net for a lost
 	// stream-created advisory. Default 30s.
@@ -30,17 +32,19 @@ type DiscoverConfig struct {
 	Logger *slog.Logger
 }
 
-// discoverBatch bounds the workspaces checked against Postgres in one query.
+// discoverBatch bounds the workspaces checked against Postgres in one query, and the
+// stream-created advisories waiting to be checked.
 const discoverBatch = 256
 
-// Discover is the one way to learn the workspaces: it calls Found for every workspace stream
-// that exists, then for each one created, until ctx ends. A workspace is reported once per call
-// of Discover, even if its stream is rebuilt; Follow takes care of that.
+// Discover is the one way to learn the workspaces with a stream: it calls Found for every
+// workspace stream that exists, then for each one created (the relay retires idle streams and
+// creates them again at the next event), and again for every one at each rescan, until ctx
+// ends.
 //
-// Whatever names a workspace on NATS (an advisory anyone able to publish there can forge, a
-// stream's name) is checked against Postgres first: only a workspace that exists there is
+// Whatever names a workspace on NATS (an advisory, which anyone able to publish there can forge;
+// a stream's name) is checked against Postgres first: only a workspace that exists there is
 // reported, so a flood of forged names starts nothing and holds nothing but a bounded queue. A
-// name the check could not settle (the database is unreachable) is found by the next rescan.
+// name the check could not settle (the database is unreachable) is reported at a later rescan.
 func Discover(ctx context.Context, cfg DiscoverConfig) error {
 	if cfg.NATS == nil || cfg.Store == nil || cfg.Found == nil {
 		return errors.New("streams: DiscoverConfig.NATS, Store and Found are required")
@@ -67,32 +71,34 @@ func Discover(ctx context.Context, cfg DiscoverConfig) error {
 		return err
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	seen := map[string]bool{}
-	// found reports the workspaces of those stream names that Postgres knows and were not seen.
+	// confirmed holds the workspaces Postgres vouched for whose stream the last rescan listed (or
+	// that were confirmed since): no more than the workspaces that exist and have a stream.
+	confirmed := map[string]bool{}
 	found := func(names []string) {
-		var ids []string
+		var ids, unknown []string
 		for _, name := range names {
-			if ws, ok := strings.CutPrefix(name, StreamName("")); ok && ws != "" && !seen[ws] && !slices.Contains(ids, ws) {
+			if ws, ok := strings.CutPrefix(name, StreamName("")); ok && ws != "" && !slices.Contains(ids, ws) {
 				ids = append(ids, ws)
+				if !confirmed[ws] {
+					unknown = append(unknown, ws)
+				}
 			}
 		}
-		if len(ids) == 0 {
-			return
-		}
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		known, err := persist.ReadV(cctx, cfg.Store, func(tx *persist.Reader) ([]string, error) {
-			return tx.WorkspacesExisting(cctx, ids)
-		})
-		cancel()
-		if err != nil {
-			if ctx.Err() == nil {
+		if len(unknown) > 0 {
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			known, err := persist.ReadV(cctx, cfg.Store, func(tx *persist.Reader) ([]string, error) {
+				return tx.WorkspacesExisting(cctx, unknown)
+			})
+			cancel()
+			if err != nil && ctx.Err() == nil {
 				cfg.Logger.Warn("cannot check discovered workspaces", "error", err)
 			}
-			return
+			for _, ws := range known {
+				confirmed[ws] = true
+			}
 		}
 		for _, ws := range ids { // in the order heard of
-			if slices.Contains(known, ws) {
-				seen[ws] = true
+			if confirmed[ws] {
 				cfg.Found(ws)
 			}
 		}
@@ -117,16 +123,22 @@ func Discover(ctx context.Context, cfg DiscoverConfig) error {
 		case <-scan.C:
 			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			list := js.StreamNames(lctx)
+			listed := map[string]bool{}
 			var names []string
 			for name := range list.Name() {
+				listed[strings.TrimPrefix(name, StreamName(""))] = true
 				if names = append(names, name); len(names) == discoverBatch {
 					found(names)
 					names = names[:0]
 				}
 			}
 			found(names)
-			if err := list.Err(); err != nil && ctx.Err() == nil {
+			err := list.Err()
+			if err != nil && ctx.Err() == nil {
 				cfg.Logger.Warn("cannot list workspace streams", "error", err)
+			}
+			if err == nil { // a workspace whose stream is gone is checked again when it is back
+				maps.DeleteFunc(confirmed, func(ws string, _ bool) bool { return !listed[ws] })
 			}
 			cancel()
 			scan.Reset(cfg.Rescan)
