@@ -337,6 +337,13 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 	if err != nil {
 		return err
 	}
+	if st.StreamRetired && st.Head == st.Relayed {
+		// Nothing new, and no stream: a prune has nothing to purge, only to be recorded.
+		if st.PrunedThrough == st.StreamPrunedThrough {
+			return nil
+		}
+		return r.record(ctx, workspaceID, st.Relayed, st.PrunedThrough)
+	}
 	mark, ok := r.streams[workspaceID]
 	if !ok || time.Since(mark.verifiedAt) > r.cfg.VerifyInterval {
 		last, err := r.verifyStream(ctx, st)
