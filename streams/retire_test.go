@@ -42,7 +42,8 @@ func TestRelayRetiresAnIdleStreamAndCreatesItAtTheNextEvent(t *testing.T) {
 	ch, r, _ := b.start(t, func(c *streams.RelayConfig) { c.RetireAfter = 300 * time.Millisecond })
 	ch.waitFor(t, 3)
 	b.waitStreamGone(t)
-	require.Equal(t, 1.0, counterValue(t, r, "natter_relay_streams_retired_total"))
+	require.Eventually(t, func() bool { return counterValue(t, r, "natter_relay_streams_retired_total") == 1 },
+		5*time.Second, 10*time.Millisecond) // counted once the deletion is answered
 	_, err := streams.ReadAfter(ctx, b.nc, b.ws.ID, 0, 10)
 	require.ErrorIs(t, err, jetstream.ErrStreamNotFound)
 
@@ -218,7 +219,10 @@ func TestRelayRecordsAPruneWithoutWakingTheStream(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	b.appendEvents(t, 4, persist.EventInput{})
-	ch, _, _ := b.start(t, func(c *streams.RelayConfig) { c.RetireAfter = 200 * time.Millisecond; c.PollInterval = 20 * time.Millisecond })
+	ch, _, _ := b.start(t, func(c *streams.RelayConfig) {
+		c.RetireAfter = 200 * time.Millisecond
+		c.PollInterval = 20 * time.Millisecond
+	})
 	ch.waitFor(t, 4)
 	b.waitStreamGone(t)
 	keep := int64(1)
