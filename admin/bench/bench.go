@@ -23,9 +23,18 @@ const (
 	benchMaxDuration = 10 * time.Minute
 )
 
-// Command is `natter bench`.
-func Command() *cli.Command {
-	return &cli.Command{
+// Mode is a mode of `natter bench` that a package with other imports provides (admin's data
+// mode reaches Postgres): its flags join the command's, and --mode <Name> runs it in place of
+// the load generator's own modes.
+type Mode struct {
+	Name  string
+	Flags []cli.Flag
+	Run   func(*cli.Context) error
+}
+
+// Command is `natter bench`, with the extra modes given.
+func Command(modes ...Mode) *cli.Command {
+	cmd := &cli.Command{
 		Name: "bench",
 		Usage: "load a Natter server on this machine: N WebSocket clients over several 127.0.0.x source addresses, M HTTP " +
 			"posters at a target rate; reports messages/s, post-to-delivery p50/p99/p999, lost and duplicate deliveries, " +
@@ -45,14 +54,25 @@ func Command() *cli.Command {
 			&cli.DurationFlag{Name: "drain", EnvVars: []string{"NATTER_DRAIN"}, Value: 10 * time.Second, Usage: "how long to wait for the last deliveries"},
 			&cli.BoolFlag{Name: "reconnect", EnvVars: []string{"NATTER_RECONNECT"}, Usage: "at the end, drop every socket, post a burst, and reconnect all at once from their cursors"},
 			&cli.IntFlag{Name: "server-pid", EnvVars: []string{"NATTER_SERVER_PID"}, Usage: "the server's pid for RSS and CPU (default: found by its listening port)"},
-			&cli.StringFlag{Name: "mode", EnvVars: []string{"NATTER_BENCH_MODE"}, Value: "fanout", Usage: "fanout (sockets and posters) or posts (posters only: posts/s, answer latency, CPU per post)"},
+			&cli.StringFlag{Name: "mode", EnvVars: []string{"NATTER_BENCH_MODE"}, Value: "fanout", Usage: "fanout (sockets and posters), posts (posters only: posts/s, answer latency, CPU per post) or data (seeds a large team's history into the database and times every read of the web client against a 10,000-message workspace)"},
 			&cli.BoolFlag{Name: "closed-loop", EnvVars: []string{"NATTER_CLOSED_LOOP"}, Usage: "posts mode: each poster posts again as soon as it is answered, ignoring --rate"},
 			&cli.BoolFlag{Name: "baseline", EnvVars: []string{"NATTER_BASELINE"}, Usage: "fanout mode: after Natter, run a bare gobwas/ws server on loopback (no checks, no database) with the same sockets, posters and frames, and print Natter's figures as ratios of it"},
 			&cli.IntFlag{Name: "postgres-pid", EnvVars: []string{"NATTER_POSTGRES_PID"}, Usage: "posts mode: the postmaster's pid, to report Postgres CPU per post"},
 			&cli.StringFlag{Name: "postgres-data-dir", EnvVars: []string{"NATTER_POSTGRES_DATA_DIR"}, Usage: "posts mode: the cluster's data directory (its postmaster.pid names the postmaster; `natter dev` keeps it in <data-dir>/pg/data)"},
 		},
-		Action: runBench,
 	}
+	for _, m := range modes {
+		cmd.Flags = append(cmd.Flags, m.Flags...)
+	}
+	cmd.Action = func(c *cli.Context) error {
+		for _, m := range modes {
+			if c.String("mode") == m.Name {
+				return m.Run(c)
+			}
+		}
+		return runBench(c)
+	}
+	return cmd
 }
 
 // configError says which flag is wrong, in the words of admin's own configuration errors.
