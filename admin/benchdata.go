@@ -59,7 +59,7 @@ func runBenchData(c *cli.Context) error {
 		return fmt.Errorf("invalid configuration: --iterations must be positive")
 	}
 	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	db, err := openDatabase(c.Context, c, logger, persist.Config{MaxConns: 32})
+	db, err := openDatabase(c.Context, c, logger, persist.Config{MaxConns: 32}, false)
 	if err != nil {
 		return err
 	}

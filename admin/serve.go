@@ -9,21 +9,23 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/realtime/delivery"
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server"
-	"github.com/natterchat/natter/server/callback"
-	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/streams"
 )
 
@@ -62,6 +64,8 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "host:port on which the embedded NATS server accepts bot runtimes; empty keeps it off the network"},
 		&cli.IntFlag{Name: "stream-replicas", EnvVars: []string{"NATTER_STREAM_REPLICAS"}, Value: 1,
 			Usage: "replicas of each workspace's JetStream stream: 1 embedded, 3 in an external cluster"},
+		&cli.DurationFlag{Name: "stream-idle", EnvVars: []string{"NATTER_STREAM_IDLE"}, Value: 15 * time.Minute,
+			Usage: "how long a workspace's stream stays after its last event before it is retired (created again at the next event); 0 keeps every stream"},
 		&cli.StringFlag{Name: "public-url", EnvVars: []string{"NATTER_PUBLIC_URL"},
 			Usage: "the origin browsers use, such as https://chat.example.com (https unless loopback); sets accepted origins and Secure cookies"},
 		&cli.BoolFlag{Name: "dev-bootstrap", EnvVars: []string{"NATTER_DEV_BOOTSTRAP"}, Value: dev,
@@ -94,6 +98,7 @@ func serverFlags(dev bool) []cli.Flag {
 // serverConfig is the validated configuration of serve and dev.
 type serverConfig struct {
 	streamReplicas int
+	streamIdle     time.Duration
 	addr           string
 	natsURL        string
 	natsListen     string
@@ -106,9 +111,15 @@ type serverConfig struct {
 
 func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	cfg = serverConfig{addr: c.String("addr"), natsURL: c.String("nats-url"), natsListen: c.String("nats-listen"),
-		streamReplicas: c.Int("stream-replicas"), socketsPerUser: c.Int("max-sockets-per-user")}
+		streamReplicas: c.Int("stream-replicas"), streamIdle: c.Duration("stream-idle"), socketsPerUser: c.Int("max-sockets-per-user")}
 	if cfg.socketsPerUser < 1 || cfg.socketsPerUser > 100000 {
 		return cfg, configError("max-sockets-per-user", "must be 1 to 100000, not %d", cfg.socketsPerUser)
+	}
+	if cfg.streamIdle < 0 || (cfg.streamIdle > 0 && cfg.streamIdle < time.Second) {
+		return cfg, configError("stream-idle", "must be 0 (keep every stream) or at least 1s, not %s", cfg.streamIdle)
+	}
+	if cfg.streamIdle == 0 {
+		cfg.streamIdle = -1 // the relay's "never"
 	}
 	if cfg.streamReplicas < 1 || cfg.streamReplicas > 5 {
 		return cfg, configError("stream-replicas", "must be 1 to 5 (1 for the embedded server, 3 in a cluster), not %d", cfg.streamReplicas)
@@ -229,6 +240,11 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	}
 	ctx := c.Context
 	logger := newLogger(c)
+	// natter reads its configuration once, from flags and the environment, so a hang-up has
+	// nothing to reload: it is logged and ignored rather than killing the server undrained.
+	hangups := make(chan os.Signal, 1)
+	signal.Notify(hangups, syscall.SIGHUP)
+	defer signal.Stop(hangups)
 	// OIDC discovery is part of checking the configuration: a failure stops start-up before
 	// anything is set up.
 	if cfg.server.GitHub, cfg.server.OIDC, err = cfg.signIn.providers(ctx, cfg.server.PublicURL, logger); err != nil {
@@ -261,7 +277,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 	defer stopNATS()
-	db, err := openDatabase(ctx, c, logger, streams.StoreConfig(nc, persist.Config{MaxConns: 32}))
+	db, err := openDatabase(ctx, c, logger, streams.StoreConfig(nc, persist.Config{MaxConns: 32}), true)
 	if err != nil {
 		return err
 	}
@@ -271,7 +287,13 @@ func runServer(c *cli.Context, dev bool) (err error) {
 			err = cerr
 		}
 	}()
-	relay, err := streams.NewRelay(streams.RelayConfig{Store: db.Store, NATS: nc, Logger: logger, Replicas: cfg.streamReplicas})
+	releaseClaim, err := streams.ClaimDatabase(ctx, db.Store, emb != nil)
+	if err != nil {
+		return err
+	}
+	defer releaseClaim()
+	relay, err := streams.NewRelay(streams.RelayConfig{Store: db.Store, NATS: nc, Logger: logger, Replicas: cfg.streamReplicas,
+		RetireAfter: cfg.streamIdle})
 	if err != nil {
 		return err
 	}
@@ -307,7 +329,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		logger.Info("dev bootstrap", "created", b.Created, "owner_user_id", b.Owner.ID, "workspace_id", b.Workspace.ID)
 	}
 
-	callbacks, err := callback.New(callback.Config{AllowAddr: callbackPolicy(c.Bool("callback-allow-loopback"))})
+	callbacks, err := outbound.NewCallbackClient(outbound.CallbackConfig{AllowAddr: callbackPolicy(c.Bool("callback-allow-loopback"))})
 	if err != nil {
 		return err
 	}
@@ -338,6 +360,17 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	fmt.Fprintf(c.App.Writer, "natter listening on http://%s\n", ln.Addr())
 	fmt.Fprintf(c.App.Writer, "open %s/ in a browser to chat\n", clientURL(cfg.server.PublicURL, ln.Addr()))
 	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		for {
+			select {
+			case <-hangups:
+				logger.Info("SIGHUP ignored: natter has no configuration to reload (restart it to change flags; SIGTERM or SIGINT stops it)")
+			case <-gctx.Done():
+				logger.Info("stopping", "reason", context.Cause(gctx).Error())
+				return nil
+			}
+		}
+	})
 	g.Go(func() error { return srv.Serve(gctx, ln) })
 	g.Go(func() error { return relay.Run(gctx) })
 	g.Go(func() error { return hub.Run(gctx) })
@@ -360,9 +393,9 @@ func runServer(c *cli.Context, dev bool) (err error) {
 // callbackPolicy is who callbacks may reach: public addresses, and loopback when allowed.
 func callbackPolicy(loopback bool) func(netip.Addr) bool {
 	if !loopback {
-		return netpolicy.PublicOnly
+		return outbound.PublicOnly
 	}
-	return netpolicy.PublicOrLoopback
+	return outbound.PublicOrLoopback
 }
 
 // startWebPush gives the server its push key pair on first start and builds the deliverer and

@@ -2,19 +2,21 @@ package push_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/admin/servertest"
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/realtime/push/pushtest"
-	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // bobDevice is bob's only device as GET /api/me/push shows it, with its times parsed.
@@ -174,7 +176,7 @@ func TestPushFailures(t *testing.T) {
 	t.Run("OutboundPolicyRefusesTheDeploymentsOwnNetwork", func(t *testing.T) {
 		t.Parallel()
 		// Registration admits the loopback test service; the deliverer keeps the strict default.
-		w := newPushWorld(t, func(c *push.Config) { c.Policy = netpolicy.PublicOnly })
+		w := newPushWorld(t, func(c *push.Config) { c.Policy = outbound.PublicOnly })
 		w.inGeneral(t, "@bob hi")
 		done := w.next(t)
 		require.Equal(t, "failed", done.outcome.Result)
@@ -230,4 +232,46 @@ func TestPushSweepAtStart(t *testing.T) {
 	}
 	cancel()
 	require.NoError(t, <-stopped)
+}
+
+// TestPushQueueHolds1024: SPEC §Limits, "Push queue: 1,024 pending pushes, in memory; overflow
+// dropped and counted", with the deliverer's default size. The only worker holds one push at
+// its gate; 11 people with 10 devices each are mentioned in 10 messages (1,100 pushes): 1,024
+// wait in the queue and the other 76 are dropped.
+func TestPushQueueHolds1024(t *testing.T) {
+	t.Parallel()
+	var queued atomic.Int64
+	w := newPushWorld(t, func(c *push.Config) {
+		c.OnQueued = func(push.Push) { queued.Add(1) }
+		c.OnDone = func(push.Push, push.Outcome) {} // 1,100 outcomes would fill the world's channel
+	})
+	w.gated.Store(true)
+	w.inGeneral(t, "@bob first")
+	w.held(t)
+	people := []servertest.Actor{w.bob}
+	for i := range 10 {
+		p := w.person(t, fmt.Sprintf("Person %d", i), fmt.Sprintf("person%d", i))
+		persisttest.Member(t, w.h.Store, w.ws.ID, p.User.ID, persist.RoleMember)
+		people = append(people, p)
+	}
+	mentions := ""
+	for i, p := range people {
+		devices := 10
+		if i == 0 {
+			devices-- // bob's phone is registered already
+		}
+		for range devices {
+			w.subscribe(t, p)
+		}
+		mentions += "@" + p.User.Handle + " "
+	}
+	for i := range 10 {
+		w.inGeneral(t, fmt.Sprintf("%s %d", mentions, i))
+	}
+	require.Eventually(t, func() bool { return queued.Load()+w.h.Push.Overflowed() == 1+1100 },
+		20*time.Second, 10*time.Millisecond)
+	require.EqualValues(t, 1+1024, queued.Load(), "the held push and a full queue of 1,024")
+	require.EqualValues(t, 76, w.h.Push.Overflowed())
+	w.gated.Store(false)
+	w.release <- struct{}{}
 }
