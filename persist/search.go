@@ -118,8 +118,9 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 		}
 		after = &c
 	}
-	// Guests read only the guest channel (the rule of ChannelForRead); DMs are read by their
-	// members, and by bot tokens only with dms:read (the rule of DMForRead).
+	// Guests read only the guest channel and private channels only their members (the rules of
+	// ChannelForRead); DMs are read by their members, and by bot tokens only with dms:read (the
+	// rule of DMForRead).
 	args := []any{p.WorkspaceID, p.Query, actor.UserID, p.ChannelID, p.DMID, p.Limit + 1,
 		member.Role == RoleGuest, !actor.IsBotToken() || actor.HasScope(ScopeDMsRead), GuestChannel,
 		markStart + markStop, `StartSel="` + markStart + `", StopSel="` + markStop + `", MaxWords=35, MinWords=15, ShortWord=2`}
@@ -137,7 +138,8 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 			SELECT m.*, ts_rank(m.search, q.query) AS rank FROM messages m, q
 			WHERE m.workspace_id = $1 AND m.search @@ q.query AND m.deleted_at IS NULL
 				AND ((m.channel_id IS NOT NULL AND $5 = '' AND ($4 = '' OR m.channel_id = $4)
-						AND (NOT $7 OR m.channel_id IN (SELECT id FROM channels WHERE workspace_id = $1 AND name = $9)))
+						AND (NOT $7 OR m.channel_id IN (SELECT id FROM channels WHERE workspace_id = $1 AND name = $9))
+						AND NOT `+channelHidden("m.channel_id", "$3")+`)
 					OR (m.dm_id IS NOT NULL AND $4 = '' AND ($5 = '' OR m.dm_id = $5) AND $8
 						AND m.dm_id IN (SELECT dm_id FROM dm_members WHERE workspace_id = $1 AND user_id = $3)))),
 		page AS (SELECT s.* FROM s WHERE `+keyset+` ORDER BY `+order+` LIMIT $6)
