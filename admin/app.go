@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/natterchat/natter/admin/bench"
 	"github.com/natterchat/natter/persist"
 )
 
@@ -36,8 +37,8 @@ func RunWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			clusterCommand(),
 			migrateCommand(),
 			adminCommand(),
-			benchCommand(),
-			benchBaselineCommand(),
+			bench.Command(),
+			bench.BaselineCommand(),
 			watchCommand(),
 			versionCommand(),
 		},

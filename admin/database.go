@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/jackc/pgx/v5"
@@ -46,13 +47,20 @@ func (d *database) Close(ctx context.Context) error {
 }
 
 // openDatabase opens --database-url, or the private cluster under --data-dir (starting it
-// unless a running `natter dev` already has), and applies pending migrations.
-func openDatabase(ctx context.Context, c *cli.Context, logger *slog.Logger, cfg persist.Config) (*database, error) {
+// unless a running `natter dev` already has), and applies pending migrations. Only a server
+// (create) makes a private cluster where none is: an operator command pointed at the wrong
+// directory must not answer from a new, empty database.
+func openDatabase(ctx context.Context, c *cli.Context, logger *slog.Logger, cfg persist.Config, create bool) (*database, error) {
 	d := &database{}
 	cfg.URL = c.String("database-url")
 	cfg.Logger = logger
 	if cfg.URL == "" {
-		cluster, err := pglocal.Open(ctx, pglocal.Config{Dir: filepath.Join(c.String("data-dir"), "pg"),
+		dir := c.String("data-dir")
+		if !create && !hasPrivateCluster(dir) {
+			return nil, fmt.Errorf("no natter database in --data-dir %s: pass --data-dir of the server's data "+
+				"directory (where `natter dev` or `natter serve` keeps it), or --database-url", dir)
+		}
+		cluster, err := pglocal.Open(ctx, pglocal.Config{Dir: filepath.Join(dir, "pg"), MustExist: !create,
 			Durable: true, MaxConnections: 200, Logger: logger})
 		if err != nil {
 			return nil, privateClusterError(err)
@@ -82,6 +90,18 @@ func openDatabase(ctx context.Context, c *cli.Context, logger *slog.Logger, cfg 
 		logger.Info("migrations applied", "versions", applied)
 	}
 	return d, nil
+}
+
+// hasPrivateCluster reports whether a server made its private cluster under dataDir: the
+// cluster's directory, or the marker naming where it lives when the postgres user could not
+// enter dataDir (see pglocal.Open).
+func hasPrivateCluster(dataDir string) bool {
+	for _, name := range []string{"pg", "pg.location"} {
+		if _, err := os.Stat(filepath.Join(dataDir, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // ensureDatabase creates db in the cluster on first use.

@@ -11,7 +11,7 @@ import (
 
 // withStore opens the database for one operator command and closes it afterwards.
 func withStore(c *cli.Context, fn func(ctx context.Context, store *persist.Store) error) (err error) {
-	db, err := openDatabase(c.Context, c, adminLogger(c), persist.Config{MaxConns: 2})
+	db, err := openDatabase(c.Context, c, adminLogger(c), persist.Config{MaxConns: 2}, false)
 	if err != nil {
 		return err
 	}

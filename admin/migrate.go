@@ -15,7 +15,7 @@ func migrateCommand() *cli.Command {
 		Usage: "apply pending database migrations ahead of a deploy (serve and dev also apply them at start)",
 		Flags: adminFlags(),
 		Action: func(c *cli.Context) error {
-			db, err := openDatabase(c.Context, c, adminLogger(c), persist.Config{MaxConns: 2})
+			db, err := openDatabase(c.Context, c, adminLogger(c), persist.Config{MaxConns: 2}, false)
 			if err != nil {
 				return err
 			}

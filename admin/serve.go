@@ -9,21 +9,22 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/nats-io/nats.go"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/realtime/delivery"
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server"
-	"github.com/natterchat/natter/server/callback"
-	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/streams"
 )
 
@@ -229,6 +230,11 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	}
 	ctx := c.Context
 	logger := newLogger(c)
+	// natter reads its configuration once, from flags and the environment, so a hang-up has
+	// nothing to reload: it is logged and ignored rather than killing the server undrained.
+	hangups := make(chan os.Signal, 1)
+	signal.Notify(hangups, syscall.SIGHUP)
+	defer signal.Stop(hangups)
 	// OIDC discovery is part of checking the configuration: a failure stops start-up before
 	// anything is set up.
 	if cfg.server.GitHub, cfg.server.OIDC, err = cfg.signIn.providers(ctx, cfg.server.PublicURL, logger); err != nil {
@@ -261,7 +267,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 	defer stopNATS()
-	db, err := openDatabase(ctx, c, logger, streams.StoreConfig(nc, persist.Config{MaxConns: 32}))
+	db, err := openDatabase(ctx, c, logger, streams.StoreConfig(nc, persist.Config{MaxConns: 32}), true)
 	if err != nil {
 		return err
 	}
@@ -271,6 +277,11 @@ func runServer(c *cli.Context, dev bool) (err error) {
 			err = cerr
 		}
 	}()
+	releaseClaim, err := streams.ClaimDatabase(ctx, db.Store, emb != nil)
+	if err != nil {
+		return err
+	}
+	defer releaseClaim()
 	relay, err := streams.NewRelay(streams.RelayConfig{Store: db.Store, NATS: nc, Logger: logger, Replicas: cfg.streamReplicas})
 	if err != nil {
 		return err
@@ -307,7 +318,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		logger.Info("dev bootstrap", "created", b.Created, "owner_user_id", b.Owner.ID, "workspace_id", b.Workspace.ID)
 	}
 
-	callbacks, err := callback.New(callback.Config{AllowAddr: callbackPolicy(c.Bool("callback-allow-loopback"))})
+	callbacks, err := outbound.NewCallbackClient(outbound.CallbackConfig{AllowAddr: callbackPolicy(c.Bool("callback-allow-loopback"))})
 	if err != nil {
 		return err
 	}
@@ -338,6 +349,17 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	fmt.Fprintf(c.App.Writer, "natter listening on http://%s\n", ln.Addr())
 	fmt.Fprintf(c.App.Writer, "open %s/ in a browser to chat\n", clientURL(cfg.server.PublicURL, ln.Addr()))
 	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		for {
+			select {
+			case <-hangups:
+				logger.Info("SIGHUP ignored: natter has no configuration to reload (restart it to change flags; SIGTERM or SIGINT stops it)")
+			case <-gctx.Done():
+				logger.Info("stopping", "reason", context.Cause(gctx).Error())
+				return nil
+			}
+		}
+	})
 	g.Go(func() error { return srv.Serve(gctx, ln) })
 	g.Go(func() error { return relay.Run(gctx) })
 	g.Go(func() error { return hub.Run(gctx) })
@@ -360,9 +382,9 @@ func runServer(c *cli.Context, dev bool) (err error) {
 // callbackPolicy is who callbacks may reach: public addresses, and loopback when allowed.
 func callbackPolicy(loopback bool) func(netip.Addr) bool {
 	if !loopback {
-		return netpolicy.PublicOnly
+		return outbound.PublicOnly
 	}
-	return netpolicy.PublicOrLoopback
+	return outbound.PublicOrLoopback
 }
 
 // startWebPush gives the server its push key pair on first start and builds the deliverer and

@@ -13,6 +13,8 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
 	"github.com/urfave/cli/v2"
+
+	"github.com/natterchat/natter/admin/bench"
 )
 
 func watchCommand() *cli.Command {
@@ -40,7 +42,7 @@ func runWatch(c *cli.Context) error {
 		return configError("url", "%q must be http(s)://host[:port]", base)
 	}
 	ctx := c.Context
-	api := &benchHTTP{base: base, token: c.String("token"), client: &http.Client{Timeout: 30 * time.Second}}
+	api := &bench.API{Base: base, Token: c.String("token"), Client: &http.Client{Timeout: 30 * time.Second}}
 	workspace, err := watchWorkspace(ctx, api, c.String("workspace"))
 	if err != nil {
 		return fmt.Errorf("watch: %w", err)
@@ -55,7 +57,7 @@ func runWatch(c *cli.Context) error {
 		var page struct {
 			TailCursor string `json:"tail_cursor"`
 		}
-		if _, err := api.do(ctx, http.MethodGet, "/api/realtime/events?limit=1&include_tail=true&"+query.Encode(), nil, &page); err != nil {
+		if _, err := api.Do(ctx, http.MethodGet, "/api/realtime/events?limit=1&include_tail=true&"+query.Encode(), nil, &page); err != nil {
 			return fmt.Errorf("watch: read the tail cursor: %w", err)
 		}
 		after = page.TailCursor
@@ -64,8 +66,8 @@ func runWatch(c *cli.Context) error {
 		query.Set("after_cursor", after)
 	}
 	header := http.Header{}
-	if api.token != "" {
-		header.Set("Authorization", "Bearer "+api.token)
+	if api.Token != "" {
+		header.Set("Authorization", "Bearer "+api.Token)
 	}
 	wsURL := "ws" + strings.TrimPrefix(base, "http") + "/api/realtime/ws?" + query.Encode()
 	conn, br, _, err := ws.Dialer{Header: ws.HandshakeHeaderHTTP(header), Timeout: 30 * time.Second}.Dial(ctx, wsURL)
@@ -100,14 +102,14 @@ func runWatch(c *cli.Context) error {
 
 // watchWorkspace resolves --workspace (an id or a slug) to an id; empty stays empty for a bot
 // token, whose workspace is implied, and is the caller's first workspace otherwise.
-func watchWorkspace(ctx context.Context, api *benchHTTP, ref string) (string, error) {
-	if strings.HasPrefix(ref, "wsp_") || (ref == "" && strings.HasPrefix(api.token, "ccb_")) {
+func watchWorkspace(ctx context.Context, api *bench.API, ref string) (string, error) {
+	if strings.HasPrefix(ref, "wsp_") || (ref == "" && strings.HasPrefix(api.Token, "ccb_")) {
 		return ref, nil
 	}
 	var list struct {
 		Workspaces []struct{ ID, Slug string } `json:"workspaces"`
 	}
-	if _, err := api.do(ctx, http.MethodGet, "/api/workspaces", nil, &list); err != nil {
+	if _, err := api.Do(ctx, http.MethodGet, "/api/workspaces", nil, &list); err != nil {
 		return "", fmt.Errorf("list workspaces: %w", err)
 	}
 	for _, w := range list.Workspaces {

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -24,6 +25,10 @@ var files embed.FS
 
 // lockKey is the advisory lock that serialises schema changes across replicas ("natter-mg").
 const lockKey int64 = 0x6e61747465726d67
+
+// ErrSchemaNewer is returned by Apply when the database holds a migration this binary does not
+// embed: it was migrated by a newer natter.
+var ErrSchemaNewer = errors.New("the database schema is newer than this binary")
 
 // Migration is one schema file.
 type Migration struct {
@@ -92,20 +97,39 @@ func Apply(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 		return nil, fmt.Errorf("create schema_migrations: %w", err)
 	}
 	applied := map[int]string{}
-	rows, err := conn.Query(ctx, `SELECT version, checksum FROM schema_migrations`)
+	var unknown []string
+	known := map[int]bool{}
+	for _, m := range all {
+		known[m.Version] = true
+	}
+	rows, err := conn.Query(ctx, `SELECT version, name, checksum FROM schema_migrations ORDER BY version`)
 	if err != nil {
 		return nil, fmt.Errorf("read schema_migrations: %w", err)
 	}
 	for rows.Next() {
 		var v int
-		var sum string
-		if err := rows.Scan(&v, &sum); err != nil {
+		var name, sum string
+		if err := rows.Scan(&v, &name, &sum); err != nil {
 			return nil, fmt.Errorf("read schema_migrations: %w", err)
 		}
 		applied[v] = sum
+		if !known[v] {
+			unknown = append(unknown, name)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	if len(unknown) > 0 {
+		// A binary older than the schema would serve with code that does not know its tables
+		// (a downgrade): refuse before anything runs.
+		latest := "none"
+		if len(all) > 0 {
+			latest = all[len(all)-1].Name
+		}
+		return nil, fmt.Errorf("%w: the database has migration %s, which this binary does not know (its latest is %s); "+
+			"run a natter built with it, or restore the database from before the upgrade", ErrSchemaNewer,
+			strings.Join(unknown, ", "), latest)
 	}
 	var done []int
 	for _, m := range all {

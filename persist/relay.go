@@ -110,6 +110,14 @@ func (l *Locks) TryLock(ctx context.Context, key int64) (bool, error) {
 	return ok, err
 }
 
+// TryLockShared takes key in shared mode if nobody holds it exclusively and reports whether this
+// session holds it now: shared holders exclude exclusive ones, not each other.
+func (l *Locks) TryLockShared(ctx context.Context, key int64) (bool, error) {
+	var ok bool
+	err := l.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock_shared($1)`, key).Scan(&ok)
+	return ok, err
+}
+
 // Check fails when the connection, and with it every lock, is gone.
 func (l *Locks) Check(ctx context.Context) error { return l.conn.Ping(ctx) }
 

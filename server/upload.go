@@ -301,7 +301,8 @@ func (s *Server) handleUploadByNonce(w http.ResponseWriter, r *http.Request) {
 
 // handleUploadGet serves GET /api/uploads/{upload_id}: the bytes, to those who may read the
 // upload (see persist.(*Tx).UploadGet), with ranges and conditional requests. Browsers render
-// it inline only for media, plain text and PDF, never sniff its type, and sandbox it.
+// it inline only for media, plain text and PDF, never sniff its type, never take it for script
+// or style (servedType), and sandbox it.
 func (s *Server) handleUploadGet(w http.ResponseWriter, r *http.Request) {
 	if s.blobs == nil {
 		s.writeError(w, r, errUploadsOff)
@@ -327,7 +328,7 @@ func (s *Server) handleUploadGet(w http.ResponseWriter, r *http.Request) {
 	}
 	defer obj.Close()
 	h := w.Header()
-	h.Set("Content-Type", up.ContentType)
+	h.Set("Content-Type", servedType(up.ContentType))
 	h.Set("Content-Disposition", uploadDisposition(up.ContentType, up.Filename))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", uploadCSP)
@@ -358,19 +359,43 @@ func uploadDisposition(contentType, filename string) string {
 	return kind
 }
 
-// inlineType reports whether a content type may be shown in the browser rather than downloaded.
+// inlineType reports whether a content type may be shown in the browser rather than downloaded:
+// a passive type, SVG aside, which can carry script when opened as a document.
 func inlineType(contentType string) bool {
+	mt, ok := passiveType(contentType)
+	return ok && mt != "image/svg+xml"
+}
+
+// servedType is the Content-Type an upload is answered with: its stored type when that is a
+// passive one, application/octet-stream otherwise. Under nosniff a browser refuses to run a
+// response as script unless its type is a JavaScript type, and as a stylesheet unless it is
+// text/css; the attachment disposition does not stop a <script src> or <link rel=stylesheet>
+// on the app's own origin, so the type must. Clients read the declared type from the upload's
+// metadata, which keeps it as stored.
+func servedType(contentType string) string {
+	mt, ok := passiveType(contentType)
+	if !ok {
+		return "application/octet-stream"
+	}
+	_, params, _ := mime.ParseMediaType(contentType)
+	if v := mime.FormatMediaType(mt, params); v != "" {
+		return v
+	}
+	return mt
+}
+
+// passiveType returns the media type of contentType and whether it is one a browser only ever
+// shows — an image, video, audio, plain text or PDF — and never runs as script or style.
+func passiveType(contentType string) (string, bool) {
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
-		return false
+		return "", false
 	}
 	switch {
-	case mt == "image/svg+xml":
-		return false
 	case strings.HasPrefix(mt, "image/"), strings.HasPrefix(mt, "video/"), strings.HasPrefix(mt, "audio/"):
-		return true
+		return mt, true
 	}
-	return mt == "text/plain" || mt == "application/pdf"
+	return mt, mt == "text/plain" || mt == "application/pdf"
 }
 
 // handleAttachmentCreate serves POST /api/messages/{message_id}/attachments {upload_id}: links an

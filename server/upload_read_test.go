@@ -20,33 +20,60 @@ func TestUploadGet(t *testing.T) {
 	t.Run("Headers", func(t *testing.T) {
 		t.Parallel()
 		for _, tc := range []struct {
-			contentType, filename, disposition string
+			contentType, filename, disposition, served string
 		}{
-			{"image/png", "cat.png", `inline; filename=cat.png`},
-			{"image/svg+xml", "logo.svg", `attachment; filename=logo.svg`},
-			{"video/mp4", "clip.mp4", `inline; filename=clip.mp4`},
-			{"audio/ogg", "song.ogg", `inline; filename=song.ogg`},
-			{"text/plain; charset=utf-8", "notes.txt", `inline; filename=notes.txt`},
-			{"application/pdf", "paper.pdf", `inline; filename=paper.pdf`},
-			{"text/html", "page.html", `attachment; filename=page.html`},
-			{"application/javascript", "x.js", `attachment; filename=x.js`},
-			{"", "blob", `attachment; filename=blob`},
-			{"application/zip", `we"ird\name;.zip`, `attachment; filename=name_.zip`},
-			{"application/zip", `say "hi".zip`, `attachment; filename="say _hi_.zip"`},
-			{"application/zip", "résumé.zip", `attachment; filename*=utf-8''r%C3%A9sum%C3%A9.zip`},
+			{"image/png", "cat.png", `inline; filename=cat.png`, "image/png"},
+			{"image/svg+xml", "logo.svg", `attachment; filename=logo.svg`, "image/svg+xml"},
+			{"video/mp4", "clip.mp4", `inline; filename=clip.mp4`, "video/mp4"},
+			{"audio/ogg", "song.ogg", `inline; filename=song.ogg`, "audio/ogg"},
+			{"text/plain; charset=utf-8", "notes.txt", `inline; filename=notes.txt`, "text/plain; charset=utf-8"},
+			{"application/pdf", "paper.pdf", `inline; filename=paper.pdf`, "application/pdf"},
+			{"text/html", "page.html", `attachment; filename=page.html`, "application/octet-stream"},
+			{"application/javascript", "x.js", `attachment; filename=x.js`, "application/octet-stream"},
+			{"", "blob", `attachment; filename=blob`, "application/octet-stream"},
+			{"application/zip", `we"ird\name;.zip`, `attachment; filename=name_.zip`, "application/octet-stream"},
+			{"application/zip", `say "hi".zip`, `attachment; filename="say _hi_.zip"`, "application/octet-stream"},
+			{"application/zip", "résumé.zip", `attachment; filename*=utf-8''r%C3%A9sum%C3%A9.zip`, "application/octet-stream"},
 		} {
 			up := uploadOf(t, upload(t, h, c.alice.Token, "?workspace_id="+c.ws.ID,
 				filePart{Name: tc.filename, ContentType: tc.contentType, Data: []byte("<script>alert(1)</script>")}))
 			r := h.Get(t, uploadPath(up.ID), c.alice.Token)
 			r.RequireStatus(t, http.StatusOK)
 			require.Equal(t, tc.disposition, r.Header.Get("Content-Disposition"), tc.contentType)
-			require.Equal(t, up.ContentType, r.Header.Get("Content-Type"), "served as stored, never sniffed")
+			require.Equal(t, tc.served, r.Header.Get("Content-Type"), "never sniffed, never runnable")
 			require.Equal(t, "nosniff", r.Header.Get("X-Content-Type-Options"))
 			csp := r.Header.Get("Content-Security-Policy")
 			require.Contains(t, csp, "sandbox")
 			require.Contains(t, csp, "default-src 'none'")
 			require.NotEmpty(t, r.Header.Get("ETag"))
 			require.Equal(t, "<script>alert(1)</script>", string(r.Body))
+		}
+	})
+
+	// An upload must never run as script or style of the app, even from a <script src> or
+	// <link rel=stylesheet> an injection might put on the app's own origin, where neither the
+	// attachment disposition nor the upload's sandbox applies: under nosniff only the type can
+	// stop it, so no upload is ever answered with a JavaScript type or text/css.
+	t.Run("NeverScriptOrStyle", func(t *testing.T) {
+		t.Parallel()
+		// The JavaScript MIME type essences of the WHATWG MIME Sniffing standard, text/css, and
+		// the document types that run script when navigated to.
+		for _, declared := range []string{
+			"application/ecmascript", "application/javascript", "application/x-ecmascript",
+			"application/x-javascript", "text/ecmascript", "text/javascript", "text/javascript1.0",
+			"text/javascript1.1", "text/javascript1.2", "text/javascript1.3", "text/javascript1.4",
+			"text/javascript1.5", "text/jscript", "text/livescript", "text/x-ecmascript",
+			"text/x-javascript", "TEXT/JavaScript; charset=utf-8", "text/javascript;x=\"image/png\"",
+			"text/css", "text/css; charset=utf-8", "text/html", "application/xhtml+xml",
+			"text/xml", "application/xml", "application/json", "application/wasm", "image/png, text/javascript",
+		} {
+			up := uploadOf(t, upload(t, h, c.alice.Token, "?workspace_id="+c.ws.ID,
+				filePart{Name: "x.js", ContentType: declared, Data: []byte("alert(document.cookie)")}))
+			r := h.Get(t, uploadPath(up.ID), c.alice.Token)
+			r.RequireStatus(t, http.StatusOK)
+			require.Equal(t, "application/octet-stream", r.Header.Get("Content-Type"), declared)
+			require.Equal(t, "attachment; filename=x.js", r.Header.Get("Content-Disposition"), declared)
+			require.Equal(t, "nosniff", r.Header.Get("X-Content-Type-Options"), declared)
 		}
 	})
 

@@ -44,7 +44,13 @@ type Config struct {
 	MaxConnections int
 	// Logger receives one line per lifecycle step. Default slog.Default().
 	Logger *slog.Logger
+	// MustExist opens only a cluster initialised before: Open fails with ErrNoCluster rather
+	// than running initdb. Default false.
+	MustExist bool
 }
+
+// ErrNoCluster is returned by Open with Config.MustExist when Dir holds no initialised cluster.
+var ErrNoCluster = errors.New("no PostgreSQL cluster has been initialised there")
 
 // Cluster is a running private cluster.
 type Cluster struct {
@@ -93,6 +99,9 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 	c.socketDir = dir
 	if len(filepath.Join(c.socketDir, ".s.PGSQL.5432")) > 100 {
 		return nil, fmt.Errorf("the PostgreSQL socket path under %s is longer than unix sockets allow: choose a shorter data directory", dir)
+	}
+	if _, err := os.Stat(filepath.Join(c.dataDir, "PG_VERSION")); cfg.MustExist && err != nil {
+		return nil, fmt.Errorf("%s: %w", c.dataDir, ErrNoCluster)
 	}
 	if err := c.ensureDir(dir); err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package admin
+package bench
 
 import (
 	"context"
@@ -54,7 +54,7 @@ func (r *benchRun) natterTarget() fanoutTarget {
 			return u
 		},
 		post: func(ctx context.Context, n int64) error {
-			_, err := r.apis[int(n)%len(r.apis)].do(ctx, http.MethodPost, "/api/channels/"+r.cfg.channel+"/messages",
+			_, err := r.apis[int(n)%len(r.apis)].Do(ctx, http.MethodPost, "/api/channels/"+r.cfg.channel+"/messages",
 				map[string]string{"body": benchBody(n), "nonce": fmt.Sprintf("bench-%d-%d", r.started.UnixNano(), n)}, nil)
 			return err
 		}}
@@ -65,7 +65,7 @@ func (r *benchRun) tail(ctx context.Context) (string, error) {
 	var page struct {
 		TailCursor string `json:"tail_cursor"`
 	}
-	if _, err := r.api.do(ctx, http.MethodGet, "/api/realtime/events?limit=1&include_tail=true&workspace_id="+url.QueryEscape(r.cfg.workspace), nil, &page); err != nil {
+	if _, err := r.api.Do(ctx, http.MethodGet, "/api/realtime/events?limit=1&include_tail=true&workspace_id="+url.QueryEscape(r.cfg.workspace), nil, &page); err != nil {
 		return "", fmt.Errorf("bench: read the tail cursor: %w", err)
 	}
 	return page.TailCursor, nil

@@ -1,4 +1,4 @@
-package admin
+package bench
 
 import (
 	"bytes"
@@ -234,14 +234,14 @@ func cursorOf(p []byte) string {
 	return string(rest[:end])
 }
 
-// benchHTTP is the bench's JSON client for the API.
-type benchHTTP struct {
-	base   string
-	token  string
-	client *http.Client
+// API is a JSON client of a Natter server's API, for the bench and `natter watch`.
+type API struct {
+	Base   string // the server's base URL, without a trailing slash
+	Token  string // bearer token; empty relies on the development fallback
+	Client *http.Client
 }
 
-func (c *benchHTTP) do(ctx context.Context, method, path string, body, out any) (int, error) {
+func (c *API) Do(ctx context.Context, method, path string, body, out any) (int, error) {
 	var rd io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -250,15 +250,15 @@ func (c *benchHTTP) do(ctx context.Context, method, path string, body, out any) 
 		}
 		rd = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, rd)
 	if err != nil {
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
-	resp, err := c.client.Do(req)
+	resp, err := c.Client.Do(req)
 	if err != nil {
 		return 0, err
 	}

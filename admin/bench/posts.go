@@ -1,4 +1,4 @@
-package admin
+package bench
 
 import (
 	"context"
@@ -119,7 +119,7 @@ func (r *benchRun) postLoad(ctx context.Context, duration time.Duration, rate fl
 				nonce := fmt.Sprintf("bench-%d-%d", start.UnixNano(), n)
 				body := map[string]string{"body": benchBody(n), "nonce": nonce}
 				sent := time.Now()
-				status, err := r.api.do(ctx, http.MethodPost, "/api/channels/"+r.cfg.channel+"/messages", body, nil)
+				status, err := r.api.Do(ctx, http.MethodPost, "/api/channels/"+r.cfg.channel+"/messages", body, nil)
 				took := time.Since(sent)
 				mu.Lock()
 				if err == nil {
@@ -152,7 +152,7 @@ func (r *benchRun) newestSeq(ctx context.Context) (int64, error) {
 	var page struct {
 		NewestSeq int64 `json:"newest_seq"`
 	}
-	_, err := r.api.do(ctx, http.MethodGet, "/api/channels/"+r.cfg.channel+"/messages?latest=true&limit=1", nil, &page)
+	_, err := r.api.Do(ctx, http.MethodGet, "/api/channels/"+r.cfg.channel+"/messages?latest=true&limit=1", nil, &page)
 	return page.NewestSeq, err
 }
 
@@ -171,7 +171,7 @@ func (r *benchRun) verifyStored(ctx context.Context, after int64, acked []string
 			} `json:"messages"`
 			HasNewer bool `json:"has_newer"`
 		}
-		if _, err := r.api.do(ctx, http.MethodGet, fmt.Sprintf("/api/channels/%s/messages?after_seq=%d&limit=200", r.cfg.channel, after), nil, &page); err != nil {
+		if _, err := r.api.Do(ctx, http.MethodGet, fmt.Sprintf("/api/channels/%s/messages?after_seq=%d&limit=200", r.cfg.channel, after), nil, &page); err != nil {
 			fmt.Fprintf(r.out, "integrity: cannot read the posts back: %v\n", err)
 			return
 		}

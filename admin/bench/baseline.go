@@ -1,4 +1,4 @@
-package admin
+package bench
 
 import (
 	"bufio"
@@ -24,7 +24,9 @@ import (
 // socket, with no database, no NATS and no queue. It runs as a child process of the bench so its
 // CPU can be read from /proc apart from the load generator's.
 
-func benchBaselineCommand() *cli.Command {
+// BaselineCommand is the hidden `natter bench-baseline-server` that `natter bench --baseline`
+// starts as its child.
+func BaselineCommand() *cli.Command {
 	return &cli.Command{
 		Name:   "bench-baseline-server",
 		Hidden: true,

@@ -1,4 +1,4 @@
-package admin
+package bench
 
 import (
 	"context"
@@ -23,7 +23,8 @@ const (
 	benchMaxDuration = 10 * time.Minute
 )
 
-func benchCommand() *cli.Command {
+// Command is `natter bench`.
+func Command() *cli.Command {
 	return &cli.Command{
 		Name: "bench",
 		Usage: "load a Natter server on this machine: N WebSocket clients over several 127.0.0.x source addresses, M HTTP " +
@@ -52,6 +53,11 @@ func benchCommand() *cli.Command {
 		},
 		Action: runBench,
 	}
+}
+
+// configError says which flag is wrong, in the words of admin's own configuration errors.
+func configError(flag, format string, args ...any) error {
+	return fmt.Errorf("invalid configuration: --%s: %s", flag, fmt.Sprintf(format, args...))
 }
 
 type benchConfig struct {
@@ -128,8 +134,8 @@ func readBenchConfig(c *cli.Context) (benchConfig, error) {
 
 type benchRun struct {
 	cfg     benchConfig
-	api     *benchHTTP   // the first --url, for set-up
-	apis    []*benchHTTP // one per --url: natter posts go round them
+	api     *API         // the first --url, for set-up
+	apis    []*API       // one per --url: natter posts go round them
 	dials   atomic.Int64 // sockets dialled so far: they go round the --urls
 	sockets []*benchSocket
 	out     io.Writer
@@ -148,7 +154,7 @@ func runBench(c *cli.Context) error {
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: benchMaxPosters}}
 	r := &benchRun{cfg: cfg, out: c.App.Writer, started: time.Now()}
 	for _, base := range cfg.bases {
-		r.apis = append(r.apis, &benchHTTP{base: base, token: cfg.token, client: client})
+		r.apis = append(r.apis, &API{Base: base, Token: cfg.token, Client: client})
 	}
 	r.api = r.apis[0]
 	if err := r.resolveTargets(ctx); err != nil {
@@ -178,7 +184,7 @@ func (r *benchRun) resolveTargets(ctx context.Context) error {
 		var created struct {
 			Workspace struct{ ID, Slug string } `json:"workspace"`
 		}
-		if _, err := r.api.do(ctx, http.MethodPost, "/api/workspaces", map[string]string{"name": name}, &created); err != nil {
+		if _, err := r.api.Do(ctx, http.MethodPost, "/api/workspaces", map[string]string{"name": name}, &created); err != nil {
 			return fmt.Errorf("bench: create the workspace %s (pass --workspace to load an existing one): %w", name, err)
 		}
 		r.cfg.workspace = created.Workspace.ID
@@ -191,7 +197,7 @@ func (r *benchRun) resolveTargets(ctx context.Context) error {
 	var list struct {
 		Channels []struct{ ID, Name string } `json:"channels"`
 	}
-	if _, err := r.api.do(ctx, http.MethodGet, "/api/workspaces/"+r.cfg.workspace+"/channels", nil, &list); err != nil {
+	if _, err := r.api.Do(ctx, http.MethodGet, "/api/workspaces/"+r.cfg.workspace+"/channels", nil, &list); err != nil {
 		return fmt.Errorf("bench: list channels: %w", err)
 	}
 	for _, ch := range list.Channels {
@@ -203,7 +209,7 @@ func (r *benchRun) resolveTargets(ctx context.Context) error {
 	var created struct {
 		Channel struct{ ID string } `json:"channel"`
 	}
-	if _, err := r.api.do(ctx, http.MethodPost, "/api/workspaces/"+r.cfg.workspace+"/channels", map[string]string{"name": "bench"}, &created); err != nil {
+	if _, err := r.api.Do(ctx, http.MethodPost, "/api/workspaces/"+r.cfg.workspace+"/channels", map[string]string{"name": "bench"}, &created); err != nil {
 		return fmt.Errorf("bench: create #bench: %w", err)
 	}
 	r.cfg.channel = created.Channel.ID
