@@ -3,12 +3,14 @@ package server_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/streams"
 )
 
 // channelMemberIDs lists the user ids of a channel member page.
@@ -166,4 +168,47 @@ func TestPrivateChannelRemovalIsLive(t *testing.T) {
 	e = s.Next(t)
 	require.Equal(t, "message.created", e.Type)
 	require.Equal(t, w.general["id"], e.ChannelID, "the private channel's next message is not delivered")
+}
+
+// TestPrivateChannelNATSFollowsMembership: a bot connected over NATS is cut off when it joins a
+// private channel and reconnects with the channel's subject; removed, it is cut off again and
+// comes back without it.
+func TestPrivateChannelNATSFollowsMembership(t *testing.T) {
+	t.Parallel()
+	b := setupRealtime(t, servertest.WithBotAccess(func(c *streams.BotAccessConfig) { c.RevalidateInterval = time.Hour }))
+	bot, tok := persisttest.Bot(t, b.h.Store, b.owner.User, b.ws.ID, nil)
+	r := b.h.Post(t, "/api/workspaces/"+b.ws.ID+"/channels", b.member.Token, map[string]any{"name": "ops", "visibility": "private"})
+	r.RequireStatus(t, http.StatusCreated)
+	private := r.JSON(t)["channel"].(map[string]any)["id"].(string)
+	subject := "natter.events." + b.ws.ID + ".pch." + private + ".>"
+	nb, err := connectBot(t, b.h, tok, true)
+	require.NoError(t, err)
+	require.NotContains(t, nb.replay(t, nil).Subjects, subject)
+
+	reconnected := func() {
+		t.Helper()
+		select {
+		case <-nb.recon:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the bot was not cut off and reconnected")
+		}
+	}
+	members := "/api/channels/" + private + "/members"
+	b.h.Post(t, members, b.member.Token, map[string]any{"user_id": bot.ID}).RequireStatus(t, http.StatusCreated)
+	reconnected()
+	page := nb.replay(t, nil)
+	require.Contains(t, page.Subjects, subject)
+	nb.subscribe(t, page.Subjects)
+	b.h.Post(t, "/api/channels/"+private+"/messages", b.member.Token, map[string]any{"body": "for the bot"}).RequireStatus(t, http.StatusCreated)
+	var processed int64
+	if n := len(page.Events); n > 0 {
+		processed, _ = persist.ParseCursor(page.Events[n-1].Cursor)
+	}
+	e, m := nb.nextAfter(t, processed)
+	require.Equal(t, "message.created", e.Type)
+	require.Equal(t, "natter.events."+b.ws.ID+".pch."+private+".message.created", m.Subject)
+
+	b.h.Do(t, servertest.Request{Method: http.MethodDelete, Path: members + "/" + bot.ID, Token: b.owner.Token}).RequireStatus(t, http.StatusOK)
+	reconnected()
+	require.NotContains(t, nb.replay(t, nil).Subjects, subject)
 }
