@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -19,6 +20,9 @@ type Error struct {
 	Code    Code
 	Message string
 	Err     error
+	// RetryAfter, on a rate_limited error, is how long until the refused caller may try again
+	// (the HTTP answer's Retry-After); zero when unknown.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -68,6 +72,9 @@ const (
 	// CodeMessageDeleted: the message is a tombstone; it cannot be edited, replied to, reacted
 	// to, pinned or quoted.
 	CodeMessageDeleted Code = "message_deleted"
+	// CodeTooManyReactions: a message holds the most distinct emoji it may, or the caller has
+	// reacted to it as often as one person may (MaxReactionEmoji, MaxReactionsPerPerson).
+	CodeTooManyReactions Code = "too_many_reactions"
 	// CodeResyncRequired: a cursor is unknown or older than the retained event window.
 	CodeResyncRequired Code = "resync_required"
 	// CodeRateLimited: too many attempts; try later.
@@ -95,6 +102,13 @@ const (
 // Errorf builds an Error for code with a message for a person.
 func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// RateLimited is Errorf(CodeRateLimited, ...) for a caller who may try again after retryAfter.
+func RateLimited(retryAfter time.Duration, format string, args ...any) *Error {
+	e := Errorf(CodeRateLimited, format, args...)
+	e.RetryAfter = retryAfter
+	return e
 }
 
 // Invalid is Errorf(CodeInvalidRequest, ...).

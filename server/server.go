@@ -199,7 +199,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.OAuthLimits = cfg.OAuthLimits.WithDefaults()
 	s.cfg = cfg
-	s.claimLimiter = newKeyedLimiter(cfg.Store, "setup_code_claim_address", setupCodeClaimLimit, setupCodeClaimWindow)
+	s.claimLimiter = newKeyedLimiter(cfg.Store, "setup_code_claim_address", setupCodeClaimLimit, setupCodeClaimWindow,
+		"too many setup-code attempts from this address; wait a minute")
 	if err := s.configureSignIn(cfg); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -63,6 +64,7 @@ type options struct {
 	allowAddr func(netip.Addr) bool
 	storeOpts []persisttest.Option
 	push      func(*push.Config)
+	relay     func(*streams.RelayConfig)
 }
 
 // WithWebPush gives the server a push key pair and runs the web push deliverer, whose
@@ -87,6 +89,9 @@ func WithCallbackPolicy(allow func(netip.Addr) bool) Option {
 
 // WithBotAccess edits the configuration of bots' NATS access.
 func WithBotAccess(fn func(*streams.BotAccessConfig)) Option { return func(o *options) { o.bots = fn } }
+
+// WithRelay edits the relay's configuration.
+func WithRelay(fn func(*streams.RelayConfig)) Option { return func(o *options) { o.relay = fn } }
 
 // WithRealtime edits the realtime hub's configuration.
 func WithRealtime(fn func(*realtime.Config)) Option { return func(o *options) { o.realtime = fn } }
@@ -113,7 +118,11 @@ func New(t testing.TB, opts ...Option) *Harness {
 	wired := func(c *persist.Config) { *c = streams.StoreConfig(nc, *c) }
 	store := persisttest.NewStore(t, append([]persisttest.Option{wired}, o.storeOpts...)...)
 	logger := slog.New(slog.DiscardHandler)
-	relay, err := streams.NewRelay(streams.RelayConfig{Store: store, NATS: nc, Logger: logger, PollInterval: 100 * time.Millisecond})
+	relayCfg := streams.RelayConfig{Store: store, NATS: nc, Logger: logger, PollInterval: 100 * time.Millisecond}
+	if o.relay != nil {
+		o.relay(&relayCfg)
+	}
+	relay, err := streams.NewRelay(relayCfg)
 	if err != nil {
 		t.Fatalf("relay: %v", err)
 	}
@@ -255,6 +264,10 @@ type Request struct {
 	Token   string
 	Header  map[string]string
 	Cookies []*http.Cookie
+	// From is the address the request comes from: a loopback IP other than the default
+	// 127.0.0.1 (Linux routes all of 127.0.0.0/8 to the loopback interface), so that tests of
+	// per-address rules can play several clients.
+	From string
 }
 
 // Response is what came back.
@@ -303,7 +316,17 @@ func (h *Harness) Do(t testing.TB, req Request) *Response {
 	for _, c := range req.Cookies {
 		hr.AddCookie(c)
 	}
-	resp, err := h.client.Do(hr)
+	client := h.client
+	if req.From != "" {
+		ip := net.ParseIP(req.From)
+		if ip == nil || !ip.IsLoopback() {
+			t.Fatalf("From %q: want a loopback IP", req.From)
+		}
+		tr := &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: ip}}).DialContext}
+		defer tr.CloseIdleConnections()
+		client = &http.Client{Transport: tr, CheckRedirect: h.client.CheckRedirect}
+	}
+	resp, err := client.Do(hr)
 	if err != nil {
 		t.Fatalf("%s %s: %v", req.Method, req.Path, err)
 	}
