@@ -236,6 +236,11 @@ func (r *Relay) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+			select {
+			case <-retire: // a backlog of thousands of workspaces must not hold retirement back
+				r.retireIdle(ctx, dirty, func() bool { return true })
+			default:
+			}
 			if err := r.relayWorkspace(ctx, id); err != nil {
 				// The workspace stays behind; the next poll retries it from a fresh look.
 				r.logger.Warn("relay failed", "workspace_id", id, "error", err)
