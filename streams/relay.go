@@ -84,8 +84,13 @@ type relayMetrics struct {
 // DefaultStreamMaxMsgs is RelayConfig.StreamMaxMsgs's default: see docs/realtime.md for why.
 const DefaultStreamMaxMsgs = 100_000
 
-// retireBatch bounds the streams one retirement sweep looks at.
-const retireBatch = 256
+// A retirement sweep looks at up to retireBatches batches of retireBatch streams, and retires
+// at least retireAtLeast of them before it gives way to wake-ups.
+const (
+	retireBatch   = 256
+	retireBatches = 4
+	retireAtLeast = 32
+)
 
 // relayLockBase is the first advisory lock key of the relay's shards ("natt" "rl" …).
 const relayLockBase int64 = 0x6e617474_726c0000
@@ -231,6 +236,11 @@ func (r *Relay) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+			select {
+			case <-retire: // a backlog of thousands of workspaces must not hold retirement back
+				r.retireIdle(ctx, dirty, func() bool { return true })
+			default:
+			}
 			if err := r.relayWorkspace(ctx, id); err != nil {
 				// The workspace stays behind; the next poll retries it from a fresh look.
 				r.logger.Warn("relay failed", "workspace_id", id, "error", err)
@@ -337,6 +347,13 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 	if err != nil {
 		return err
 	}
+	if st.StreamRetired && st.Head == st.Relayed {
+		// Nothing new, and no stream: a prune has nothing to purge, only to be recorded.
+		if st.PrunedThrough == st.StreamPrunedThrough {
+			return nil
+		}
+		return r.record(ctx, workspaceID, st.Relayed, st.PrunedThrough)
+	}
 	mark, ok := r.streams[workspaceID]
 	if !ok || time.Since(mark.verifiedAt) > r.cfg.VerifyInterval {
 		last, err := r.verifyStream(ctx, st)
@@ -417,12 +434,13 @@ func (r *Relay) record(ctx context.Context, workspaceID string, pos, prunedThrou
 // last sequence, and waits for every acknowledgement. A retry after a crash is answered as a
 // duplicate (same Nats-Msg-Id) or refused as out of sequence; either way nothing is stored twice.
 func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
-	members, err := r.dmMembers(ctx, events)
+	members, private, err := r.placeFacts(ctx, events)
 	if err != nil {
 		return err
 	}
 	futures := make([]jetstream.PubAckFuture, 0, len(events))
 	for _, e := range events {
+		e.PrivateChannel = private[e.ChannelID]
 		subject, body, err := EncodeEvent(e)
 		if err != nil {
 			return err
@@ -430,6 +448,9 @@ func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 		msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
 		if e.DirectConversationID != "" {
 			msg.Header.Set(HeaderDMMembers, strings.Join(members[e.DirectConversationID], ","))
+		}
+		if id := e.Scope().MemberID; id != "" {
+			msg.Header.Set(HeaderChannelMember, id)
 		}
 		f, err := r.js.PublishMsgAsync(msg, jetstream.WithMsgID(relayMsgID(e.WorkspaceID, e.Cursor)),
 			jetstream.WithExpectLastSequence(uint64(e.Cursor-1)))
@@ -454,22 +475,40 @@ func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 	return nil
 }
 
-// dmMembers reads, in one query, the members of the direct conversations a batch of events is
-// about (none when it is about none).
-func (r *Relay) dmMembers(ctx context.Context, events []persist.Event) (map[string][]string, error) {
-	var ids []string
+// placeFacts reads what the subjects and headers of a batch of events need: the members of the
+// direct conversations it is about, and which of its channels are private (a query each, none
+// when the batch is about none).
+func (r *Relay) placeFacts(ctx context.Context, events []persist.Event) (map[string][]string, map[string]bool, error) {
+	var dms, channels []string
 	for _, e := range events {
-		if e.DirectConversationID != "" && !slices.Contains(ids, e.DirectConversationID) {
-			ids = append(ids, e.DirectConversationID)
+		if e.DirectConversationID != "" && !slices.Contains(dms, e.DirectConversationID) {
+			dms = append(dms, e.DirectConversationID)
+		}
+		if e.ChannelID != "" && !slices.Contains(channels, e.ChannelID) {
+			channels = append(channels, e.ChannelID)
 		}
 	}
-	if len(ids) == 0 {
-		return nil, nil
+	if len(dms) == 0 && len(channels) == 0 {
+		return nil, nil, nil
 	}
-	facts, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Reader) (persist.VisibilityFacts, error) {
-		return tx.VisibilityFactsFor(ctx, events[0].WorkspaceID, ids)
+	type facts struct {
+		dms     map[string][]string
+		private map[string]bool
+	}
+	f, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Reader) (facts, error) {
+		var f facts
+		var err error
+		if len(dms) > 0 {
+			var v persist.VisibilityFacts
+			v, err = tx.VisibilityFactsFor(ctx, events[0].WorkspaceID, dms, nil)
+			f.dms = v.DMMembers
+		}
+		if err == nil {
+			f.private, err = tx.PrivateChannelsAmong(ctx, events[0].WorkspaceID, channels)
+		}
+		return f, err
 	})
-	return facts.DMMembers, err
+	return f.dms, f.private, err
 }
 
 // verifyStream checks a workspace's stream against its log and returns the stream's last
