@@ -283,7 +283,11 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 	defer releaseClaim()
-	relay, err := streams.NewRelay(streams.RelayConfig{Store: db.Store, NATS: nc, Logger: logger, Replicas: cfg.streamReplicas})
+	relayCfg := streams.RelayConfig{Store: db.Store, NATS: nc, Logger: logger, Replicas: cfg.streamReplicas}
+	if emb != nil {
+		relayCfg.RecoverStore = emb.RecoverStore
+	}
+	relay, err := streams.NewRelay(relayCfg)
 	if err != nil {
 		return err
 	}
@@ -339,6 +343,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	cfg.server.Realtime = hub
 	cfg.server.Uploads = blobs
 	cfg.server.Collectors = append(hub.Collectors(), relay.Collectors()...)
+	cfg.server.ReadyChecks = map[string]func(context.Context) error{"relay": relay.Health}
 	if push != nil {
 		cfg.server.Collectors = append(cfg.server.Collectors, push.Collectors()...)
 	}

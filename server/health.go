@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"net/http"
 	"time"
 )
@@ -11,13 +13,24 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// handleReadyz serves GET /readyz: 200 when the database answers, 503 (without its error) when not.
+// handleReadyz serves GET /readyz: 200 when the database answers and every ready check passes,
+// 503 naming the failing parts (without their errors, which are logged) when not.
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := s.store.Ping(ctx); err != nil {
-		s.logger.Warn("readiness check failed", "correlation_id", correlationID(r.Context()), "error", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+	var failing []string
+	check := func(name string, err error) {
+		if err != nil {
+			s.logger.Warn("readiness check failed", "correlation_id", correlationID(r.Context()), "check", name, "error", err)
+			failing = append(failing, name)
+		}
+	}
+	check("database", s.store.Ping(ctx))
+	for _, name := range slices.Sorted(maps.Keys(s.cfg.ReadyChecks)) {
+		check(name, s.cfg.ReadyChecks[name](ctx))
+	}
+	if len(failing) > 0 {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "failing": failing})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

@@ -41,6 +41,16 @@ type RelayConfig struct {
 	VerifyInterval time.Duration
 	// Batch is how many events are read and published per round trip. Default 256.
 	Batch int
+	// RecoverStore, when set, is called when a publish went unanswered (with back-off, at most
+	// every 30s): the embedded server's Embedded.RecoverStore, since its store stops taking
+	// writes after a write error such as a full disk. Default nil (an external cluster).
+	RecoverStore func(ctx context.Context) error
+	// StallAfter is how long a workspace's events may fail to reach its stream before Health
+	// reports the relay stalled. Default 10s.
+	StallAfter time.Duration
+	// OnHealth, when set, is called each time Health changes (stalled or not): a signal for
+	// tests. It must not block. Default nil.
+	OnHealth func(stalled bool)
 	// OnRelayed, when set, is called after a workspace's position is recorded: a signal for
 	// tests and metrics. It must not block. Default nil.
 	OnRelayed func(workspaceID string, cursor int64)
@@ -56,6 +66,7 @@ type Relay struct {
 	streams map[string]streamMark // verified streams of owned workspaces
 	handoff *handoff
 	metrics relayMetrics
+	health  relayHealth
 }
 
 // streamMark is what the relay knows of a stream it verified.
@@ -106,6 +117,9 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 	if cfg.Batch == 0 {
 		cfg.Batch = 256
 	}
+	if cfg.StallAfter == 0 {
+		cfg.StallAfter = 10 * time.Second
+	}
 	// An acknowledgement lost in a stream leader election must not hold the relay forever:
 	// a publish unanswered for 5s fails, and the workspace is verified and retried.
 	js, err := jetstream.New(cfg.NATS, jetstream.WithPublishAsyncMaxPending(cfg.Batch),
@@ -114,7 +128,7 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 		return nil, fmt.Errorf("streams: jetstream: %w", err)
 	}
 	return &Relay{cfg: cfg, js: js, logger: cfg.Logger.With("component", "relay"), owned: make([]bool, cfg.Shards),
-		streams: map[string]streamMark{}, handoff: newHandoff(), metrics: relayMetrics{
+		streams: map[string]streamMark{}, handoff: newHandoff(), health: newRelayHealth(), metrics: relayMetrics{
 			published: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_published_total",
 				Help: "Events the relay published into workspace streams."}),
 			handedOff: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_handed_off_total",
@@ -128,7 +142,8 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 
 // Collectors are the relay's metrics, for the server's registry.
 func (r *Relay) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{r.metrics.published, r.metrics.handedOff, r.metrics.rebuilds, r.metrics.owned}
+	return []prometheus.Collector{r.metrics.published, r.metrics.handedOff, r.metrics.rebuilds, r.metrics.owned,
+		r.health.stalledGauge, r.health.backlog, r.health.recoveries}
 }
 
 // WakeRelay returns the store's OnEventsCommitted hook: a core NATS message per workspace on
@@ -199,9 +214,13 @@ func (r *Relay) Run(ctx context.Context) error {
 				r.logger.Warn("relay failed", "workspace_id", id, "error", err)
 				delete(r.streams, id)
 				r.handoff.forget(id)
+				r.passFailed(ctx, id, err)
+			} else {
+				r.passDone(id)
 			}
 			delete(dirty, id)
 		}
+		r.checkHealth()
 	}
 }
 
@@ -254,6 +273,7 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 
 func (r *Relay) dropAll() {
 	clear(r.owned)
+	clear(r.health.failing)
 	clear(r.streams)
 	r.handoff.reset()
 	r.metrics.owned.Set(0)
@@ -271,9 +291,12 @@ func (r *Relay) OwnedShards() int {
 	return n
 }
 
+// pendingLimit bounds the workspaces one poll reads.
+const pendingLimit = 10000
+
 func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) {
 	pending, err := persist.WithTxV(ctx, r.cfg.Store, func(tx *persist.Tx) ([]persist.RelayState, error) {
-		return tx.RelayPending(ctx, 10000)
+		return tx.RelayPending(ctx, pendingLimit)
 	})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -281,9 +304,22 @@ func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) {
 		}
 		return
 	}
+	var backlog int64
+	behind := make(map[string]bool, len(pending))
 	for _, s := range pending {
 		if r.owned[r.shardOf(s.WorkspaceID)] {
-			dirty[s.WorkspaceID] = true
+			dirty[s.WorkspaceID], behind[s.WorkspaceID] = true, true
+			backlog += s.Head - s.Relayed
+		}
+	}
+	r.health.backlog.Set(float64(backlog))
+	if len(pending) < pendingLimit {
+		// A failed workspace that is no longer behind (deleted, or relayed by another
+		// replica since) is not stalled.
+		for id := range r.health.failing {
+			if !behind[id] {
+				delete(r.health.failing, id)
+			}
 		}
 	}
 }
