@@ -19,13 +19,12 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/realtime/delivery"
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server"
-	"github.com/natterchat/natter/server/callback"
-	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/streams"
 )
 
@@ -323,7 +322,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		logger.Info("dev bootstrap", "created", b.Created, "owner_user_id", b.Owner.ID, "workspace_id", b.Workspace.ID)
 	}
 
-	callbacks, err := callback.New(callback.Config{AllowAddr: callbackPolicy(c.Bool("callback-allow-loopback"))})
+	callbacks, err := outbound.NewCallbackClient(outbound.CallbackConfig{AllowAddr: callbackPolicy(c.Bool("callback-allow-loopback"))})
 	if err != nil {
 		return err
 	}
@@ -388,9 +387,9 @@ func runServer(c *cli.Context, dev bool) (err error) {
 // callbackPolicy is who callbacks may reach: public addresses, and loopback when allowed.
 func callbackPolicy(loopback bool) func(netip.Addr) bool {
 	if !loopback {
-		return netpolicy.PublicOnly
+		return outbound.PublicOnly
 	}
-	return netpolicy.PublicOrLoopback
+	return outbound.PublicOrLoopback
 }
 
 // startWebPush gives the server its push key pair on first start and builds the deliverer and

@@ -15,9 +15,10 @@ import (
 // again (full_at); every statement below is a single row operation, so concurrent attempts from
 // any replica are counted exactly.
 
-// AttemptTake takes one attempt from key's bucket of budget and reports whether it was within
-// the budget; a refused attempt takes nothing.
-func (tx *Tx) AttemptTake(ctx context.Context, budget, key string, limit int, window time.Duration) (bool, error) {
+// AttemptTake takes one attempt from key's bucket of budget. It returns zero when the attempt
+// was within the budget, and otherwise how long until the bucket holds one again; a refused
+// attempt takes nothing.
+func (tx *Tx) AttemptTake(ctx context.Context, budget, key string, limit int, window time.Duration) (time.Duration, error) {
 	interval := window / time.Duration(limit)
 	var ok bool
 	err := tx.queryRow(ctx, `INSERT INTO attempt_budgets AS b (budget, key_hash, full_at)
@@ -27,10 +28,16 @@ func (tx *Tx) AttemptTake(ctx context.Context, budget, key string, limit int, wi
 			WHERE GREATEST(b.full_at, $3::timestamptz) + $4::bigint * interval '1 microsecond'
 				<= $3::timestamptz + $5::bigint * interval '1 microsecond'
 		RETURNING true`, budget, attemptKey(key), tx.now, interval.Microseconds(), window.Microseconds()).Scan(&ok)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return 0, err
 	}
-	return ok, err
+	// Refused: the bucket takes another attempt once full_at + interval is within a window.
+	var fullAt time.Time
+	if err := tx.queryRow(ctx, `SELECT full_at FROM attempt_budgets WHERE budget = $1 AND key_hash = $2`,
+		budget, attemptKey(key)).Scan(&fullAt); err != nil {
+		return 0, err
+	}
+	return max(fullAt.Add(interval-window).Sub(tx.now), time.Microsecond), nil
 }
 
 // AttemptGiveBack returns one attempt to key's bucket, for an attempt that turned out not to

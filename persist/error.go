@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -19,6 +20,9 @@ type Error struct {
 	Code    Code
 	Message string
 	Err     error
+	// RetryAfter, on a rate_limited error, is how long until the refused caller may try again
+	// (the HTTP answer's Retry-After); zero when unknown.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -95,6 +99,13 @@ const (
 // Errorf builds an Error for code with a message for a person.
 func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// RateLimited is Errorf(CodeRateLimited, ...) for a caller who may try again after retryAfter.
+func RateLimited(retryAfter time.Duration, format string, args ...any) *Error {
+	e := Errorf(CodeRateLimited, format, args...)
+	e.RetryAfter = retryAfter
+	return e
 }
 
 // Invalid is Errorf(CodeInvalidRequest, ...).

@@ -80,7 +80,7 @@ func newSigningSecret() string {
 }
 
 // validateCallbackURL checks the form of a callback URL: absolute http(s), a host, no
-// credentials. Where it may point is decided when it is called (server/callback), since DNS
+// credentials. Where it may point is decided when it is called (outbound), since DNS
 // answers change. Codes: invalid_request.
 func validateCallbackURL(raw string) (string, error) {
 	raw = strings.TrimSpace(raw)

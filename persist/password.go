@@ -138,11 +138,15 @@ func (tx *Tx) PasswordChangeBegin(ctx context.Context, userID, sessionID string)
 		return PasswordChangeAttempt{}, err
 	}
 	var n int
-	if err := tx.queryRow(ctx, `SELECT count(*) FROM password_change_attempts WHERE user_id = $1`, userID).Scan(&n); err != nil {
+	var oldest *time.Time
+	if err := tx.queryRow(ctx, `SELECT count(*), min(started_at) FROM password_change_attempts WHERE user_id = $1`,
+		userID).Scan(&n, &oldest); err != nil {
 		return PasswordChangeAttempt{}, err
 	}
-	if n >= PasswordChangeFailureLimit {
-		return PasswordChangeAttempt{}, Errorf(CodeRateLimited, "too many wrong current passwords: at most %d in %d minutes; try again later",
+	if n >= PasswordChangeFailureLimit && oldest != nil {
+		// The oldest failure leaves the window first.
+		return PasswordChangeAttempt{}, RateLimited(oldest.Add(PasswordChangeFailureWindow).Sub(tx.now),
+			"too many wrong current passwords: at most %d in %d minutes; try again later",
 			PasswordChangeFailureLimit, int(PasswordChangeFailureWindow/time.Minute))
 	}
 	a := PasswordChangeAttempt{ID: NewID(PrefixPasswordChangeAttempt, tx.now), Snapshot: *hash}

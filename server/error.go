@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,6 +30,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if ok {
 		if e.Code == persist.CodeUnavailable && persist.Unreachable(e.Err) {
 			w.Header().Set("Retry-After", retryAfterOutage)
+		}
+		if e.RetryAfter > 0 {
+			w.Header().Set("Retry-After", retryAfterSeconds(e.RetryAfter))
 		}
 		status := statusFor(e.Code)
 		if e.Code == persist.CodeUnavailable && persist.Unreachable(e.Err) {
@@ -74,6 +78,12 @@ func (o *outageLog) refused(logger *slog.Logger, err error) {
 	o.mu.Unlock()
 	logger.Warn("the database is unavailable; requests are answered 503", "refused", n,
 		"next_line_within", outageLogEvery.String(), "error", err)
+}
+
+// retryAfterSeconds is a Retry-After of d in whole seconds, rounded up: a client that waits
+// what it is told is never refused again for the same reason.
+func retryAfterSeconds(d time.Duration) string {
+	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
 }
 
 type errorBody struct {

@@ -10,10 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/admin/servertest"
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
-	"github.com/natterchat/natter/server/callback"
-	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // subscribe creates a subscription for the env's installation and returns its id and secret.
@@ -128,7 +127,7 @@ func TestEventSubscriptionDelivery(t *testing.T) {
 		ev := body["event"].(map[string]any)
 		require.Equal(t, "message.created", ev["type"])
 		require.Equal(t, want["id"], ev["message_id"])
-		require.Equal(t, ev["id"], call.header.Get(callback.HeaderEventID))
+		require.Equal(t, ev["id"], call.header.Get(outbound.HeaderEventID))
 		delivered = append(delivered, ev)
 	}
 	a1, a2 := e.attempt(t, id), e.attempt(t, id)
@@ -212,7 +211,7 @@ func TestEventSubscriptionFailuresAreNotRetried(t *testing.T) {
 // called, and the refusal's class is stored as the attempt's error.
 func TestEventSubscriptionStrictPolicy(t *testing.T) {
 	t.Parallel()
-	e := newIntEnv(t, servertest.WithCallbackPolicy(netpolicy.PublicOnly))
+	e := newIntEnv(t, servertest.WithCallbackPolicy(outbound.PublicOnly))
 	general := persisttest.Channel(t, e.h.Store, persist.ActorFor(e.owner.User), e.ws.ID, "general")
 	inst, _ := e.install(t, nil)
 	recv := newHook(t, nil)

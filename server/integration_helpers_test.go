@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/admin/servertest"
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
-	"github.com/natterchat/natter/server/callback"
 )
 
 // intEnv is a workspace with its owner and a service bot member, for the integration tests.
@@ -72,7 +72,7 @@ func newHook(t *testing.T, answer func(w http.ResponseWriter, body []byte)) *hoo
 		h.mu.Lock()
 		secret := h.secret
 		h.mu.Unlock()
-		ok := callback.Verify(secret, r.Header.Get(callback.HeaderTimestamp), body, r.Header.Get(callback.HeaderSignature))
+		ok := outbound.Verify(secret, r.Header.Get(outbound.HeaderTimestamp), body, r.Header.Get(outbound.HeaderSignature))
 		h.got <- hookCall{header: r.Header.Clone(), body: body, verified: ok}
 		if h.answer != nil {
 			h.answer(w, body)

@@ -11,29 +11,38 @@ import (
 	"github.com/natterchat/natter/server/passwordhash"
 )
 
-// Budgets of password login attempts, shared by every replica: per client address, and the narrower
-// one per identifier over a longer window, which is what makes online guessing impractical.
-// Every attempt counts (a lost race with a password change excepted); a refused one costs no
-// key derivation.
+// Budgets of password login attempts, shared by every replica: per client address, and the
+// narrower one per account and client address over a longer window, which is what makes online
+// guessing of one account impractical. The account budget is keyed by address too, so that a
+// stranger's wrong passwords spend only the stranger's budget and never lock the owner out
+// (issue 22, defect 7). Every attempt counts (a lost race with a password change excepted); a
+// refused one costs no key derivation.
 const (
-	passwordLoginAddressLimit     = 20
-	passwordLoginAddressWindow    = 5 * time.Minute
-	passwordLoginIdentifierLimit  = 10
-	passwordLoginIdentifierWindow = time.Hour
+	passwordLoginAddressLimit  = 20
+	passwordLoginAddressWindow = 5 * time.Minute
+	passwordLoginAccountLimit  = 10
+	passwordLoginAccountWindow = time.Hour
 )
 
 // passwordLoginLimits are the two login budgets.
 type passwordLoginLimits struct {
-	byAddress    *keyedLimiter
-	byIdentifier *keyedLimiter
+	byAddress *keyedLimiter
+	byAccount *keyedLimiter // keyed by identifier and address
 }
+
+// passwordLoginRefusal is the sentence of a login over either budget.
+const passwordLoginRefusal = "too many sign-in attempts; wait a while and try again"
 
 // configureSignIn sets up the optional sign-in methods of cfg: passwords and the identity proxy.
 func (s *Server) configureSignIn(cfg Config) error {
 	now := cfg.Store.Now
 	s.loginLimits = passwordLoginLimits{
-		byAddress:    newKeyedLimiter(cfg.Store, "password_login_address", passwordLoginAddressLimit, passwordLoginAddressWindow),
-		byIdentifier: newKeyedLimiter(cfg.Store, "password_login_identifier", passwordLoginIdentifierLimit, passwordLoginIdentifierWindow),
+		byAddress: newKeyedLimiter(cfg.Store, "password_login_address", passwordLoginAddressLimit,
+			passwordLoginAddressWindow, passwordLoginRefusal),
+		// The budget keeps the name of the earlier per-identifier one, so that its buckets are
+		// pruned with the new ones.
+		byAccount: newKeyedLimiter(cfg.Store, "password_login_identifier", passwordLoginAccountLimit,
+			passwordLoginAccountWindow, passwordLoginRefusal),
 	}
 	if cfg.PasswordAuth {
 		s.passwords = cfg.Passwords
@@ -88,18 +97,14 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	address, identifier := clientAddress(r), persist.PasswordIdentifierKey(req.Identifier)
-	byAddress, ok, err := s.loginLimits.byAddress.allow(ctx, address)
-	var byIdentifier attempt
-	if ok && err == nil {
-		byIdentifier, ok, err = s.loginLimits.byIdentifier.allow(ctx, identifier)
+	address := clientAddress(r)
+	byAddress, err := s.loginLimits.byAddress.allow(ctx, address)
+	var byAccount attempt
+	if err == nil {
+		byAccount, err = s.loginLimits.byAccount.allow(ctx, persist.PasswordIdentifierKey(req.Identifier)+"\x00"+address)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
-		return
-	}
-	if !ok {
-		s.writeError(w, r, persist.Errorf(persist.CodeRateLimited, "too many sign-in attempts; wait a while and try again"))
 		return
 	}
 	cred, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.PasswordCredential, error) {
@@ -109,7 +114,7 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	ok, err = s.passwords.Verify(ctx, cred.Hash, req.Password)
+	ok, err := s.passwords.Verify(ctx, cred.Hash, req.Password)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -129,7 +134,7 @@ func (s *Server) handlePasswordLogin(w http.ResponseWriter, r *http.Request) {
 	})
 	if e, lost := persist.ErrorOf(err); lost && e.Code == persist.CodeInvalidCredentials {
 		byAddress.release(ctx)
-		byIdentifier.release(ctx)
+		byAccount.release(ctx)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

@@ -153,8 +153,11 @@ func TestPasswordChangeBudget(t *testing.T) {
 		var r *servertest.Response
 		require.Zero(t, b.counted(func() { r = b.change(t, me.Token, "old password", "new password") }))
 		r.RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
+		require.Equal(t, "900", r.Header.Get("Retry-After"), "the first failure leaves the window in 15 minutes")
 		b.clock.Advance(14 * time.Minute)
-		b.change(t, me.Token, "old password", "new password").RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
+		r = b.change(t, me.Token, "old password", "new password")
+		r.RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
+		require.Equal(t, "60", r.Header.Get("Retry-After"))
 		b.clock.Advance(time.Minute)
 		b.change(t, me.Token, "old password", "new password").RequireStatus(t, http.StatusOK)
 		b.h.Get(t, "/api/me", me.Token).RequireStatus(t, http.StatusOK) // a wrong guess signs nobody out

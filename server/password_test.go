@@ -115,6 +115,13 @@ func (b passwordBundle) login(t *testing.T, identifier, password string) *server
 	return b.h.Post(t, "/api/auth/password/login", "", map[string]string{"identifier": identifier, "password": password})
 }
 
+// loginFrom is login from another client address (a loopback IP, see servertest.Request.From).
+func (b passwordBundle) loginFrom(t *testing.T, from, identifier, password string) *servertest.Response {
+	t.Helper()
+	return b.h.Do(t, servertest.Request{Method: http.MethodPost, Path: "/api/auth/password/login", From: from,
+		Body: map[string]string{"identifier": identifier, "password": password}})
+}
+
 // counted runs fn and returns how many key derivations it cost.
 func (b passwordBundle) counted(fn func()) int64 {
 	before := b.hasher.Derivations()
@@ -208,36 +215,51 @@ func TestPasswordLogin(t *testing.T) {
 	})
 }
 
-// TestPasswordLoginBudgets pins the clock: ten attempts per identifier an hour, twenty per
-// client address in five minutes, as token buckets (a burst of the budget, refilled evenly over
-// the window); a refused attempt costs no derivation.
+// TestPasswordLoginBudgets pins the clock: ten attempts per account and client address an
+// hour, twenty per client address in five minutes, as token buckets (a burst of the budget,
+// refilled evenly over the window); a refused attempt costs no derivation and says when to come
+// back (Retry-After).
 func TestPasswordLoginBudgets(t *testing.T) {
 	t.Parallel()
-	t.Run("PerIdentifier", func(t *testing.T) {
+	t.Run("PerAccountAndAddress", func(t *testing.T) {
 		t.Parallel()
 		b := setupPasswords(t)
 		u := persisttest.User(t, b.h.Store, &persisttest.UserOpts{Email: persisttest.Ptr("target@example.com"), Handle: persisttest.Ptr("target")})
 		b.enrol(t, u, "correct horse")
 		other := persisttest.User(t, b.h.Store, nil)
 		b.enrol(t, other, "correct horse")
+		const stranger = "127.0.0.2"
 		for i := range 10 {
 			// Every spelling of the identifier shares one budget.
-			b.login(t, []string{"target@example.com", "TARGET@example.com"}[i%2], "wrong horse").
+			b.loginFrom(t, stranger, []string{"target@example.com", "TARGET@example.com"}[i%2], "wrong horse").
 				RequireError(t, http.StatusUnauthorized, persist.CodeInvalidCredentials)
 		}
 		var r *servertest.Response
-		require.Zero(t, b.counted(func() { r = b.login(t, "Target@Example.com", "correct horse") }))
+		require.Zero(t, b.counted(func() { r = b.loginFrom(t, stranger, "Target@Example.com", "correct horse") }))
 		r.RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
-		b.login(t, other.Email, "correct horse").RequireStatus(t, http.StatusOK)
+		require.Equal(t, "360", r.Header.Get("Retry-After"), "one attempt back every 6 minutes")
+		b.loginFrom(t, stranger, other.Email, "correct horse").RequireStatus(t, http.StatusOK)
+
+		// The stranger's failures never lock the owner out: the owner's address has its own budget.
+		b.login(t, "target@example.com", "correct horse").RequireStatus(t, http.StatusOK)
+		for range 9 {
+			b.login(t, "target@example.com", "correct horse").RequireStatus(t, http.StatusOK)
+		}
+		r = b.login(t, "target@example.com", "correct horse")
+		r.RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
+		require.Equal(t, "360", r.Header.Get("Retry-After"))
+
 		// The budget refills one attempt every 6 minutes (ten an hour).
 		b.clock.Advance(5 * time.Minute)
-		b.login(t, "target@example.com", "correct horse").RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
+		r = b.loginFrom(t, stranger, "target@example.com", "correct horse")
+		r.RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
+		require.Equal(t, "60", r.Header.Get("Retry-After"))
 		b.clock.Advance(time.Minute)
-		b.login(t, "target@example.com", "correct horse").RequireStatus(t, http.StatusOK)
-		b.login(t, "target@example.com", "correct horse").RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
+		b.loginFrom(t, stranger, "target@example.com", "correct horse").RequireStatus(t, http.StatusOK)
+		b.loginFrom(t, stranger, "target@example.com", "correct horse").RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
 		b.clock.Advance(time.Hour)
 		for range 10 {
-			b.login(t, "target@example.com", "correct horse").RequireStatus(t, http.StatusOK)
+			b.loginFrom(t, stranger, "target@example.com", "correct horse").RequireStatus(t, http.StatusOK)
 		}
 	})
 	t.Run("PerClientAddress", func(t *testing.T) {
@@ -249,7 +271,10 @@ func TestPasswordLoginBudgets(t *testing.T) {
 			b.login(t, "nobody-"+string(rune('a'+i))+"@example.com", "guess").
 				RequireError(t, http.StatusUnauthorized, persist.CodeInvalidCredentials)
 		}
-		b.login(t, u.Email, "correct horse").RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
+		r := b.login(t, u.Email, "correct horse")
+		r.RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
+		require.Equal(t, "15", r.Header.Get("Retry-After"), "one attempt back every 15 seconds")
+		b.loginFrom(t, "127.0.0.3", u.Email, "correct horse").RequireStatus(t, http.StatusOK)
 		b.clock.Advance(5 * time.Minute)
 		b.login(t, u.Email, "correct horse").RequireStatus(t, http.StatusOK)
 	})

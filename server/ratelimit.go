@@ -26,12 +26,14 @@ type keyedLimiter struct {
 	budget string // names the budget in the shared table
 	limit  int
 	window time.Duration
+	// refusal is the sentence of a refused attempt's 429.
+	refusal string
 
 	prunedAt atomic.Int64 // unix nanoseconds of this process's last prune
 }
 
-func newKeyedLimiter(store *persist.Store, budget string, limit int, window time.Duration) *keyedLimiter {
-	return &keyedLimiter{store: store, budget: budget, limit: limit, window: window}
+func newKeyedLimiter(store *persist.Store, budget string, limit int, window time.Duration, refusal string) *keyedLimiter {
+	return &keyedLimiter{store: store, budget: budget, limit: limit, window: window, refusal: refusal}
 }
 
 // attempt is one attempt taken from a key's bucket, which release can give back.
@@ -40,17 +42,20 @@ type attempt struct {
 	key     string
 }
 
-// allow takes one attempt for key and reports whether it is within the budget. A refused attempt
-// takes nothing.
-func (l *keyedLimiter) allow(ctx context.Context, key string) (attempt, bool, error) {
+// allow takes one attempt for key. A refused attempt takes nothing and is a rate_limited error
+// saying when the bucket holds an attempt again (the answer's Retry-After).
+func (l *keyedLimiter) allow(ctx context.Context, key string) (attempt, error) {
 	l.prune(ctx)
-	ok, err := persist.WithTxV(ctx, l.store, func(tx *persist.Tx) (bool, error) {
+	wait, err := persist.WithTxV(ctx, l.store, func(tx *persist.Tx) (time.Duration, error) {
 		return tx.AttemptTake(ctx, l.budget, key, l.limit, l.window)
 	})
-	if err != nil || !ok {
-		return attempt{}, false, err
+	if err != nil {
+		return attempt{}, err
 	}
-	return attempt{limiter: l, key: key}, true, nil
+	if wait > 0 {
+		return attempt{}, persist.RateLimited(wait, "%s", l.refusal)
+	}
+	return attempt{limiter: l, key: key}, nil
 }
 
 // release gives an attempt back, for one that turned out not to count. A failure only leaves the

@@ -15,13 +15,12 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server/accessproxy"
 	"github.com/natterchat/natter/server/blob"
-	"github.com/natterchat/natter/server/callback"
-	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/server/passwordhash"
 	"github.com/natterchat/natter/server/signin"
 	"github.com/natterchat/natter/server/web"
@@ -70,14 +69,14 @@ type Config struct {
 	// answer 503. Default nil.
 	Realtime *realtime.Hub
 	// Callbacks makes integrations' outgoing calls (slash-command callbacks). Default a
-	// client with the strict address policy (netpolicy.PublicOnly).
-	Callbacks *callback.Client
+	// client with the strict address policy (outbound.PublicOnly).
+	Callbacks *outbound.CallbackClient
 	// DisableWebPush turns web push off: GET /api/me/push says enabled=false and the push write
 	// endpoints answer 404, whatever keys the database holds. Default false (on when a server
 	// key pair exists).
 	DisableWebPush bool
 	// PushPolicy decides which addresses a push subscription's endpoint may name. Default
-	// netpolicy.PublicOnly.
+	// outbound.PublicOnly.
 	PushPolicy push.AddressPolicy
 	// Collectors are other components' metrics (relay, realtime), served at /metrics beside
 	// the server's own. Default none.
@@ -124,7 +123,7 @@ type Server struct {
 	cookieName   string
 	publicOrigin string
 	realtime     *realtime.Hub
-	callbacks    *callback.Client
+	callbacks    *outbound.CallbackClient
 
 	// Optional sign-in methods (server/password.go, server/proxy.go).
 	passwords   *passwordhash.Hasher  // nil when password sign-in is off
@@ -153,7 +152,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.StallTimeout = 60 * time.Second
 	}
 	if cfg.Callbacks == nil {
-		c, err := callback.New(callback.Config{})
+		c, err := outbound.NewCallbackClient(outbound.CallbackConfig{})
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +161,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, store: cfg.Store, logger: cfg.Logger, metrics: newMetrics(), cookieName: "cc_session",
 		realtime: cfg.Realtime, callbacks: cfg.Callbacks, pushPolicy: cfg.PushPolicy, blobs: cfg.Uploads}
 	if s.pushPolicy == nil {
-		s.pushPolicy = netpolicy.PublicOnly
+		s.pushPolicy = outbound.PublicOnly
 	}
 	for _, c := range cfg.Collectors {
 		if err := s.metrics.registry.Register(c); err != nil {
@@ -203,7 +202,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.OAuthLimits = cfg.OAuthLimits.WithDefaults()
 	s.cfg = cfg
-	s.claimLimiter = newKeyedLimiter(cfg.Store, "setup_code_claim_address", setupCodeClaimLimit, setupCodeClaimWindow)
+	s.claimLimiter = newKeyedLimiter(cfg.Store, "setup_code_claim_address", setupCodeClaimLimit, setupCodeClaimWindow,
+		"too many setup-code attempts from this address; wait a minute")
 	if err := s.configureSignIn(cfg); err != nil {
 		return nil, err
 	}

@@ -111,11 +111,8 @@ type setupClaimResponse struct {
 // {token, bot, workspace, defaults, api_base_url, contract_version}.
 // Unknown, expired and claimed codes all get the same 404.
 func (s *Server) handleBotSetupCodeClaim(w http.ResponseWriter, r *http.Request) {
-	if _, ok, err := s.claimLimiter.allow(r.Context(), clientAddress(r)); err != nil {
+	if _, err := s.claimLimiter.allow(r.Context(), clientAddress(r)); err != nil {
 		s.writeError(w, r, err)
-		return
-	} else if !ok {
-		s.writeError(w, r, persist.Errorf(persist.CodeRateLimited, "too many setup-code attempts from this address; wait a minute"))
 		return
 	}
 	var req setupClaimRequest

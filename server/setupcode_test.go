@@ -266,7 +266,9 @@ func TestSetupCodeClaimRateLimit(t *testing.T) {
 	for range 10 {
 		claim(t, w.h, "AAAA-BBBB-CCCC").RequireError(t, http.StatusNotFound, persist.CodeNotFound)
 	}
-	claim(t, w.h, code).RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
+	r := claim(t, w.h, code)
+	r.RequireError(t, http.StatusTooManyRequests, persist.CodeRateLimited)
+	require.Equal(t, "6", r.Header.Get("Retry-After"), "one claim back every 6 seconds")
 	clock.Advance(time.Minute)
 	claimOK(t, w.h, code)
 }

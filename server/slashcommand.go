@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
-	"github.com/natterchat/natter/server/callback"
 )
 
 type slashCommandCreateRequest struct {
@@ -161,7 +161,7 @@ func (s *Server) slashCallback(ctx context.Context, inv persist.SlashInvocation)
 	if err != nil {
 		return slashReply{}, err
 	}
-	res := s.callbacks.Post(ctx, callback.Request{URL: inv.CallbackURL, Secret: inv.SigningSecret, Body: body})
+	res := s.callbacks.Post(ctx, outbound.Callback{URL: inv.CallbackURL, Secret: inv.SigningSecret, Body: body})
 	outcome := persist.SlashCallbackOutcome{Status: res.Status, Body: string(res.Body), Error: res.Problem()}
 	store := context.WithoutCancel(ctx)
 	if err := s.store.WithTx(store, func(tx *persist.Tx) error { return tx.SlashCommandComplete(store, inv, outcome) }); err != nil {

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/admin/servertest"
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
-	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // register registers command against url for the env's installation and returns its id and
@@ -222,7 +222,7 @@ func TestSlashCommandWriteAuthority(t *testing.T) {
 // refused, never called, and the refusal is stored as the invocation's error.
 func TestSlashCommandStrictPolicy(t *testing.T) {
 	t.Parallel()
-	e := newIntEnv(t, servertest.WithCallbackPolicy(netpolicy.PublicOnly))
+	e := newIntEnv(t, servertest.WithCallbackPolicy(outbound.PublicOnly))
 	general := persisttest.Channel(t, e.h.Store, persist.ActorFor(e.owner.User), e.ws.ID, "general")
 	inst, _ := e.install(t, nil)
 	recv := newHook(t, nil)

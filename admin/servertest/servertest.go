@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -20,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime"
@@ -27,8 +29,6 @@ import (
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/blob"
-	"github.com/natterchat/natter/server/callback"
-	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/streams"
 	"github.com/natterchat/natter/streams/streamstest"
 )
@@ -80,7 +80,7 @@ func WithWebPush(fn func(*push.Config)) Option {
 }
 
 // WithCallbackPolicy replaces the address policy of outgoing callbacks, which by default admits
-// public addresses and loopback (the tests' receivers); pass netpolicy.PublicOnly for the
+// public addresses and loopback (the tests' receivers); pass outbound.PublicOnly for the
 // production policy.
 func WithCallbackPolicy(allow func(netip.Addr) bool) Option {
 	return func(o *options) { o.allowAddr = allow }
@@ -135,9 +135,9 @@ func New(t testing.TB, opts ...Option) *Harness {
 		t.Fatalf("bot access: %v", err)
 	}
 	if o.allowAddr == nil {
-		o.allowAddr = netpolicy.PublicOrLoopback
+		o.allowAddr = outbound.PublicOrLoopback
 	}
-	callbacks, err := callback.New(callback.Config{AllowAddr: o.allowAddr, Timeout: 10 * time.Second})
+	callbacks, err := outbound.NewCallbackClient(outbound.CallbackConfig{AllowAddr: o.allowAddr, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("callbacks: %v", err)
 	}
@@ -157,7 +157,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 		if _, err := push.EnsureKey(context.Background(), store); err != nil {
 			t.Fatalf("push key: %v", err)
 		}
-		pcfg := push.Config{Store: store, NATS: nc, Logger: logger, Policy: netpolicy.PublicOrLoopback,
+		pcfg := push.Config{Store: store, NATS: nc, Logger: logger, Policy: outbound.PublicOrLoopback,
 			DiscoverInterval: 50 * time.Millisecond}
 		o.push(&pcfg)
 		if pusher, err = push.New(pcfg); err != nil {
@@ -193,7 +193,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 		LocalImpersonation: true,
 		Collectors:         append(hub.Collectors(), relay.Collectors()...)}
 	if pusher != nil {
-		cfg.PushPolicy = netpolicy.PublicOrLoopback
+		cfg.PushPolicy = outbound.PublicOrLoopback
 		cfg.Collectors = append(cfg.Collectors, pusher.Collectors()...)
 	}
 	if o.config != nil {
@@ -256,6 +256,10 @@ type Request struct {
 	Token   string
 	Header  map[string]string
 	Cookies []*http.Cookie
+	// From is the address the request comes from: a loopback IP other than the default
+	// 127.0.0.1 (Linux routes all of 127.0.0.0/8 to the loopback interface), so that tests of
+	// per-address rules can play several clients.
+	From string
 }
 
 // Response is what came back.
@@ -304,7 +308,17 @@ func (h *Harness) Do(t testing.TB, req Request) *Response {
 	for _, c := range req.Cookies {
 		hr.AddCookie(c)
 	}
-	resp, err := h.client.Do(hr)
+	client := h.client
+	if req.From != "" {
+		ip := net.ParseIP(req.From)
+		if ip == nil || !ip.IsLoopback() {
+			t.Fatalf("From %q: want a loopback IP", req.From)
+		}
+		tr := &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: ip}}).DialContext}
+		defer tr.CloseIdleConnections()
+		client = &http.Client{Transport: tr, CheckRedirect: h.client.CheckRedirect}
+	}
+	resp, err := client.Do(hr)
 	if err != nil {
 		t.Fatalf("%s %s: %v", req.Method, req.Path, err)
 	}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
-	"github.com/natterchat/natter/server/callback"
 	"github.com/natterchat/natter/streams"
 	"github.com/natterchat/natter/streams/streamstest"
 )
@@ -111,7 +111,7 @@ func TestDeliveryResumesAfterACrash(t *testing.T) {
 		conn, err := emb.Connect(name)
 		require.NoError(t, err)
 		// The callback may take longer than the test: the crashed process never finishes it.
-		client, err := callback.New(callback.Config{AllowAddr: loopback, Timeout: 5 * time.Minute})
+		client, err := outbound.NewCallbackClient(outbound.CallbackConfig{AllowAddr: loopback, Timeout: 5 * time.Minute})
 		require.NoError(t, err)
 		attempts := make(chan persist.EventDeliveryAttempt, 16)
 		d, err := New(Config{Store: store, NATS: conn, Callbacks: client, Logger: logger, SyncInterval: 50 * time.Millisecond,
@@ -210,7 +210,7 @@ func TestSlowCallbackKeepsItsClaim(t *testing.T) {
 		conn, err := emb.Connect(name)
 		require.NoError(t, err)
 		t.Cleanup(conn.Close)
-		client, err := callback.New(callback.Config{AllowAddr: func(a netip.Addr) bool { return a.Unmap().IsLoopback() }})
+		client, err := outbound.NewCallbackClient(outbound.CallbackConfig{AllowAddr: func(a netip.Addr) bool { return a.Unmap().IsLoopback() }})
 		require.NoError(t, err)
 		d, err := New(Config{Store: store, NATS: conn, Callbacks: client, Logger: logger, SyncInterval: 50 * time.Millisecond,
 			AckWait: ackWait, OnAttempt: func(a persist.EventDeliveryAttempt) { attempts <- a }})

@@ -12,8 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
-	"github.com/natterchat/natter/server/callback"
 	"github.com/natterchat/natter/streams"
 )
 
@@ -24,7 +24,7 @@ type Config struct {
 	// NATS is the connection whose JetStream holds the workspace streams. Required.
 	NATS *nats.Conn
 	// Callbacks makes the signed calls. Required.
-	Callbacks *callback.Client
+	Callbacks *outbound.CallbackClient
 	// Logger receives problems. Default slog.Default().
 	Logger *slog.Logger
 	// SyncInterval is how often consumers are matched to the subscriptions: new ones start,
@@ -298,8 +298,8 @@ func (d *Deliverer) handle(ctx context.Context, subscriptionID string, m streams
 		return
 	}
 	started := time.Now()
-	res := d.cfg.Callbacks.Post(ctx, callback.Request{URL: p.target.CallbackURL, Secret: p.target.SigningSecret, Body: body,
-		Header: map[string]string{callback.HeaderEventID: ids.ID}})
+	res := d.cfg.Callbacks.Post(ctx, outbound.Callback{URL: p.target.CallbackURL, Secret: p.target.SigningSecret, Body: body,
+		Header: map[string]string{outbound.HeaderEventID: ids.ID}})
 	if res.Err != nil && ctx.Err() != nil {
 		// Shutting down: this is no verdict on the callback. The event goes to the next
 		// replica or the next start.

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
-	"github.com/natterchat/natter/server/callback"
 	"github.com/natterchat/natter/streams"
 	"github.com/natterchat/natter/streams/streamstest"
 )
@@ -64,7 +64,7 @@ func newSubscribed(t *testing.T, types ...string) subscribed {
 // report on the channel when they start consuming.
 func (f subscribed) deliverer(t *testing.T) (*Deliverer, chan string) {
 	t.Helper()
-	client, err := callback.New(callback.Config{})
+	client, err := outbound.NewCallbackClient(outbound.CallbackConfig{})
 	require.NoError(t, err)
 	consuming := make(chan string, 4)
 	d, err := New(Config{Store: f.store, NATS: f.nc, Callbacks: client, Logger: slog.New(slog.DiscardHandler),

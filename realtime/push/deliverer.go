@@ -17,8 +17,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
-	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/streams"
 )
 
@@ -32,7 +32,7 @@ type Config struct {
 	// Default slog.Default().
 	Logger *slog.Logger
 	// Policy decides which addresses push services may be reached at. Default
-	// netpolicy.PublicOnly.
+	// outbound.PublicOnly.
 	Policy AddressPolicy
 	// RootCAs replaces the system's certificate roots for push services. Default nil (system).
 	RootCAs *x509.CertPool
@@ -137,7 +137,7 @@ func New(cfg Config) (*Deliverer, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Policy == nil {
-		cfg.Policy = netpolicy.PublicOnly
+		cfg.Policy = outbound.PublicOnly
 	}
 	if cfg.Subscriber == "" {
 		cfg.Subscriber = "mailto:webpush@natter.invalid"

@@ -4,6 +4,6 @@
 // subscription validation, the outbound client and its address policy, the deliverer (a durable
 // follower per workspace stream, streams.Follow, with workspaces learnt from streams.Discover; a
 // bounded queue and a worker pool that re-checks each push just before sending it) and the
-// hourly dead-device sweep. It imports persist, streams and the leaf server/callback; server
+// hourly dead-device sweep. It imports persist, streams and outbound; server
 // (registration routes) and admin import it.
 package push

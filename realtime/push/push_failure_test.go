@@ -10,11 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/admin/servertest"
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/realtime/push/pushtest"
-	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // bobDevice is bob's only device as GET /api/me/push shows it, with its times parsed.
@@ -174,7 +174,7 @@ func TestPushFailures(t *testing.T) {
 	t.Run("OutboundPolicyRefusesTheDeploymentsOwnNetwork", func(t *testing.T) {
 		t.Parallel()
 		// Registration admits the loopback test service; the deliverer keeps the strict default.
-		w := newPushWorld(t, func(c *push.Config) { c.Policy = netpolicy.PublicOnly })
+		w := newPushWorld(t, func(c *push.Config) { c.Policy = outbound.PublicOnly })
 		w.inGeneral(t, "@bob hi")
 		done := w.next(t)
 		require.Equal(t, "failed", done.outcome.Result)

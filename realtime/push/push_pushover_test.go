@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/admin/servertest"
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime/push"
-	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // Pushover test credentials: an application token and a user key have Pushover's shape (30
@@ -176,7 +176,7 @@ func TestPushover(t *testing.T) {
 	t.Run("ThroughTheAddressPolicy", func(t *testing.T) {
 		t.Parallel()
 		api := newFakePushover(t)
-		w, carol := pushoverWorld(t, api, func(c *push.Config) { c.Policy = netpolicy.PublicOnly })
+		w, carol := pushoverWorld(t, api, func(c *push.Config) { c.Policy = outbound.PublicOnly })
 		dm := w.dm(t, w.ada, carol)
 		w.post(t, w.ada, "/api/dms/"+dm+"/messages", "to a loopback API")
 		d := w.next(t)

@@ -10,19 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/admin/servertest"
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/realtime/push/pushtest"
 	"github.com/natterchat/natter/server"
-	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // TestPushShutdown stops a deliverer while a push is in flight and another waits in the queue:
 // the one in flight still goes out, the queued one is dropped, and Run returns.
 func TestPushShutdown(t *testing.T) {
 	t.Parallel()
-	h := servertest.New(t, servertest.WithConfig(func(c *server.Config) { c.PushPolicy = netpolicy.PublicOrLoopback }))
+	h := servertest.New(t, servertest.WithConfig(func(c *server.Config) { c.PushPolicy = outbound.PublicOrLoopback }))
 	_, err := push.EnsureKey(t.Context(), h.Store)
 	require.NoError(t, err)
 	svc := pushtest.New(t)
@@ -35,7 +35,7 @@ func TestPushShutdown(t *testing.T) {
 	held, release := make(chan push.Push, 1), make(chan struct{})
 	done, queued := make(chan pushDone, 16), make(chan push.Push, 16)
 	d, err := push.New(push.Config{Store: h.Store, NATS: h.NATS, Logger: slog.New(slog.DiscardHandler),
-		Policy: netpolicy.PublicOrLoopback, RootCAs: svc.RootCAs, Workers: 1, DiscoverInterval: 50 * time.Millisecond,
+		Policy: outbound.PublicOrLoopback, RootCAs: svc.RootCAs, Workers: 1, DiscoverInterval: 50 * time.Millisecond,
 		BeforeSend: func(p push.Push) {
 			select {
 			case held <- p:

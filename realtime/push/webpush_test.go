@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
-	"github.com/natterchat/natter/server/netpolicy"
 )
 
 func TestParseSubscription(t *testing.T) {
@@ -50,7 +50,7 @@ func TestParseSubscription(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sub, err := ParseSubscription(tc.endpoint, tc.p256dh, tc.auth, " Firefox ", netpolicy.PublicOnly)
+			sub, err := ParseSubscription(tc.endpoint, tc.p256dh, tc.auth, " Firefox ", outbound.PublicOnly)
 			if !tc.ok {
 				e, ok := persist.ErrorOf(err)
 				require.True(t, ok, "%v", err)
@@ -64,7 +64,7 @@ func TestParseSubscription(t *testing.T) {
 			require.Equal(t, "Firefox", sub.Label)
 		})
 	}
-	_, err = ParseSubscription("https://127.0.0.1:8443/x", point, secret, "", netpolicy.PublicOrLoopback)
+	_, err = ParseSubscription("https://127.0.0.1:8443/x", point, secret, "", outbound.PublicOrLoopback)
 	require.NoError(t, err, "the policy is injectable")
 }
 

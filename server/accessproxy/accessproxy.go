@@ -2,13 +2,12 @@
 // Access) puts on every request it lets through: RS256 JWTs signed by keys published at
 // <team-domain>/cdn-cgi/access/certs. It fetches and caches that key set itself, through a
 // client that uses no proxy, follows no redirects, reaches only public addresses by default and
-// bounds the time and size of each fetch. It imports only netpolicy.
+// bounds the time and size of each fetch. It imports only outbound.
 package accessproxy
 
 import (
 	"context"
 	"crypto/rsa"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
@@ -25,7 +24,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/natterchat/natter/server/netpolicy"
+	"github.com/natterchat/natter/outbound"
 )
 
 // Header is the request header that carries the assertion, as Cloudflare Access names it.
@@ -67,7 +66,7 @@ type Config struct {
 	// RootCAs verifies the key server's certificate. Default nil (the system roots).
 	RootCAs *x509.CertPool
 	// AllowAddress decides which addresses the key fetch may connect to. Default
-	// netpolicy.PublicOnly, Natter's one outbound address policy.
+	// outbound.PublicOnly, Natter's one outbound address policy.
 	AllowAddress func(netip.Addr) bool
 }
 
@@ -142,7 +141,7 @@ func New(cfg Config) (*Verifier, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.AllowAddress == nil {
-		cfg.AllowAddress = netpolicy.PublicOnly
+		cfg.AllowAddress = outbound.PublicOnly
 	}
 	if cfg.KeySetTTL < 0 || cfg.RefreshInterval < 0 || cfg.FetchTimeout < 0 || cfg.MaxKeySetBytes < 0 || cfg.Leeway < 0 {
 		return nil, errors.New("accessproxy: durations and sizes must not be negative")
@@ -160,24 +159,11 @@ func New(cfg Config) (*Verifier, error) {
 	return v, nil
 }
 
-// keyClient is the only client that fetches keys: no proxy, no redirects, only addresses the
-// policy allows, bounded in time.
+// keyClient is the only client that fetches keys: outbound's, keeping its one connection to
+// the team's domain between fetches.
 func keyClient(cfg Config) *http.Client {
-	dialer := &netpolicy.Dialer{Policy: cfg.AllowAddress, Timeout: cfg.FetchTimeout}
-	return &http.Client{
-		Timeout: cfg.FetchTimeout,
-		Transport: &http.Transport{
-			Proxy:                 nil,
-			DialContext:           dialer.DialContext,
-			TLSClientConfig:       &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12},
-			TLSHandshakeTimeout:   cfg.FetchTimeout,
-			ResponseHeaderTimeout: cfg.FetchTimeout,
-			MaxIdleConns:          1,
-			IdleConnTimeout:       time.Minute,
-			ForceAttemptHTTP2:     true,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	return outbound.NewClient(outbound.ClientConfig{Policy: cfg.AllowAddress, Timeout: cfg.FetchTimeout, RootCAs: cfg.RootCAs,
+		IdleConnsPerHost: 1, HTTP2: true})
 }
 
 // claims are the parts of an Access assertion Natter reads.

@@ -10,9 +10,9 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/server/accessproxy"
 	"github.com/natterchat/natter/server/accessproxy/accessproxytest"
-	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // clock is a settable clock.
@@ -217,7 +217,7 @@ func TestKeyFetchRules(t *testing.T) {
 		t.Parallel()
 		b := setup(t, func(c *accessproxy.Config) { c.AllowAddress = nil })
 		_, err := b.v.Verify(t.Context(), b.team.Assertion(t, "nia@example.com", b.clock.Now()))
-		require.ErrorIs(t, err, netpolicy.ErrRefused)
+		require.ErrorIs(t, err, outbound.ErrRefused)
 		require.Zero(t, b.team.Fetches())
 	})
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
-	"github.com/natterchat/natter/server/netpolicy"
+	"github.com/natterchat/natter/outbound"
 )
 
 // S3Config configures an S3-compatible object store, reached with path-style requests
@@ -33,7 +33,7 @@ type S3Config struct {
 	// AccessKeyID and SecretAccessKey are the credentials. Required.
 	AccessKeyID, SecretAccessKey string
 	// AllowAddress decides which addresses the store may be dialled at, checked on the address
-	// actually connected to. Default netpolicy.PublicOnly, Natter's one outbound address policy,
+	// actually connected to. Default outbound.PublicOnly, Natter's one outbound address policy,
 	// so the store cannot be pointed into the deployment's own network.
 	AllowAddress func(netip.Addr) bool
 	// Timeout bounds the wait for response headers and for each read of a response body.
@@ -74,7 +74,7 @@ func NewS3(cfg S3Config) (*S3, error) {
 		cfg.Region = "us-east-1"
 	}
 	if cfg.AllowAddress == nil {
-		cfg.AllowAddress = netpolicy.PublicOnly
+		cfg.AllowAddress = outbound.PublicOnly
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
@@ -82,15 +82,9 @@ func NewS3(cfg S3Config) (*S3, error) {
 	if cfg.TempDir == "" {
 		cfg.TempDir = os.TempDir()
 	}
-	dialer := &netpolicy.Dialer{Policy: cfg.AllowAddress, Timeout: cfg.Timeout}
-	transport := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
-		ResponseHeaderTimeout: cfg.Timeout,
-		TLSHandshakeTimeout:   cfg.Timeout,
-		MaxIdleConnsPerHost:   16,
-		IdleConnTimeout:       90 * time.Second,
-	}
+	// Connections are kept between calls: the store is one configured host, not a destination a
+	// user chose, and uploads come in bursts.
+	transport := outbound.NewTransport(outbound.ClientConfig{Policy: cfg.AllowAddress, Timeout: cfg.Timeout, IdleConnsPerHost: 16})
 	// One attempt per call: a caller that wants another tries again, and a slow or failing store
 	// is not hammered on its behalf. minio-go follows no redirects.
 	client, err := minio.New(base.Host, &minio.Options{Creds: credentials.NewStaticV4(cfg.AccessKeyID, cfg.SecretAccessKey, ""),

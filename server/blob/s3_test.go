@@ -17,8 +17,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/server/blob"
-	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // fakeS3 is an in-memory bucket answering path-style PUT, HEAD, GET (with a Range from an
@@ -154,7 +154,7 @@ func TestS3(t *testing.T) {
 		fake := &fakeS3{objects: map[string][]byte{}}
 		s := newS3(t, fake, func(c *blob.S3Config) { c.AllowAddress = nil })
 		_, err := s.Put(ctx, blob.NewKey(), strings.NewReader("x"))
-		require.ErrorIs(t, err, netpolicy.ErrRefused)
+		require.ErrorIs(t, err, outbound.ErrRefused)
 		fake.mu.Lock()
 		defer fake.mu.Unlock()
 		require.Zero(t, fake.calls, "nothing reached the loopback store")

@@ -7,46 +7,27 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/natterchat/natter/server/netpolicy"
+	"github.com/natterchat/natter/outbound"
 )
 
 // Policy decides whether an outbound sign-in call may connect to an address: Natter's one
-// outbound address policy (netpolicy).
-type Policy = netpolicy.Policy
+// outbound address policy (outbound).
+type Policy = outbound.Policy
 
 // ErrAddressRefused is returned (wrapped) when a destination resolves to an address the policy
-// refuses (it is netpolicy.ErrRefused).
-var ErrAddressRefused = netpolicy.ErrRefused
+// refuses (it is outbound.ErrRefused).
+var ErrAddressRefused = outbound.ErrRefused
 
 // DefaultTimeout bounds each outbound sign-in call (and OIDC discovery, §Limits).
 const DefaultTimeout = 30 * time.Second
 
-// newClient returns the HTTP client of every outbound sign-in call: no proxy (the environment's
-// proxy settings are ignored), no redirects (a 3xx comes back as the response, and callers treat
-// it as a failure), no kept-alive connections, and connections only to addresses policy
-// admits. A host name is resolved first and refused when any of its addresses is refused (a
-// mixed public and private answer is refused whole); the connection then goes to a checked
-// address, so a second DNS answer cannot swap it.
+// newClient returns the HTTP client of every outbound sign-in call: outbound's, with no
+// kept-alive connection, so each call resolves and checks its destination afresh.
 func newClient(policy Policy, timeout time.Duration) *http.Client {
-	if policy == nil {
-		policy = netpolicy.PublicOnly
-	}
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	dialer := &netpolicy.Dialer{Policy: policy, Timeout: timeout}
-	transport := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
-		DisableKeepAlives:     true,
-		TLSHandshakeTimeout:   timeout,
-		ResponseHeaderTimeout: timeout,
-	}
-	return &http.Client{
-		Transport:     transport,
-		Timeout:       timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	return outbound.NewClient(outbound.ClientConfig{Policy: policy, Timeout: timeout})
 }
 
 // errTooLarge is returned by readLimited for a body over its limit.

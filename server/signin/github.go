@@ -43,7 +43,7 @@ type GitHubConfig struct {
 	TokenURL     string
 	APIURL       string
 	// Policy decides which addresses the token exchange and API calls may reach. Default
-	// netpolicy.PublicOnly.
+	// outbound.PublicOnly.
 	Policy Policy
 	// Timeout bounds each call to GitHub. Default DefaultTimeout (30s).
 	Timeout time.Duration

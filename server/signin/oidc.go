@@ -14,8 +14,8 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
-	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // DefaultOIDCIssuer is the issuer used when --oidc-issuer is not set: ClickClack's first-party
@@ -42,7 +42,7 @@ type OIDCConfig struct {
 	// Default DefaultOIDCIssuer.
 	FallbackIssuer string
 	// Policy decides which addresses discovery and the token exchange may reach. Default
-	// netpolicy.PublicOnly, plus loopback addresses when the issuer is a loopback URL.
+	// outbound.PublicOnly, plus loopback addresses when the issuer is a loopback URL.
 	Policy Policy
 	// Timeout bounds discovery and each token exchange. Default DefaultTimeout (30s).
 	Timeout time.Duration
@@ -101,9 +101,9 @@ func DiscoverOIDC(ctx context.Context, cfg OIDCConfig) (*OIDC, error) {
 	}
 	policy := cfg.Policy
 	if policy == nil {
-		policy = netpolicy.PublicOnly
+		policy = outbound.PublicOnly
 		if u, _ := url.Parse(cfg.Issuer); loopbackHost(u.Hostname()) {
-			policy = netpolicy.PublicOrLoopback
+			policy = outbound.PublicOrLoopback
 		}
 	}
 	o := &OIDC{issuer: cfg.Issuer, clientID: cfg.ClientID, clientSecret: cfg.ClientSecret, client: newClient(policy, cfg.Timeout)}

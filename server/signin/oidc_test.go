@@ -17,8 +17,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
-	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // discoveryServer answers the discovery path with handler; its issuer is its own URL.
@@ -179,7 +179,7 @@ func TestDiscoverOIDC(t *testing.T) {
 		t.Parallel()
 		srv := discoveryServer(t, status(http.StatusNotFound))
 		cfg := oidcConfig(srv.URL, true)
-		cfg.Policy = netpolicy.PublicOnly
+		cfg.Policy = outbound.PublicOnly
 		_, err := DiscoverOIDC(t.Context(), cfg)
 		require.ErrorIs(t, err, ErrAddressRefused)
 	})
@@ -211,7 +211,7 @@ func unsignedToken(claims map[string]any) string {
 func TestIDTokenClaims(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	o := &OIDC{issuer: "https://idp.example.com", clientID: "client", client: newClient(netpolicy.PublicOnly, time.Second)}
+	o := &OIDC{issuer: "https://idp.example.com", clientID: "client", client: newClient(outbound.PublicOnly, time.Second)}
 	valid := func() map[string]any {
 		return map[string]any{"iss": o.issuer, "aud": "client", "exp": now.Add(time.Minute).Unix(), "email": "A@Example.com",
 			"email_verified": true, "preferred_username": "ann"}

@@ -22,10 +22,9 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime/delivery"
-	"github.com/natterchat/natter/server/callback"
-	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // TestBrowserBots drives the bots, agents and integrations views (issue 16). Ana owns the
@@ -502,7 +501,7 @@ func (r *receiver) wait(t *testing.T, n int) []delivered {
 // startDeliveries runs the event-subscription deliverer against the test's server, allowed to
 // call receivers on loopback.
 func startDeliveries(t *testing.T, e *env) {
-	cb, err := callback.New(callback.Config{AllowAddr: netpolicy.PublicOrLoopback, Timeout: 10 * time.Second})
+	cb, err := outbound.NewCallbackClient(outbound.CallbackConfig{AllowAddr: outbound.PublicOrLoopback, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

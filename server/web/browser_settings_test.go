@@ -23,12 +23,12 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/realtime/push/pushtest"
 	"github.com/natterchat/natter/server"
-	"github.com/natterchat/natter/server/netpolicy"
 	"github.com/natterchat/natter/server/passwordhash"
 )
 
@@ -63,11 +63,11 @@ func standInPushService(endpoint, p256dh, auth string) string {
 func pushEnv(t *testing.T, config ...func(*server.Config)) (*env, *pushtest.Service) {
 	t.Helper()
 	svc := pushtest.New(t)
-	e := newEnv(t, append(config, func(c *server.Config) { c.PushPolicy = netpolicy.PublicOrLoopback })...)
+	e := newEnv(t, append(config, func(c *server.Config) { c.PushPolicy = outbound.PublicOrLoopback })...)
 	if _, err := push.EnsureKey(context.Background(), e.store); err != nil {
 		t.Fatalf("push key: %v", err)
 	}
-	d, err := push.New(push.Config{Store: e.store, NATS: e.nc, Logger: slog.New(slog.DiscardHandler), Policy: netpolicy.PublicOrLoopback,
+	d, err := push.New(push.Config{Store: e.store, NATS: e.nc, Logger: slog.New(slog.DiscardHandler), Policy: outbound.PublicOrLoopback,
 		RootCAs: svc.RootCAs, DiscoverInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("push deliverer: %v", err)

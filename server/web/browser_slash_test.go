@@ -12,10 +12,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/server"
-	"github.com/natterchat/natter/server/callback"
-	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // slashCall is what an integration's callback receives (SPEC §Integrations rule 3).
@@ -54,7 +53,7 @@ func TestBrowserSlashCommand(t *testing.T) {
 		_, _ = io.WriteString(w, `{"text":"Shipping `+c.Text+` now"}`)
 	}))
 	t.Cleanup(receiver.Close)
-	cb, err := callback.New(callback.Config{AllowAddr: netpolicy.PublicOrLoopback, Timeout: 10 * time.Second})
+	cb, err := outbound.NewCallbackClient(outbound.CallbackConfig{AllowAddr: outbound.PublicOrLoopback, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package callback
+package outbound
 
 import (
 	"bytes"
@@ -15,8 +15,6 @@ import (
 	"net/url"
 	"strconv"
 	"time"
-
-	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // Header names of a signed callback (CONTRACT.md: the spec's X-Service-* with our vendor word).
@@ -26,17 +24,10 @@ const (
 	HeaderEventID   = "X-Natter-Event-ID"
 )
 
-// ErrRefused is returned (wrapped) when a destination is not allowed by the address policy
-// (it is netpolicy.ErrRefused), or the URL is not an absolute http(s) URL.
-var ErrRefused = netpolicy.ErrRefused
-
-// Resolver looks host names up; *net.Resolver is one.
-type Resolver = netpolicy.Resolver
-
-// Config configures a Client.
-type Config struct {
+// CallbackConfig configures a CallbackClient.
+type CallbackConfig struct {
 	// AllowAddr decides whether a resolved address may be called. Every address a host
-	// resolves to must pass, or the call is refused. Default netpolicy.PublicOnly; tests that
+	// resolves to must pass, or the call is refused. Default PublicOnly; tests that
 	// call receivers on 127.0.0.1 widen it.
 	AllowAddr func(netip.Addr) bool
 	// Resolver resolves callback hosts. Default net.DefaultResolver.
@@ -49,16 +40,16 @@ type Config struct {
 	MaxResponseBytes int64
 }
 
-// Client makes signed callbacks. It is safe for concurrent use.
-type Client struct {
-	cfg  Config
+// CallbackClient makes signed callbacks. It is safe for concurrent use.
+type CallbackClient struct {
+	cfg  CallbackConfig
 	http *http.Client
 }
 
-// New validates cfg and applies its defaults.
-func New(cfg Config) (*Client, error) {
+// NewCallbackClient validates cfg and applies its defaults.
+func NewCallbackClient(cfg CallbackConfig) (*CallbackClient, error) {
 	if cfg.AllowAddr == nil {
-		cfg.AllowAddr = netpolicy.PublicOnly
+		cfg.AllowAddr = PublicOnly
 	}
 	if cfg.Resolver == nil {
 		cfg.Resolver = net.DefaultResolver
@@ -67,35 +58,21 @@ func New(cfg Config) (*Client, error) {
 		cfg.Timeout = 10 * time.Second
 	}
 	if cfg.Timeout < 0 {
-		return nil, fmt.Errorf("callback: Config.Timeout must be positive, not %s", cfg.Timeout)
+		return nil, fmt.Errorf("outbound: CallbackConfig.Timeout must be positive, not %s", cfg.Timeout)
 	}
 	if cfg.MaxResponseBytes == 0 {
 		cfg.MaxResponseBytes = 64 << 10
 	}
 	if cfg.MaxResponseBytes < 0 {
-		return nil, fmt.Errorf("callback: Config.MaxResponseBytes must be positive, not %d", cfg.MaxResponseBytes)
+		return nil, fmt.Errorf("outbound: CallbackConfig.MaxResponseBytes must be positive, not %d", cfg.MaxResponseBytes)
 	}
-	c := &Client{cfg: cfg}
-	dialer := &netpolicy.Dialer{Policy: cfg.AllowAddr, Resolver: cfg.Resolver}
-	transport := &http.Transport{
-		Proxy:                  nil, // never an environment proxy: it would dial on our behalf
-		DialContext:            dialer.DialContext,
-		DisableKeepAlives:      true, // every call resolves and checks its destination afresh
-		TLSHandshakeTimeout:    cfg.Timeout,
-		ResponseHeaderTimeout:  cfg.Timeout,
-		MaxResponseHeaderBytes: 64 << 10,
-	}
-	c.http = &http.Client{
-		Transport: transport,
-		Timeout:   cfg.Timeout,
-		// A redirect is answered as it is (a 3xx, not a success); its target is never called.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	return c, nil
+	// No kept-alive connection: every call resolves and checks its destination afresh.
+	client := NewClient(ClientConfig{Policy: cfg.AllowAddr, Resolver: cfg.Resolver, Timeout: cfg.Timeout})
+	return &CallbackClient{cfg: cfg, http: client}, nil
 }
 
-// Request is one callback.
-type Request struct {
+// Callback is one callback.
+type Callback struct {
 	URL string
 	// Secret signs the body; see Sign.
 	Secret string
@@ -105,9 +82,9 @@ type Request struct {
 	Header map[string]string
 }
 
-// Result is what a callback produced. Err is set when no HTTP answer was had (refused, network,
+// CallbackResult is what a callback produced. Err is set when no HTTP answer was had (refused, network,
 // timeout); otherwise Status and Body (at most MaxResponseBytes) hold the answer.
-type Result struct {
+type CallbackResult struct {
 	Status    int
 	Body      []byte
 	Truncated bool
@@ -115,10 +92,10 @@ type Result struct {
 }
 
 // OK reports a 2xx answer.
-func (r Result) OK() bool { return r.Err == nil && r.Status >= 200 && r.Status < 300 }
+func (r CallbackResult) OK() bool { return r.Err == nil && r.Status >= 200 && r.Status < 300 }
 
 // Problem says what went wrong, for the stored record of a call: "" for a 2xx answer.
-func (r Result) Problem() string {
+func (r CallbackResult) Problem() string {
 	switch {
 	case r.Err != nil:
 		return r.Err.Error()
@@ -134,7 +111,7 @@ func (r Result) Problem() string {
 // other detail of the network the server sits in: any user may create a workspace and a
 // command, and must not map internal names through it. The detail stays in Problem, for the
 // stored record and the log.
-func (r Result) Failure() string {
+func (r CallbackResult) Failure() string {
 	var dnsErr *net.DNSError
 	var netErr net.Error
 	switch {
@@ -157,16 +134,16 @@ func (r Result) Failure() string {
 
 // Post sends a signed JSON callback. It never returns a response it did not bound: the body is
 // cut at MaxResponseBytes and the whole call at Timeout.
-func (c *Client) Post(ctx context.Context, req Request) Result {
+func (c *CallbackClient) Post(ctx context.Context, req Callback) CallbackResult {
 	u, err := url.Parse(req.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return Result{Err: fmt.Errorf("%w: the callback URL must be an absolute http(s) URL without credentials", ErrRefused)}
+		return CallbackResult{Err: fmt.Errorf("%w: the callback URL must be an absolute http(s) URL without credentials", ErrRefused)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(req.Body))
 	if err != nil {
-		return Result{Err: err}
+		return CallbackResult{Err: err}
 	}
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
 	hr.Header.Set("Content-Type", "application/json")
@@ -178,11 +155,11 @@ func (c *Client) Post(ctx context.Context, req Request) Result {
 	}
 	resp, err := c.http.Do(hr)
 	if err != nil {
-		return Result{Err: err}
+		return CallbackResult{Err: err}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxResponseBytes+1))
-	res := Result{Status: resp.StatusCode, Body: body}
+	res := CallbackResult{Status: resp.StatusCode, Body: body}
 	if int64(len(body)) > c.cfg.MaxResponseBytes {
 		res.Body, res.Truncated = body[:c.cfg.MaxResponseBytes], true
 	}

@@ -1,4 +1,4 @@
-package callback
+package outbound
 
 import (
 	"context"
@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/natterchat/natter/server/netpolicy"
 )
 
 // receiver is an httptest server on 127.0.0.1 that hands each request to the test.
@@ -38,9 +36,9 @@ func receiver(t *testing.T, answer func(w http.ResponseWriter)) (*httptest.Serve
 
 func loopback(a netip.Addr) bool { return a.IsLoopback() }
 
-func newClient(t *testing.T, cfg Config) *Client {
+func newClient(t *testing.T, cfg CallbackConfig) *CallbackClient {
 	t.Helper()
-	c, err := New(cfg)
+	c, err := NewCallbackClient(cfg)
 	require.NoError(t, err)
 	return c
 }
@@ -48,9 +46,9 @@ func newClient(t *testing.T, cfg Config) *Client {
 func TestPostSignsTheBody(t *testing.T) {
 	t.Parallel()
 	srv, got := receiver(t, func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{"ok":true}`)) })
-	c := newClient(t, Config{AllowAddr: loopback})
+	c := newClient(t, CallbackConfig{AllowAddr: loopback})
 	body := []byte(`{"hello":"world"}`)
-	res := c.Post(t.Context(), Request{URL: srv.URL + "/hook", Secret: "whsec_test", Body: body,
+	res := c.Post(t.Context(), Callback{URL: srv.URL + "/hook", Secret: "whsec_test", Body: body,
 		Header: map[string]string{HeaderEventID: "evt_1"}})
 	require.NoError(t, res.Err)
 	require.True(t, res.OK())
@@ -69,12 +67,12 @@ func TestPostSignsTheBody(t *testing.T) {
 func TestStrictPolicyRefusesLoopback(t *testing.T) {
 	t.Parallel()
 	srv, got := receiver(t, func(w http.ResponseWriter) {})
-	c := newClient(t, Config{}) // PublicOnly
-	res := c.Post(t.Context(), Request{URL: srv.URL, Secret: "s", Body: []byte(`{}`)})
+	c := newClient(t, CallbackConfig{}) // PublicOnly
+	res := c.Post(t.Context(), Callback{URL: srv.URL, Secret: "s", Body: []byte(`{}`)})
 	require.ErrorIs(t, res.Err, ErrRefused)
 	u, err := url.Parse(srv.URL)
 	require.NoError(t, err)
-	res = c.Post(t.Context(), Request{URL: "http://localhost:" + u.Port(), Secret: "s", Body: []byte(`{}`)})
+	res = c.Post(t.Context(), Callback{URL: "http://localhost:" + u.Port(), Secret: "s", Body: []byte(`{}`)})
 	require.ErrorIs(t, res.Err, ErrRefused)
 	require.Empty(t, got, "a refused destination was called")
 }
@@ -93,17 +91,17 @@ func TestMixedAnswersAreRefused(t *testing.T) {
 	require.NoError(t, err)
 	// One public answer beside the loopback receiver: the whole name is refused, even by a
 	// policy that would admit each public address.
-	c := newClient(t, Config{AllowAddr: netpolicy.PublicOnly,
+	c := newClient(t, CallbackConfig{AllowAddr: PublicOnly,
 		Resolver: fixedResolver{netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("127.0.0.1")}})
-	res := c.Post(t.Context(), Request{URL: "http://hooks.example.com:" + u.Port(), Secret: "s", Body: []byte(`{}`)})
+	res := c.Post(t.Context(), Callback{URL: "http://hooks.example.com:" + u.Port(), Secret: "s", Body: []byte(`{}`)})
 	require.ErrorIs(t, res.Err, ErrRefused)
 	require.Contains(t, res.Err.Error(), "127.0.0.1")
 	require.Empty(t, got)
 
 	// The same name resolving to loopback only reaches the receiver under a loopback policy:
 	// the checked address is the one dialled.
-	c = newClient(t, Config{AllowAddr: loopback, Resolver: fixedResolver{netip.MustParseAddr("127.0.0.1")}})
-	res = c.Post(t.Context(), Request{URL: "http://hooks.example.com:" + u.Port(), Secret: "s", Body: []byte(`{}`)})
+	c = newClient(t, CallbackConfig{AllowAddr: loopback, Resolver: fixedResolver{netip.MustParseAddr("127.0.0.1")}})
+	res = c.Post(t.Context(), Callback{URL: "http://hooks.example.com:" + u.Port(), Secret: "s", Body: []byte(`{}`)})
 	require.NoError(t, res.Err)
 	require.Len(t, got, 1)
 }
@@ -115,8 +113,8 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 		w.Header().Set("Location", target.URL)
 		w.WriteHeader(http.StatusTemporaryRedirect)
 	})
-	c := newClient(t, Config{AllowAddr: loopback})
-	res := c.Post(t.Context(), Request{URL: srv.URL, Secret: "s", Body: []byte(`{}`)})
+	c := newClient(t, CallbackConfig{AllowAddr: loopback})
+	res := c.Post(t.Context(), Callback{URL: srv.URL, Secret: "s", Body: []byte(`{}`)})
 	require.NoError(t, res.Err)
 	require.Equal(t, http.StatusTemporaryRedirect, res.Status)
 	require.False(t, res.OK())
@@ -126,8 +124,8 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 func TestResponseBodyIsBounded(t *testing.T) {
 	t.Parallel()
 	srv, _ := receiver(t, func(w http.ResponseWriter) { _, _ = w.Write([]byte(strings.Repeat("x", 5000))) })
-	c := newClient(t, Config{AllowAddr: loopback, MaxResponseBytes: 1000})
-	res := c.Post(t.Context(), Request{URL: srv.URL, Secret: "s", Body: []byte(`{}`)})
+	c := newClient(t, CallbackConfig{AllowAddr: loopback, MaxResponseBytes: 1000})
+	res := c.Post(t.Context(), Callback{URL: srv.URL, Secret: "s", Body: []byte(`{}`)})
 	require.NoError(t, res.Err)
 	require.Len(t, res.Body, 1000)
 	require.True(t, res.Truncated)
@@ -145,23 +143,23 @@ func TestSlowReceiverTimesOut(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) }) // runs first: the handler returns before the server closes
-	c := newClient(t, Config{AllowAddr: loopback, Timeout: 50 * time.Millisecond})
-	res := c.Post(t.Context(), Request{URL: srv.URL, Secret: "s", Body: []byte(`{}`)})
+	c := newClient(t, CallbackConfig{AllowAddr: loopback, Timeout: 50 * time.Millisecond})
+	res := c.Post(t.Context(), Callback{URL: srv.URL, Secret: "s", Body: []byte(`{}`)})
 	require.Error(t, res.Err)
 	require.False(t, res.OK())
 }
 
 func TestNoProxyAndBadURLs(t *testing.T) {
 	t.Parallel()
-	c := newClient(t, Config{})
+	c := newClient(t, CallbackConfig{})
 	tr, ok := c.http.Transport.(*http.Transport)
 	require.True(t, ok)
 	require.Nil(t, tr.Proxy, "environment proxies must never be used")
 	for _, u := range []string{"ftp://example.com/x", "/relative", "http://user:pw@example.com/", "::"} {
-		res := c.Post(t.Context(), Request{URL: u, Secret: "s", Body: []byte(`{}`)})
+		res := c.Post(t.Context(), Callback{URL: u, Secret: "s", Body: []byte(`{}`)})
 		require.True(t, errors.Is(res.Err, ErrRefused), u)
 	}
-	_, err := New(Config{Timeout: -1})
+	_, err := NewCallbackClient(CallbackConfig{Timeout: -1})
 	require.Error(t, err)
 }
 
@@ -190,15 +188,15 @@ func TestFailureSentences(t *testing.T) {
 	t.Cleanup(slow.Close)
 	t.Cleanup(func() { close(release) })
 
-	strict := newClient(t, Config{Resolver: fixedResolver{netip.MustParseAddr("10.1.2.3")}})
-	unresolvable := newClient(t, Config{AllowAddr: loopback, Resolver: failingResolver{}})
-	loose := newClient(t, Config{AllowAddr: loopback, Timeout: 200 * time.Millisecond})
-	post := func(c *Client, target string) Result {
-		return c.Post(t.Context(), Request{URL: target, Secret: "s", Body: []byte(`{}`)})
+	strict := newClient(t, CallbackConfig{Resolver: fixedResolver{netip.MustParseAddr("10.1.2.3")}})
+	unresolvable := newClient(t, CallbackConfig{AllowAddr: loopback, Resolver: failingResolver{}})
+	loose := newClient(t, CallbackConfig{AllowAddr: loopback, Timeout: 200 * time.Millisecond})
+	post := func(c *CallbackClient, target string) CallbackResult {
+		return c.Post(t.Context(), Callback{URL: target, Secret: "s", Body: []byte(`{}`)})
 	}
 	for _, tc := range []struct {
 		name     string
-		res      Result
+		res      CallbackResult
 		sentence string
 		detail   string // what Problem keeps and Failure must not show
 	}{
@@ -216,5 +214,5 @@ func TestFailureSentences(t *testing.T) {
 			}
 		})
 	}
-	require.Empty(t, Result{Status: 204}.Failure())
+	require.Empty(t, CallbackResult{Status: 204}.Failure())
 }

@@ -1,8 +1,4 @@
-// Package netpolicy is the one address policy of every outbound call Natter makes to a
-// destination someone else chose or configured (slash-command and subscription callbacks, web
-// push services, the S3 upload store, OIDC and GitHub sign-in, the identity proxy's keys): which
-// addresses may be dialled, and a dialer that enforces it. It imports no project package.
-package netpolicy
+package outbound
 
 import (
 	"context"
