@@ -55,4 +55,3 @@ func probeWrite(dir string) error {
 	}
 	return err
 }
-

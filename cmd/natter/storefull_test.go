@@ -76,4 +76,3 @@ func get(t *testing.T, url string) (int, string) {
 	require.NoError(t, err)
 	return resp.StatusCode, strings.TrimSpace(string(body))
 }
-
