@@ -267,7 +267,19 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 	defer stopNATS()
-	db, err := openDatabase(ctx, c, logger, streams.StoreConfig(nc, persist.Config{MaxConns: 32}), true)
+	open := func() (*database, error) {
+		return openDatabase(ctx, c, logger, streams.StoreConfig(nc, persist.Config{MaxConns: 32}), true)
+	}
+	var db *database
+	if c.String("database-url") == "" {
+		db, err = open() // the private cluster: starting it is not something to wait for
+	} else {
+		var apiLn net.Listener
+		db, apiLn, err = openDatabaseWaiting(ctx, open, ln, logger)
+		if err == nil {
+			ln = apiLn
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/natterchat/natter/persist"
 )
 
 // handleHealthz serves GET /healthz: the process is alive.
@@ -34,4 +36,23 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// Starting answers for a server still waiting for its database at start-up, before its API
+// exists: /healthz 200 (the process is alive), /readyz 503 naming the database, and every other
+// request 503 unavailable with Retry-After, so a load balancer and clients wait rather than
+// fail.
+func Starting() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/healthz":
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		case "/readyz":
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "starting", "failing": []string{"database"}})
+		default:
+			w.Header().Set("Retry-After", retryAfterOutage)
+			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "the server is starting and cannot reach its database yet; try again shortly",
+				Code: persist.CodeUnavailable})
+		}
+	})
 }

@@ -238,6 +238,7 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 		}
 		_ = locks.Close(context.WithoutCancel(ctx))
 		locks = nil
+		r.health.databaseLost()
 	}
 	if locks == nil {
 		r.dropAll()
@@ -245,9 +246,11 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 		if locks, err = r.cfg.Store.Locks(ctx); err != nil {
 			if ctx.Err() == nil {
 				r.logger.Warn("relay cannot reach the database", "error", err)
+				r.health.databaseLost()
 			}
 			return nil
 		}
+		r.health.databaseBack(r.logger)
 	}
 	n := 0
 	for shard, owned := range r.owned {

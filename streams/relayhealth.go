@@ -3,6 +3,7 @@ package streams
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,8 @@ type relayHealth struct {
 	// The store recovery's back-off: the next attempt is not before recoverAt.
 	recoverAt   time.Time
 	recoverWait time.Duration
+	// dbLostAt is when the relay last found the database unreachable; zero while it answers.
+	dbLostAt time.Time
 
 	stalledGauge prometheus.Gauge
 	backlog      prometheus.Gauge
@@ -112,5 +115,20 @@ func (r *Relay) checkHealth() {
 	}
 	if r.cfg.OnHealth != nil {
 		r.cfg.OnHealth(n > 0)
+	}
+}
+
+// databaseLost notes that the database did not answer.
+func (h *relayHealth) databaseLost() {
+	if h.dbLostAt.IsZero() {
+		h.dbLostAt = time.Now()
+	}
+}
+
+// databaseBack logs the end of an outage: the refusals were logged, and so is the recovery.
+func (h *relayHealth) databaseBack(logger *slog.Logger) {
+	if !h.dbLostAt.IsZero() {
+		logger.Info("the database is reachable again", "down_ms", time.Since(h.dbLostAt).Milliseconds())
+		h.dbLostAt = time.Time{}
 	}
 }
