@@ -73,7 +73,9 @@ func serverFlags(dev bool) []cli.Flag {
 		&cli.BoolFlag{Name: "dev-auth", EnvVars: []string{"NATTER_DEV_AUTH"}, Value: dev,
 			Usage: "local development sign-in: loopback clients may mint magic-link tokens through POST /api/auth/magic/request and act as any person with X-Natter-User"},
 		&cli.BoolFlag{Name: "metrics", EnvVars: []string{"NATTER_METRICS"},
-			Usage: "serve Prometheus metrics at /metrics"},
+			Usage: "serve Prometheus metrics at /metrics on --addr (prefer --metrics-addr, which keeps them off the public listener)"},
+		&cli.StringFlag{Name: "metrics-addr", EnvVars: []string{"NATTER_METRICS_ADDR"},
+			Usage: "host:port of a listener of its own serving Prometheus metrics at /metrics, such as 127.0.0.1:9090; empty: none"},
 		&cli.StringFlag{Name: "cookie-namespace", EnvVars: []string{"NATTER_COOKIE_NAMESPACE"},
 			Usage: "suffix for the session cookie name (cc_session_<namespace>) when deployments share a domain"},
 		&cli.StringFlag{Name: "api-base-url", EnvVars: []string{"NATTER_API_BASE_URL"},
@@ -139,6 +141,11 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	}
 	if err := checkHostPort(cfg.addr); err != nil {
 		return cfg, configError("addr", "%v", err)
+	}
+	if a := c.String("metrics-addr"); a != "" {
+		if err := checkHostPort(a); err != nil {
+			return cfg, configError("metrics-addr", "%v", err)
+		}
 	}
 	if cfg.natsURL == "" && cfg.streamReplicas > 1 {
 		return cfg, configError("stream-replicas", "the embedded NATS server is a single node and holds 1 replica; more need --nats-url of a cluster")
@@ -268,6 +275,13 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return fmt.Errorf("listen on --addr %s: %w", cfg.addr, err)
 	}
 	defer ln.Close()
+	metricsLn, err := listenMetrics(c.String("metrics-addr"))
+	if err != nil {
+		return err
+	}
+	if metricsLn != nil {
+		defer metricsLn.ln.Close()
+	}
 	blobs, err := openUploads(c)
 	if err != nil {
 		return err
@@ -364,7 +378,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	cfg.server.Logger = logger
 	cfg.server.Realtime = hub
 	cfg.server.Uploads = blobs
-	cfg.server.Collectors = append(hub.Collectors(), relay.Collectors()...)
+	cfg.server.Collectors = append(append(hub.Collectors(), relay.Collectors()...), processCollectors(db.Store, nc)...)
 	cfg.server.ReadyChecks = map[string]func(context.Context) error{"relay": relay.Health}
 	if push != nil {
 		cfg.server.Collectors = append(cfg.server.Collectors, push.Collectors()...)
@@ -376,6 +390,10 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	logger.Info("sign-in methods", "enabled", signInMethods(cfg.server, srv.AuthMethods()))
 	fmt.Fprintf(c.App.Writer, "natter listening on http://%s\n", ln.Addr())
 	fmt.Fprintf(c.App.Writer, "open %s/ in a browser to chat\n", clientURL(cfg.server.PublicURL, ln.Addr()))
+	if metricsLn != nil {
+		metricsLn.handler, metricsLn.logger = srv.MetricsHandler(), logger
+		fmt.Fprintf(c.App.Writer, "natter metrics on http://%s/metrics\n", metricsLn.ln.Addr())
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		for {
@@ -389,6 +407,9 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		}
 	})
 	g.Go(func() error { return srv.Serve(gctx, ln) })
+	if metricsLn != nil {
+		g.Go(func() error { return metricsLn.Run(gctx) })
+	}
 	g.Go(func() error { return relay.Run(gctx) })
 	g.Go(func() error { return hub.Run(gctx) })
 	g.Go(func() error { return deliverer.Run(gctx) })
