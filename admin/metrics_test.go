@@ -20,28 +20,7 @@ import (
 // keeps /metrics off without --metrics.
 func TestMetricsAddr(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(t.Context())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- admin.Run(ctx, []string{"natter", "serve", "--database-url", persisttest.URL(t), "--data-dir", t.TempDir(),
-			"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--web-push=false", "--dev-bootstrap"}, pw, io.Discard)
-		pw.Close()
-	}()
-	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
-	var api, metrics string
-	sc := bufio.NewScanner(pr)
-	for (api == "" || metrics == "") && sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "natter listening on "); ok {
-			api = rest
-		}
-		if rest, ok := strings.CutPrefix(sc.Text(), "natter metrics on "); ok {
-			metrics = rest
-		}
-	}
-	require.NotEmpty(t, metrics, "the metrics address is printed")
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
-
+	api, metrics := startWithMetrics(t)
 	client := &http.Client{Timeout: 10 * time.Second}
 	resp, err := client.Get(metrics)
 	require.NoError(t, err)
@@ -70,4 +49,31 @@ func TestMetricsAddr(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusNotFound, resp.StatusCode, "the metrics listener serves nothing else")
+}
+
+// startWithMetrics runs `natter serve` with --metrics-addr until the test ends and returns the
+// API's base URL and the metrics URL it printed.
+func startWithMetrics(t *testing.T) (api, metrics string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- admin.Run(ctx, []string{"natter", "serve", "--database-url", persisttest.URL(t), "--data-dir", t.TempDir(),
+			"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--dev-bootstrap"}, pw, io.Discard)
+		pw.Close()
+	}()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	sc := bufio.NewScanner(pr)
+	for (api == "" || metrics == "") && sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "natter listening on "); ok {
+			api = rest
+		}
+		if rest, ok := strings.CutPrefix(sc.Text(), "natter metrics on "); ok {
+			metrics = rest
+		}
+	}
+	require.NotEmpty(t, metrics, "the metrics address is printed")
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	return api, metrics
 }

@@ -257,10 +257,16 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if cfg.server.GitHub, cfg.server.OIDC, err = cfg.signIn.providers(ctx, cfg.server.PublicURL, logger); err != nil {
 		return err
 	}
-	// The data dir is made here, readable by others, before NATS would make it private: the
-	// private PostgreSQL cluster inside it runs as an unprivileged user who must enter it.
-	if err := os.MkdirAll(c.String("data-dir"), 0o755); err != nil {
-		return fmt.Errorf("create --data-dir: %w", err)
+	// The data dir holds what lives on this host: the private PostgreSQL cluster, the embedded
+	// NATS store, uploads on disk. With all three elsewhere it is neither made nor locked, so a
+	// server under a read-only root (systemd's ProtectSystem=strict) needs no directory at all.
+	// It is made here, readable by others, before NATS would make it private: the private
+	// cluster inside it runs as an unprivileged user who must enter it.
+	diskUploads := c.String("upload-s3-endpoint") == "" && c.String("upload-dir") == ""
+	if cfg.natsURL == "" || c.String("database-url") == "" || diskUploads {
+		if err := os.MkdirAll(c.String("data-dir"), 0o755); err != nil {
+			return fmt.Errorf("create --data-dir: %w", err)
+		}
 	}
 	if cfg.natsURL == "" || c.String("database-url") == "" {
 		release, err := lockDataDir(c.String("data-dir"))
