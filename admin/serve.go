@@ -394,6 +394,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return fmt.Errorf("invalid configuration: %w", err)
 	}
 	logger.Info("sign-in methods", "enabled", signInMethods(cfg.server, srv.AuthMethods()))
+	logger.Info("natter started", startupFacts(c, cfg, ln, metricsLn)...)
 	fmt.Fprintf(c.App.Writer, "natter listening on http://%s\n", ln.Addr())
 	fmt.Fprintf(c.App.Writer, "open %s/ in a browser to chat\n", clientURL(cfg.server.PublicURL, ln.Addr()))
 	if metricsLn != nil {

@@ -3,16 +3,20 @@ package admin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/urfave/cli/v2"
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/server"
+	"github.com/natterchat/natter/streams"
 )
 
 // Back-off of the database connection at start-up: 1s, doubling to 30s.
@@ -167,3 +171,27 @@ func (l *switchedListener) Close() error {
 }
 
 func (l *switchedListener) Addr() net.Addr { return l.addr }
+
+// startupFacts are the fields of the one start-up line an operator reads first: the build, where
+// the database and NATS are, and the addresses listened on. Credentials are never part of it.
+func startupFacts(c *cli.Context, cfg serverConfig, ln net.Listener, metrics *metricsListener) []any {
+	postgres := "private cluster in " + filepath.Join(c.String("data-dir"), "pg")
+	if u := c.String("database-url"); u != "" {
+		postgres = "unparsable URL"
+		if pc, err := pgconn.ParseConfig(u); err == nil {
+			postgres = fmt.Sprintf("%s:%d/%s", pc.Host, pc.Port, pc.Database)
+		}
+	}
+	nats := "embedded"
+	if cfg.natsURL != "" {
+		nats = "external " + streams.RedactURLs(cfg.natsURL)
+	}
+	facts := []any{"version", BuildVersion(), "postgres", postgres, "nats", nats, "addr", ln.Addr().String()}
+	if metrics != nil {
+		facts = append(facts, "metrics_addr", metrics.ln.Addr().String())
+	}
+	if cfg.natsListen != "" {
+		facts = append(facts, "nats_listen", cfg.natsListen)
+	}
+	return facts
+}

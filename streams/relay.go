@@ -341,9 +341,13 @@ func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) {
 	if err != nil {
 		if ctx.Err() == nil {
 			r.logger.Warn("relay poll failed", "error", err)
+			if !persist.IsRefusal(err) {
+				r.health.databaseLost()
+			}
 		}
 		return
 	}
+	r.health.databaseBack(r.logger)
 	var backlog int64
 	behind := make(map[string]bool, len(pending))
 	for _, s := range pending {

@@ -56,6 +56,7 @@ func TestDatabaseDownAtStart(t *testing.T) {
 	status, _ = get(t, base+"/api/workspaces")
 	require.Equal(t, http.StatusServiceUnavailable, status)
 	lost := logs.waitFor(t, second, "the database is unavailable")
+	logs.waitFor(t, second, "relay poll failed") // the poll (every 500 ms) saw the outage too
 	outage.Restore()
 	logs.waitFor(t, lost, "the database is reachable again", "down_ms=")
 	status, _ = get(t, base+"/api/workspaces")
