@@ -287,9 +287,17 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 		page.NextCursor = formatMemberCursor(last)
 	}
 	if p.Cursor == "" {
+		// Without a name to match, the count reads the memberships alone (an index-only count),
+		// less the few whose user was deleted, instead of joining every member's user row.
+		count := `SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id
+			WHERE m.workspace_id = $1 AND ` + filter
+		if q == "" {
+			count = `SELECT (SELECT count(*) FROM workspace_members m WHERE m.workspace_id = $1 AND ($2 = '' OR m.role = $2))
+				- (SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id AND u.deleted_at IS NOT NULL
+					WHERE m.workspace_id = $1 AND ($2 = '' OR m.role = $2) AND $3 = '' AND $4 = '')`
+		}
 		var total int
-		if err := tx.queryRow(ctx, `SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id
-			WHERE m.workspace_id = $1 AND `+filter, args...).Scan(&total); err != nil {
+		if err := tx.queryRow(ctx, count, args...).Scan(&total); err != nil {
 			return page, err
 		}
 		page.TotalCount = &total

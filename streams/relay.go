@@ -95,8 +95,13 @@ type relayMetrics struct {
 // DefaultStreamMaxMsgs is RelayConfig.StreamMaxMsgs's default: see docs/realtime.md for why.
 const DefaultStreamMaxMsgs = 100_000
 
-// retireBatch bounds the streams one retirement sweep looks at.
-const retireBatch = 256
+// A retirement sweep looks at up to retireBatches batches of retireBatch streams, and retires
+// at least retireAtLeast of them before it gives way to wake-ups.
+const (
+	retireBatch   = 256
+	retireBatches = 4
+	retireAtLeast = 32
+)
 
 // relayLockBase is the first advisory lock key of the relay's shards ("natt" "rl" …).
 const relayLockBase int64 = 0x6e617474_726c0000
@@ -246,6 +251,11 @@ func (r *Relay) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+			select {
+			case <-retire: // a backlog of thousands of workspaces must not hold retirement back
+				r.retireIdle(ctx, dirty, func() bool { return true })
+			default:
+			}
 			if err := r.relayWorkspace(ctx, id); err != nil {
 				// The workspace stays behind; the next poll retries it from a fresh look.
 				r.logger.Warn("relay failed", "workspace_id", id, "error", err)
@@ -379,6 +389,13 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 	})
 	if err != nil {
 		return err
+	}
+	if st.StreamRetired && st.Head == st.Relayed {
+		// Nothing new, and no stream: a prune has nothing to purge, only to be recorded.
+		if st.PrunedThrough == st.StreamPrunedThrough {
+			return nil
+		}
+		return r.record(ctx, workspaceID, st.Relayed, st.PrunedThrough)
 	}
 	mark, ok := r.streams[workspaceID]
 	if !ok || time.Since(mark.verifiedAt) > r.cfg.VerifyInterval {
