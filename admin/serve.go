@@ -150,6 +150,9 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	if cfg.natsURL == "" && cfg.streamReplicas > 1 {
 		return cfg, configError("stream-replicas", "the embedded NATS server is a single node and holds 1 replica; more need --nats-url of a cluster")
 	}
+	if err := checkDatabaseURL(c.String("database-url")); err != nil {
+		return cfg, err
+	}
 	if !dev && c.String("database-url") == "" {
 		return cfg, configError("database-url", "serve needs a database URL (NATTER_DATABASE_URL); use `natter dev` for a private database")
 	}
@@ -168,12 +171,12 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	}
 	if p := c.String("public-url"); p != "" {
 		if _, err := server.ParsePublicURL(p); err != nil {
-			return cfg, fmt.Errorf("invalid configuration: %w", err) // the error names the flag
+			return cfg, usageErrorf("invalid configuration: %w", err) // the error names the flag
 		}
 	}
 	if b := c.String("api-base-url"); b != "" {
 		if _, err := server.ParseAPIBaseURL(b); err != nil {
-			return cfg, fmt.Errorf("invalid configuration: %w", err) // the error names the flag
+			return cfg, usageErrorf("invalid configuration: %w", err) // the error names the flag
 		}
 	}
 	if ns := c.String("cookie-namespace"); ns != "" && !server.ValidCookieNamespace(ns) {
@@ -391,7 +394,7 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	}
 	srv, err := server.New(cfg.server)
 	if err != nil {
-		return fmt.Errorf("invalid configuration: %w", err)
+		return usageErrorf("invalid configuration: %w", err)
 	}
 	logger.Info("sign-in methods", "enabled", signInMethods(cfg.server, srv.AuthMethods()))
 	logger.Info("natter started", startupFacts(c, cfg, ln, metricsLn)...)
