@@ -477,12 +477,13 @@ func (r *Relay) record(ctx context.Context, workspaceID string, pos, prunedThrou
 // last sequence, and waits for every acknowledgement. A retry after a crash is answered as a
 // duplicate (same Nats-Msg-Id) or refused as out of sequence; either way nothing is stored twice.
 func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
-	members, err := r.dmMembers(ctx, events)
+	members, private, err := r.placeFacts(ctx, events)
 	if err != nil {
 		return err
 	}
 	futures := make([]jetstream.PubAckFuture, 0, len(events))
 	for _, e := range events {
+		e.PrivateChannel = private[e.ChannelID]
 		subject, body, err := EncodeEvent(e)
 		if err != nil {
 			return err
@@ -490,6 +491,9 @@ func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 		msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
 		if e.DirectConversationID != "" {
 			msg.Header.Set(HeaderDMMembers, strings.Join(members[e.DirectConversationID], ","))
+		}
+		if id := e.Scope().MemberID; id != "" {
+			msg.Header.Set(HeaderChannelMember, id)
 		}
 		f, err := r.js.PublishMsgAsync(msg, jetstream.WithMsgID(relayMsgID(e.WorkspaceID, e.Cursor)),
 			jetstream.WithExpectLastSequence(uint64(e.Cursor-1)))
@@ -514,22 +518,40 @@ func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 	return nil
 }
 
-// dmMembers reads, in one query, the members of the direct conversations a batch of events is
-// about (none when it is about none).
-func (r *Relay) dmMembers(ctx context.Context, events []persist.Event) (map[string][]string, error) {
-	var ids []string
+// placeFacts reads what the subjects and headers of a batch of events need: the members of the
+// direct conversations it is about, and which of its channels are private (a query each, none
+// when the batch is about none).
+func (r *Relay) placeFacts(ctx context.Context, events []persist.Event) (map[string][]string, map[string]bool, error) {
+	var dms, channels []string
 	for _, e := range events {
-		if e.DirectConversationID != "" && !slices.Contains(ids, e.DirectConversationID) {
-			ids = append(ids, e.DirectConversationID)
+		if e.DirectConversationID != "" && !slices.Contains(dms, e.DirectConversationID) {
+			dms = append(dms, e.DirectConversationID)
+		}
+		if e.ChannelID != "" && !slices.Contains(channels, e.ChannelID) {
+			channels = append(channels, e.ChannelID)
 		}
 	}
-	if len(ids) == 0 {
-		return nil, nil
+	if len(dms) == 0 && len(channels) == 0 {
+		return nil, nil, nil
 	}
-	facts, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Reader) (persist.VisibilityFacts, error) {
-		return tx.VisibilityFactsFor(ctx, events[0].WorkspaceID, ids)
+	type facts struct {
+		dms     map[string][]string
+		private map[string]bool
+	}
+	f, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Reader) (facts, error) {
+		var f facts
+		var err error
+		if len(dms) > 0 {
+			var v persist.VisibilityFacts
+			v, err = tx.VisibilityFactsFor(ctx, events[0].WorkspaceID, dms, nil)
+			f.dms = v.DMMembers
+		}
+		if err == nil {
+			f.private, err = tx.PrivateChannelsAmong(ctx, events[0].WorkspaceID, channels)
+		}
+		return f, err
 	})
-	return facts.DMMembers, err
+	return f.dms, f.private, err
 }
 
 // verifyStream checks a workspace's stream against its log and returns the stream's last
