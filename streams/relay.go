@@ -92,6 +92,9 @@ type relayMetrics struct {
 	owned     prometheus.Gauge
 }
 
+// pollBackOff bounds the poll's back-off at rest: 8 × 500 ms by default.
+const pollBackOff = 8
+
 // DefaultStreamMaxMsgs is RelayConfig.StreamMaxMsgs's default: see docs/realtime.md for why.
 const DefaultStreamMaxMsgs = 100_000
 
@@ -217,7 +220,12 @@ func (r *Relay) Run(ctx context.Context) error {
 			_ = locks.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	poll := time.NewTicker(r.cfg.PollInterval)
+	// The poll backs off while the deployment rests: each poll that finds nothing, with no
+	// wake-up since, doubles the wait up to pollBackOff × PollInterval; a wake-up or a find sets
+	// it back. Its query reads every workspace's head, so at rest with thousands of dormant
+	// workspaces it was most of Postgres's work.
+	pollEvery := r.cfg.PollInterval
+	poll := time.NewTimer(pollEvery)
 	defer poll.Stop()
 	claim := time.NewTimer(0)
 	defer claim.Stop()
@@ -237,8 +245,19 @@ func (r *Relay) Run(ctx context.Context) error {
 			if id := m.Subject[len(wakeRoot):]; r.owned[r.shardOf(id)] {
 				dirty[id] = true
 			}
+			if pollEvery != r.cfg.PollInterval {
+				pollEvery = r.cfg.PollInterval
+				if poll.Stop() {
+					poll.Reset(pollEvery)
+				}
+			}
 		case <-poll.C:
-			r.markPending(ctx, dirty)
+			if r.markPending(ctx, dirty) || len(wakes) > 0 {
+				pollEvery = r.cfg.PollInterval
+			} else {
+				pollEvery = min(2*pollEvery, pollBackOff*r.cfg.PollInterval)
+			}
+			poll.Reset(pollEvery)
 		case <-claim.C:
 			locks = r.claim(ctx, locks)
 			claim.Reset(r.cfg.ClaimInterval)
@@ -344,7 +363,9 @@ func (r *Relay) OwnedShards() int {
 // pendingLimit bounds the workspaces one poll reads.
 const pendingLimit = 10000
 
-func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) {
+// markPending marks the owned workspaces whose stream is behind their log, and reports whether
+// there were any (or the poll failed).
+func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) bool {
 	pending, err := persist.WithTxV(ctx, r.cfg.Store, func(tx *persist.Tx) ([]persist.RelayState, error) {
 		return tx.RelayPending(ctx, pendingLimit)
 	})
@@ -355,14 +376,16 @@ func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) {
 				r.health.databaseLost()
 			}
 		}
-		return
+		return true
 	}
 	r.health.databaseBack(r.logger)
 	var backlog int64
+	found := false
 	behind := make(map[string]bool, len(pending))
 	for _, s := range pending {
 		if r.owned[r.shardOf(s.WorkspaceID)] {
 			dirty[s.WorkspaceID], behind[s.WorkspaceID] = true, true
+			found = true
 			backlog += s.Head - s.Relayed
 		}
 	}
@@ -376,6 +399,7 @@ func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) {
 			}
 		}
 	}
+	return found
 }
 
 // relayWorkspace brings one workspace's stream up to its log: verify (or rebuild) the stream,
