@@ -64,7 +64,7 @@ func (tx *Tx) EphemeralAuthorize(ctx context.Context, actor Actor, in EphemeralI
 		if err != nil {
 			return Event{}, err
 		}
-		ev.WorkspaceID, ev.ChannelID = c.WorkspaceID, c.ID
+		ev.WorkspaceID, ev.ChannelID, ev.PrivateChannel = c.WorkspaceID, c.ID, c.Visibility == VisibilityPrivate
 	} else {
 		if err := tx.queryRow(ctx, `SELECT workspace_id FROM dm_members WHERE dm_id = $1 AND user_id = $2`,
 			in.DirectConversationID, actor.UserID).Scan(&ev.WorkspaceID); err != nil {

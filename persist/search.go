@@ -313,8 +313,8 @@ func highlightRanges(headline string) (string, []Highlight) {
 // searchStatement is the statement of a search page and its arguments. Both orders read the
 // matches newest first and stop early: sort=newest at the page (after the cursor), relevance at
 // the RelevanceWindow newest matches (below the first page's newest), which it then ranks.
-// Guests read only the guest channel (the rule of ChannelForRead); direct conversations are
-// read by their members, and by bot tokens only with dms:read (the rule of DMForRead); a
+// Guests read only the guest channel, and private channels only their members (the rules of
+// ChannelForRead); direct conversations are read by their members, and by bot tokens only with dms:read (the rule of DMForRead); a
 // narrowed search was checked by the place's own read guard.
 func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCursor, since time.Time, walk bool) (string, []any) {
 	args := []any{p.WorkspaceID, p.Query, p.Limit + 1, markStart + markStop,
@@ -330,9 +330,11 @@ func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCurso
 	case p.DMID != "":
 		scope = `m.dm_id = ` + arg(p.DMID)
 	default:
-		channels := `m.channel_id IS NOT NULL`
+		var channels string
 		if guest {
 			channels = `m.channel_id = (SELECT id FROM channels WHERE workspace_id = $1 AND name = ` + arg(GuestChannel) + `)`
+		} else {
+			channels = `(m.channel_id IS NOT NULL AND NOT ` + channelHidden("m.channel_id", arg(actor.UserID)) + `)`
 		}
 		scope = channels
 		if !actor.IsBotToken() || actor.HasScope(ScopeDMsRead) {

@@ -169,6 +169,9 @@ func BotSubjects(st persist.BotStream) []string {
 		case st.GuestChannelID != "":
 			out = append(out, base+".ch."+st.GuestChannelID+".>")
 		}
+		for _, ch := range st.PrivateChannels {
+			out = append(out, base+".pch."+ch+".>")
+		}
 		for _, dm := range st.DMs {
 			out = append(out, base+".dm."+dm+".>")
 		}
