@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // sidebarChannel is the sidebar link of the channel called name.
@@ -48,6 +49,18 @@ func TestBrowserPrivateChannels(t *testing.T) {
 		shot(t, aTab, "private-channel")
 		if eval[bool](t, bTab, sidebarChannel("hiring")+` !== undefined`) {
 			t.Fatal("Ben sees a private channel he is not in")
+		}
+		// The quick switcher offers it, locked, to Ana only.
+		for _, tc := range []struct {
+			tab  context.Context
+			want string
+		}{{aTab, "general:,hiring:Private channel"}, {bTab, "general:"}} {
+			do(t, tc.tab, "focus the composer", chromedp.Focus("form.composer .compose-box"))
+			do(t, tc.tab, "Ctrl+K", key("k", chromedp.ModifierCtrl))
+			waitFor(t, tc.tab, "the switcher's channels "+tc.want, `[...document.querySelectorAll('.qs-list [role=option][data-kind=channel]')]
+				.map(o => o.querySelector('.qs-label').textContent + ':' + (o.querySelector('.sigil').title || '')).sort().join() === `+fmt.Sprintf("%q", tc.want))
+			do(t, tc.tab, "Esc", key(kb.Escape))
+			waitFor(t, tc.tab, "the switcher closed", `!document.querySelector('.qs-backdrop:not([hidden])')`)
 		}
 	})
 
