@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/urfave/cli/v2"
@@ -63,6 +64,8 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "host:port on which the embedded NATS server accepts bot runtimes; empty keeps it off the network"},
 		&cli.IntFlag{Name: "stream-replicas", EnvVars: []string{"NATTER_STREAM_REPLICAS"}, Value: 1,
 			Usage: "replicas of each workspace's JetStream stream: 1 embedded, 3 in an external cluster"},
+		&cli.DurationFlag{Name: "stream-idle", EnvVars: []string{"NATTER_STREAM_IDLE"}, Value: 15 * time.Minute,
+			Usage: "how long a workspace's stream stays after its last event before it is retired (created again at the next event); 0 keeps every stream"},
 		&cli.StringFlag{Name: "public-url", EnvVars: []string{"NATTER_PUBLIC_URL"},
 			Usage: "the origin browsers use, such as https://chat.example.com (https unless loopback); sets accepted origins and Secure cookies"},
 		&cli.BoolFlag{Name: "dev-bootstrap", EnvVars: []string{"NATTER_DEV_BOOTSTRAP"}, Value: dev,
@@ -95,6 +98,7 @@ func serverFlags(dev bool) []cli.Flag {
 // serverConfig is the validated configuration of serve and dev.
 type serverConfig struct {
 	streamReplicas int
+	streamIdle     time.Duration
 	addr           string
 	natsURL        string
 	natsListen     string
@@ -107,9 +111,15 @@ type serverConfig struct {
 
 func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	cfg = serverConfig{addr: c.String("addr"), natsURL: c.String("nats-url"), natsListen: c.String("nats-listen"),
-		streamReplicas: c.Int("stream-replicas"), socketsPerUser: c.Int("max-sockets-per-user")}
+		streamReplicas: c.Int("stream-replicas"), streamIdle: c.Duration("stream-idle"), socketsPerUser: c.Int("max-sockets-per-user")}
 	if cfg.socketsPerUser < 1 || cfg.socketsPerUser > 100000 {
 		return cfg, configError("max-sockets-per-user", "must be 1 to 100000, not %d", cfg.socketsPerUser)
+	}
+	if cfg.streamIdle < 0 || (cfg.streamIdle > 0 && cfg.streamIdle < time.Second) {
+		return cfg, configError("stream-idle", "must be 0 (keep every stream) or at least 1s, not %s", cfg.streamIdle)
+	}
+	if cfg.streamIdle == 0 {
+		cfg.streamIdle = -1 // the relay's "never"
 	}
 	if cfg.streamReplicas < 1 || cfg.streamReplicas > 5 {
 		return cfg, configError("stream-replicas", "must be 1 to 5 (1 for the embedded server, 3 in a cluster), not %d", cfg.streamReplicas)
@@ -282,7 +292,8 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 	defer releaseClaim()
-	relay, err := streams.NewRelay(streams.RelayConfig{Store: db.Store, NATS: nc, Logger: logger, Replicas: cfg.streamReplicas})
+	relay, err := streams.NewRelay(streams.RelayConfig{Store: db.Store, NATS: nc, Logger: logger, Replicas: cfg.streamReplicas,
+		RetireAfter: cfg.streamIdle})
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func (tx *Tx) EventAppend(ctx context.Context, in EventInput) (Event, error) {
 	ev := Event{ID: NewID(PrefixEvent, tx.now), WorkspaceID: in.WorkspaceID, Type: in.Type,
 		ChannelID: in.ChannelID, DirectConversationID: in.DirectConversationID, MessageID: in.MessageID,
 		Seq: in.Seq, ActorID: in.ActorID, CreatedAt: tx.now, Payload: payload}
-	if tx.batch != nil {
+	if tx.group != nil {
 		// A group appends its events last: cursors are given at commit (commitGroup) and
 		// put into the requests' answers then (see Batch).
 		if !slices.Contains(tx.touched, in.WorkspaceID) {
@@ -127,8 +127,8 @@ const eventUnnest = `unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5
 // for another lock. A workspace without a head row gives its events no cursor, which the
 // events' primary key refuses, so the statement fails and nothing is committed; it cannot
 // happen while the group's writes hold the workspace's rows, which its deletion has to lock.
-func (tx *Tx) commitGroup(ctx context.Context, gtx *groupTx) (map[string]int64, error) {
-	ctx = tx.ctxFor(ctx)
+func (tx *Tx) commitGroup(gtx *groupTx) (map[string]int64, error) {
+	ctx := tx.group.ctx
 	if len(tx.queued) == 0 {
 		return nil, gtx.Commit(ctx)
 	}
@@ -156,7 +156,7 @@ func (tx *Tx) commitGroup(ctx context.Context, gtx *groupTx) (map[string]int64, 
 	for i := range tx.queued {
 		tx.queued[i].Cursor = cursors[tx.queued[i].ID]
 	}
-	tx.appended, tx.queued = tx.queued, nil
+	tx.group.appended, tx.queued = tx.queued, nil
 	return cursors, nil
 }
 

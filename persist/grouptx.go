@@ -207,3 +207,124 @@ func (f failedBatch) Query() (pgx.Rows, error)         { return nil, f.err }
 func (f failedBatch) QueryRow() pgx.Row                { return failedRow(f) }
 func (f failedBatch) Close() error                     { return f.err }
 func (f failedBatch) Tx() pgx.Tx                       { return nil }
+
+// txGroup is what the Tx of a group commit carries besides a plain transaction's state (see
+// Batch). It is nil outside a group, so a plain transaction's statements go straight to pgx.
+type txGroup struct {
+	// ctx is the group's context: every statement runs under it rather than the one a request
+	// passed in, so one request giving up does not break the connection the others share.
+	ctx context.Context
+	// key is the group's key (its workspace).
+	key string
+	// savepoint is the statement to send ahead of the running request's next one (see
+	// sendWithSavepoint); savepointName is the running request's savepoint.
+	savepoint, savepointName string
+	// ahead is what is left of the statements the running request sent ahead; sentAhead says
+	// it sent some, and noAhead that it is run again without (see sendAhead).
+	ahead     []*aheadRow
+	sentAhead bool
+	noAhead   bool
+	// strict says the running request's statements were sent with later requests' (any
+	// statement not sent ahead leaves the path); planned is what it decided when they were (see
+	// sendGroupAhead).
+	strict  bool
+	planned any
+	// appended are the group's events with their cursors once its event statement has run, for
+	// the relay's hand-off after commit (see Store.HandOffEvents).
+	appended []Event
+}
+
+// groupExec is Tx.exec in a group: after the statements sent ahead, behind the pending
+// savepoint.
+func (tx *Tx) groupExec(sql string, args []any) (pgconn.CommandTag, error) {
+	ctx := tx.group.ctx
+	if err := tx.offPath(); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	if tx.group.savepoint == "" {
+		return tx.tx.Exec(ctx, sql, args...)
+	}
+	br, err := tx.sendWithSavepoint(ctx, sql, args)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return tag, err
+}
+
+// groupStatements is the querier of a group's Tx: its reads run like its writes, under the
+// group's context, answered from the statements sent ahead when they are next there, and
+// behind a pending savepoint.
+type groupStatements struct{ tx *Tx }
+
+func (s groupStatements) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
+	tx := s.tx
+	ctx := tx.group.ctx
+	if err := tx.offPath(); err != nil {
+		return nil, err
+	}
+	if sp := tx.group.savepoint; sp != "" {
+		// Rows outlive this call, so the savepoint goes on its own rather than in a batch
+		// whose results the caller would have to close.
+		tx.group.savepoint = ""
+		if _, err := tx.tx.Exec(ctx, sp); err != nil {
+			return nil, err
+		}
+	}
+	return tx.tx.Query(ctx, sql, args...)
+}
+
+func (s groupStatements) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
+	tx := s.tx
+	ctx := tx.group.ctx
+	if r, ok := tx.takeAhead(sql, args); ok {
+		return r
+	}
+	if err := tx.offPath(); err != nil {
+		return failedRow{err}
+	}
+	if tx.group.savepoint == "" {
+		return tx.tx.QueryRow(ctx, sql, args...)
+	}
+	br, err := tx.sendWithSavepoint(ctx, sql, args)
+	if err != nil {
+		return failedRow{err}
+	}
+	return batchRow{row: br.QueryRow(), br: br}
+}
+
+// sendWithSavepoint sends the pending savepoint and the statement in one round trip.
+func (tx *Tx) sendWithSavepoint(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+	b := &pgx.Batch{}
+	b.Queue(tx.group.savepoint)
+	b.Queue(sql, args...)
+	tx.group.savepoint = ""
+	br := tx.tx.SendBatch(ctx, b)
+	if _, err := br.Exec(); err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	return br, nil
+}
+
+// batchRow is the row of a statement sent behind a savepoint; scanning it ends the batch.
+type batchRow struct {
+	row pgx.Row
+	br  pgx.BatchResults
+}
+
+func (r batchRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	if cerr := r.br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// failedRow is the row of a statement whose savepoint failed.
+type failedRow struct{ err error }
+
+func (f failedRow) Scan(...any) error { return f.err }

@@ -236,16 +236,18 @@ func (tx *Tx) MessageCreate(ctx context.Context, actor Actor, p Place, in Messag
 	if err != nil {
 		return MessageCreated{}, err
 	}
-	// A group that sent this post's statements with its other posts' (BatchMessageCreate) gave
-	// the message its id then.
-	if pre, ok := tx.planned.(messagePost); ok && pre.sameAs(post) {
-		post.id = pre.id
-	}
-	tx.planned = nil
-	if tx.mayGoAhead() {
-		if path := post.path(tx, tx.groupKey); path != nil {
-			if err := tx.sendAhead(ctx, path); err != nil {
-				return MessageCreated{}, err
+	if g := tx.group; g != nil {
+		// A group that sent this post's statements with its other posts' (BatchMessageCreate)
+		// gave the message its id then.
+		if pre, ok := g.planned.(messagePost); ok && pre.sameAs(post) {
+			post.id = pre.id
+		}
+		g.planned = nil
+		if tx.mayGoAhead() {
+			if path := post.path(tx, g.key); path != nil {
+				if err := tx.sendAhead(ctx, path); err != nil {
+					return MessageCreated{}, err
+				}
 			}
 		}
 	}
@@ -418,7 +420,7 @@ func BatchMessageCreate(ctx context.Context, s *Store, actor Actor, p Place, in 
 		if err != nil {
 			return nil, nil // refused when it runs
 		}
-		if path := post.path(tx, tx.groupKey); path != nil {
+		if path := post.path(tx, tx.group.key); path != nil {
 			return path, post
 		}
 		return nil, nil

@@ -2,7 +2,7 @@ package persist
 
 import (
 	"context"
-	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -15,17 +15,25 @@ type RelayState struct {
 	Relayed int64
 	// StreamPrunedThrough is the prune the stream has been purged to.
 	StreamPrunedThrough int64
+	// StreamRetired says the relay deleted the stream on purpose (RelayStreamRetired) and has
+	// not created it again since.
+	StreamRetired bool
+	// StreamFirst is the first cursor the stream was created with (0: unknown, a stream created
+	// before it was recorded, which started at the oldest retained cursor).
+	StreamFirst int64
 }
 
 const relayStateColumns = `h.workspace_id, h.last_cursor, h.pruned_through,
-	coalesce(p.relayed_cursor, 0), coalesce(p.stream_pruned_through, 0)`
+	coalesce(p.relayed_cursor, 0), coalesce(p.stream_pruned_through, 0),
+	coalesce(p.stream_retired, false), coalesce(p.stream_first, 0)`
 
 func scanRelayStates(rows pgx.Rows) ([]RelayState, error) {
 	defer rows.Close()
 	var out []RelayState
 	for rows.Next() {
 		var s RelayState
-		if err := rows.Scan(&s.WorkspaceID, &s.Head, &s.PrunedThrough, &s.Relayed, &s.StreamPrunedThrough); err != nil {
+		if err := rows.Scan(&s.WorkspaceID, &s.Head, &s.PrunedThrough, &s.Relayed, &s.StreamPrunedThrough,
+			&s.StreamRetired, &s.StreamFirst); err != nil {
 			return nil, err
 		}
 		out = append(out, s)
@@ -84,46 +92,49 @@ func (s *Store) RelayPositionSet(ctx context.Context, workspaceID string, relaye
 	return translate(err)
 }
 
-// Locks holds session-level advisory locks on one dedicated connection, for a component that owns
-// something for as long as it runs (the relay's workspace shards across replicas). Every lock
-// ends when Close is called or the connection is lost; Check reports the loss. It is the one use
-// of the database outside WithTx, because a transaction cannot hold a lock across publishes.
-// Not safe for concurrent use.
-type Locks struct {
-	conn *pgx.Conn
+// RelayStreamCreated records that the relay created a workspace's stream starting at cursor
+// first (its stream is no longer retired). Only the relay owning the workspace's shard writes it.
+func (s *Store) RelayStreamCreated(ctx context.Context, workspaceID string, first int64) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO relay_positions (workspace_id, relayed_cursor, stream_first, updated_at)
+		VALUES ($1, $2, $3, $4)
+		ON CONFLICT (workspace_id) DO UPDATE SET stream_retired = false, stream_first = $3, updated_at = $4`,
+		workspaceID, max(first-1, 0), first, s.now())
+	return translate(err)
 }
 
-// Locks opens a dedicated connection for advisory locks.
-func (s *Store) Locks(ctx context.Context) (*Locks, error) {
-	pc, err := s.pool.Acquire(ctx)
+// RelayIdle lists up to limit workspaces whose stream exists (as far as the relay recorded), has
+// relayed the whole log and every prune, and has not moved for idle (by the store's clock): the
+// candidates for retirement, the longest idle first.
+func (s *Store) RelayIdle(ctx context.Context, idle time.Duration, limit int) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT p.workspace_id
+		FROM relay_positions p JOIN event_heads h ON h.workspace_id = p.workspace_id
+		WHERE NOT p.stream_retired AND p.updated_at < $1
+			AND h.last_cursor = p.relayed_cursor AND h.pruned_through = p.stream_pruned_through
+		ORDER BY p.updated_at LIMIT $2`, s.now().Add(-idle), limit)
 	if err != nil {
-		return nil, fmt.Errorf("acquire lock connection: %w", err)
+		return nil, translate(err)
 	}
-	// Hijacked, the connection leaves the pool for good: closing it releases every lock.
-	return &Locks{conn: pc.Hijack()}, nil
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return ids, translate(err)
 }
 
-// TryLock takes key if nobody holds it and reports whether this session holds it now.
-func (l *Locks) TryLock(ctx context.Context, key int64) (bool, error) {
-	var ok bool
-	err := l.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok)
-	return ok, err
+// RelayStreamRetired records that the relay is about to delete a workspace's stream, idle and
+// fully relayed at cursor relayed. It changes nothing and reports false when the workspace
+// moved meanwhile (its head or position is no longer relayed), so no event is left behind in a
+// stream about to go. Recorded before the deletion: a crash in between leaves a stream marked
+// retired, which the relay's next pass finds and keeps.
+func (s *Store) RelayStreamRetired(ctx context.Context, workspaceID string, relayed int64) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE relay_positions p SET stream_retired = true, updated_at = $3
+		FROM event_heads h
+		WHERE p.workspace_id = $1 AND h.workspace_id = p.workspace_id AND NOT p.stream_retired
+			AND p.relayed_cursor = $2 AND h.last_cursor = $2 AND h.pruned_through = p.stream_pruned_through`,
+		workspaceID, relayed, s.now())
+	return tag.RowsAffected() == 1, translate(err)
 }
 
-// TryLockShared takes key in shared mode if nobody holds it exclusively and reports whether this
-// session holds it now: shared holders exclude exclusive ones, not each other.
-func (l *Locks) TryLockShared(ctx context.Context, key int64) (bool, error) {
-	var ok bool
-	err := l.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock_shared($1)`, key).Scan(&ok)
-	return ok, err
-}
-
-// Check fails when the connection, and with it every lock, is gone.
-func (l *Locks) Check(ctx context.Context) error { return l.conn.Ping(ctx) }
-
-// Close releases every lock: at once when the connection still answers (the server would
-// otherwise release them only when it notices the disconnect), and by closing it anyway.
-func (l *Locks) Close(ctx context.Context) error {
-	_, _ = l.conn.Exec(ctx, `SELECT pg_advisory_unlock_all()`)
-	return l.conn.Close(ctx)
+// RelayStreamKept moves a workspace's idle mark to now: its stream was found in use (a client's
+// consumer on it), so the retirement sweep looks at it again only after another idle period.
+func (s *Store) RelayStreamKept(ctx context.Context, workspaceID string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE relay_positions SET updated_at = $2 WHERE workspace_id = $1`, workspaceID, s.now())
+	return translate(err)
 }

@@ -54,11 +54,21 @@ type env struct {
 // newEnv starts replicas hubs (at least one) configured by edit.
 func newEnv(t *testing.T, replicas int, edit func(*Config)) *env {
 	t.Helper()
+	return newEnvWithRelay(t, replicas, edit, nil)
+}
+
+// newEnvWithRelay is newEnv with the relay's configuration edited by relayEdit too.
+func newEnvWithRelay(t *testing.T, replicas int, edit func(*Config), relayEdit func(*streams.RelayConfig)) *env {
+	t.Helper()
 	_, nc := streamstest.Embedded(t)
 	store := persisttest.NewStore(t, persisttest.WithCommitHook(streams.WakeRelay(nc)),
 		persisttest.WithRevocationHook(streams.AnnounceRevocations(nc)))
 	logger := slog.New(slog.DiscardHandler)
-	relay, err := streams.NewRelay(streams.RelayConfig{Store: store, NATS: nc, Logger: logger, PollInterval: 100 * time.Millisecond})
+	rcfg := streams.RelayConfig{Store: store, NATS: nc, Logger: logger, PollInterval: 100 * time.Millisecond}
+	if relayEdit != nil {
+		relayEdit(&rcfg)
+	}
+	relay, err := streams.NewRelay(rcfg)
 	require.NoError(t, err)
 	e := &env{store: store, nc: nc, joins: map[string]Join{}}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -15,8 +15,9 @@ import (
 type DiscoverConfig struct {
 	// NATS is the connection whose JetStream holds the workspace streams. Required.
 	NATS *nats.Conn
-	// Found is called once per workspace whose stream exists or is created, from one goroutine.
-	// It must not block for long. Required.
+	// Found is called, from one goroutine, for every workspace whose stream exists at each
+	// rescan, and for each stream created: the same workspace is reported many times, and the
+	// caller keeps what it already follows. It must not block for long. Required.
 	Found func(workspaceID string)
 	// Rescan is how often the stream list is read again, the safety net for a lost
 	// stream-created advisory. Default 30s.
@@ -25,9 +26,10 @@ type DiscoverConfig struct {
 	Logger *slog.Logger
 }
 
-// Discover is the one way to learn the workspaces: it calls Found for every workspace stream
-// that exists, then for each one created, until ctx ends. A workspace is reported once per call
-// of Discover, even if its stream is rebuilt; Follow takes care of that.
+// Discover is the one way to learn the workspaces with a stream: it calls Found for every
+// workspace stream that exists, then for each one created (the relay retires idle streams and
+// creates them again at the next event), and again for every one at each rescan, until ctx
+// ends.
 func Discover(ctx context.Context, cfg DiscoverConfig) error {
 	if cfg.NATS == nil || cfg.Found == nil {
 		return errors.New("streams: DiscoverConfig.NATS and Found are required")
@@ -54,10 +56,8 @@ func Discover(ctx context.Context, cfg DiscoverConfig) error {
 		return err
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	seen := map[string]bool{}
 	found := func(stream string) {
-		if ws, ok := strings.CutPrefix(stream, StreamName("")); ok && ws != "" && !seen[ws] {
-			seen[ws] = true
+		if ws, ok := strings.CutPrefix(stream, StreamName("")); ok && ws != "" {
 			cfg.Found(ws)
 		}
 	}

@@ -66,7 +66,17 @@ type FollowConfig struct {
 	// Retry is the longest wait before looking again for a stream that does not exist yet, or
 	// again after a failure; a stream-created advisory wakes the follower earlier. Default 1s.
 	Retry time.Duration
+	// WhileStreamExists makes Follow return, instead of waiting, when the stream does not exist
+	// or is deleted, so that a workspace whose stream the relay retired costs its reader
+	// nothing; the reader follows it again when Discover reports it created. Its durable
+	// consumer is marked so, and the relay retires a stream under it once it is caught up.
+	// Default false.
+	WhileStreamExists bool
 }
+
+// metaWhileStreamExists marks, in its metadata, a durable consumer whose follower leaves with
+// the stream: the relay may retire the stream under it once it is caught up.
+const metaWhileStreamExists = "natter_while_stream_exists"
 
 // Msg is an event handed to a follower, with its acknowledgement. For an ordered follower the
 // acknowledgement methods do nothing.
@@ -105,10 +115,10 @@ func (m Msg) Term() {
 	}
 }
 
-// Follow follows a workspace stream until ctx ends, then stops its consumer and returns nil once
-// no Handle call is under way. It waits for a stream that does not exist yet, and creates the
-// consumer again when it was deleted or the stream rebuilt. It returns an error only for an
-// invalid cfg.
+// Follow follows a workspace stream until ctx ends, then stops its consumer (an ordered one is
+// deleted) and returns nil once no Handle call is under way. It waits for a stream that does not
+// exist yet (unless WhileStreamExists), and creates the consumer again when it was deleted or
+// the stream rebuilt. It returns an error only for an invalid cfg.
 func Follow(ctx context.Context, cfg FollowConfig) error {
 	if cfg.NATS == nil || cfg.WorkspaceID == "" || cfg.Handle == nil {
 		return errors.New("streams: FollowConfig.NATS, WorkspaceID and Handle are required")
@@ -154,17 +164,19 @@ type follower struct {
 
 func (f *follower) run(ctx context.Context) {
 	created := make(chan struct{}, 1)
-	// Subscribed before the first look, so a stream created in between still wakes us.
-	sub, err := f.cfg.NATS.Subscribe(streamCreatedAdvisory(f.stream), func(*nats.Msg) {
-		select {
-		case created <- struct{}{}:
-		default:
+	if !f.cfg.WhileStreamExists { // which never waits for a stream
+		// Subscribed before the first look, so a stream created in between still wakes us.
+		sub, err := f.cfg.NATS.Subscribe(streamCreatedAdvisory(f.stream), func(*nats.Msg) {
+			select {
+			case created <- struct{}{}:
+			default:
+			}
+		})
+		if err != nil {
+			f.logger.Warn("follower cannot hear of new streams; it looks again every retry", "error", err)
+		} else {
+			defer func() { _ = sub.Unsubscribe() }()
 		}
-	})
-	if err != nil {
-		f.logger.Warn("follower cannot hear of new streams; it looks again every retry", "error", err)
-	} else {
-		defer func() { _ = sub.Unsubscribe() }()
 	}
 	wait := time.NewTimer(0)
 	defer wait.Stop()
@@ -176,7 +188,11 @@ func (f *follower) run(ctx context.Context) {
 		case <-created:
 		case <-wait.C:
 		}
-		if f.consumeUntilLost(ctx) {
+		consumed, gone := f.consumeUntilLost(ctx)
+		if gone && f.cfg.WhileStreamExists {
+			return
+		}
+		if consumed {
 			delay = 0
 		} else {
 			delay = min(max(2*delay, 25*time.Millisecond), f.cfg.Retry)
@@ -192,15 +208,16 @@ func (f *follower) run(ctx context.Context) {
 }
 
 // consumeUntilLost starts the consumer and handles events until ctx ends or the consumer is
-// lost. It reports whether it consumed at all: false means the stream is missing or a call
-// failed, and the caller waits before trying again.
-func (f *follower) consumeUntilLost(ctx context.Context) bool {
+// lost. It reports whether it consumed at all (false: the stream is missing or a call failed,
+// and the caller waits before trying again) and whether the stream was found missing.
+func (f *follower) consumeUntilLost(ctx context.Context) (consumed, gone bool) {
 	cons, first, err := f.consumer(ctx)
 	if err != nil {
-		if !errors.Is(err, jetstream.ErrStreamNotFound) && ctx.Err() == nil {
+		gone = errors.Is(err, jetstream.ErrStreamNotFound)
+		if !gone && ctx.Err() == nil {
 			f.logger.Warn("follower cannot start its consumer", "error", err)
 		}
-		return false
+		return false, gone
 	}
 	lost := make(chan struct{}, 1)
 	var (
@@ -242,12 +259,12 @@ func (f *follower) consumeUntilLost(ctx context.Context) bool {
 		if ctx.Err() == nil {
 			f.logger.Warn("follower cannot consume", "error", err)
 		}
-		return false
+		return false, false
 	}
 	select {
 	case <-ctx.Done():
 	case <-lost:
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !f.cfg.WhileStreamExists {
 			f.logger.Info("follower lost its consumer; starting it again")
 		}
 	}
@@ -256,7 +273,17 @@ func (f *follower) consumeUntilLost(ctx context.Context) bool {
 	mu.Unlock()
 	cc.Stop()
 	handling.Wait()
-	return true
+	if ctx.Err() != nil && f.cfg.Durable == "" {
+		// The server would keep an ordered consumer for minutes after its last pull; gone at
+		// once, it holds neither the server's memory nor the stream (the relay retires only a
+		// stream nobody reads).
+		if info := cons.CachedInfo(); info != nil {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			_ = f.js.DeleteConsumer(dctx, f.stream, info.Name)
+			cancel()
+		}
+	}
+	return true, false
 }
 
 // deliver decodes one message and hands it to Handle; an ordered follower skips what it has
@@ -305,10 +332,11 @@ func (f *follower) consumer(ctx context.Context) (jetstream.Consumer, int64, err
 func (f *follower) durable(ctx context.Context, stream jetstream.Stream) (jetstream.Consumer, int64, error) {
 	cons, err := stream.Consumer(ctx, f.cfg.Durable)
 	if err == nil {
-		if cc := cons.CachedInfo().Config; cc.AckWait != f.cfg.AckWait || !slices.Equal(filterOf(cc), f.filter()) {
-			// Made by an older release or under another setting: the ack wait and the filter
-			// follow the config.
-			cc.AckWait, cc.FilterSubjects, cc.FilterSubject = f.cfg.AckWait, f.filter(), ""
+		if cc := cons.CachedInfo().Config; cc.AckWait != f.cfg.AckWait || !slices.Equal(filterOf(cc), f.filter()) ||
+			cc.Metadata[metaWhileStreamExists] != f.metadata()[metaWhileStreamExists] {
+			// Made by an older release or under another setting: the ack wait, the filter and
+			// the mark follow the config.
+			cc.AckWait, cc.FilterSubjects, cc.FilterSubject, cc.Metadata = f.cfg.AckWait, f.filter(), "", f.metadata()
 			cons, err = stream.UpdateConsumer(ctx, cc)
 		}
 	}
@@ -334,6 +362,7 @@ func (f *follower) durable(ctx context.Context, stream jetstream.Stream) (jetstr
 		MaxAckPending:  f.cfg.MaxAckPending,
 		MaxDeliver:     f.cfg.MaxDeliver,
 		FilterSubjects: f.filter(),
+		Metadata:       f.metadata(),
 	})
 	if errors.Is(err, jetstream.ErrConsumerExists) { // another replica created it meanwhile
 		cons, err = stream.Consumer(ctx, f.cfg.Durable)
@@ -364,6 +393,13 @@ func (f *follower) position(stream jetstream.Stream, s Start) (int64, jetstream.
 	default:
 		return int64(stream.CachedInfo().State.FirstSeq), jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
 	}
+}
+
+func (f *follower) metadata() map[string]string {
+	if !f.cfg.WhileStreamExists {
+		return nil
+	}
+	return map[string]string{metaWhileStreamExists: "true"}
 }
 
 func (f *follower) filter() []string {

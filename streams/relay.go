@@ -41,6 +41,15 @@ type RelayConfig struct {
 	VerifyInterval time.Duration
 	// Batch is how many events are read and published per round trip. Default 256.
 	Batch int
+	// RetireAfter is how long a workspace's stream stays after its last relayed event: once
+	// idle that long, with no consumer on it but caught-up followers that leave with it
+	// (FollowConfig.WhileStreamExists), it is deleted, and created again at the workspace's next
+	// event, starting after its last cursor (docs/realtime.md). Negative keeps every stream.
+	// Default 15m.
+	RetireAfter time.Duration
+	// StreamMaxMsgs is the most events a stream retains; older ones are discarded by JetStream
+	// (Postgres keeps them). Default DefaultStreamMaxMsgs.
+	StreamMaxMsgs int64
 	// OnRelayed, when set, is called after a workspace's position is recorded: a signal for
 	// tests and metrics. It must not block. Default nil.
 	OnRelayed func(workspaceID string, cursor int64)
@@ -68,8 +77,15 @@ type relayMetrics struct {
 	published prometheus.Counter
 	handedOff prometheus.Counter
 	rebuilds  prometheus.Counter
+	retired   prometheus.Counter
 	owned     prometheus.Gauge
 }
+
+// DefaultStreamMaxMsgs is RelayConfig.StreamMaxMsgs's default: see docs/realtime.md for why.
+const DefaultStreamMaxMsgs = 100_000
+
+// retireBatch bounds the streams one retirement sweep looks at.
+const retireBatch = 256
 
 // relayLockBase is the first advisory lock key of the relay's shards ("natt" "rl" …).
 const relayLockBase int64 = 0x6e617474_726c0000
@@ -106,6 +122,15 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 	if cfg.Batch == 0 {
 		cfg.Batch = 256
 	}
+	if cfg.RetireAfter == 0 {
+		cfg.RetireAfter = 15 * time.Minute
+	}
+	if cfg.StreamMaxMsgs == 0 {
+		cfg.StreamMaxMsgs = DefaultStreamMaxMsgs
+	}
+	if cfg.StreamMaxMsgs < 1 {
+		return nil, fmt.Errorf("streams: RelayConfig.StreamMaxMsgs must be positive, not %d", cfg.StreamMaxMsgs)
+	}
 	// An acknowledgement lost in a stream leader election must not hold the relay forever:
 	// a publish unanswered for 5s fails, and the workspace is verified and retried.
 	js, err := jetstream.New(cfg.NATS, jetstream.WithPublishAsyncMaxPending(cfg.Batch),
@@ -121,6 +146,8 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 				Help: "Events the relay published as this process's group commits handed them over, without reading them from the log."}),
 			rebuilds: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_stream_rebuilds_total",
 				Help: "Workspace streams the relay recreated from Postgres."}),
+			retired: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_streams_retired_total",
+				Help: "Idle workspace streams the relay deleted, to be created again at the workspace's next event."}),
 			owned: prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_relay_owned_shards",
 				Help: "Relay shards this process owns."}),
 		}}, nil
@@ -128,7 +155,7 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 
 // Collectors are the relay's metrics, for the server's registry.
 func (r *Relay) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{r.metrics.published, r.metrics.handedOff, r.metrics.rebuilds, r.metrics.owned}
+	return []prometheus.Collector{r.metrics.published, r.metrics.handedOff, r.metrics.rebuilds, r.metrics.retired, r.metrics.owned}
 }
 
 // WakeRelay returns the store's OnEventsCommitted hook: a core NATS message per workspace on
@@ -174,6 +201,13 @@ func (r *Relay) Run(ctx context.Context) error {
 	defer poll.Stop()
 	claim := time.NewTimer(0)
 	defer claim.Stop()
+	// The retirement sweep runs a few times per idle period, at least once a minute: one query.
+	var retire <-chan time.Time
+	if r.cfg.RetireAfter > 0 {
+		t := time.NewTicker(min(max(r.cfg.RetireAfter/4, 10*time.Millisecond), time.Minute))
+		defer t.Stop()
+		retire = t.C
+	}
 	dirty := map[string]bool{}
 	for {
 		select {
@@ -189,6 +223,8 @@ func (r *Relay) Run(ctx context.Context) error {
 			locks = r.claim(ctx, locks)
 			claim.Reset(r.cfg.ClaimInterval)
 			r.markPending(ctx, dirty)
+		case <-retire:
+			r.retireIdle(ctx, dirty)
 		}
 		for id := range dirty {
 			if ctx.Err() != nil {
@@ -436,30 +472,39 @@ func (r *Relay) dmMembers(ctx context.Context, events []persist.Event) (map[stri
 }
 
 // verifyStream checks a workspace's stream against its log and returns the stream's last
-// sequence, the position to continue from. A missing stream is created; one that lost retained
-// events (emptied, or behind a relayed position), holds cursors the log never issued, or ends
-// in a message the relay did not publish as that sequence's event is rebuilt from Postgres with
-// FirstSeq = the oldest retained cursor.
+// sequence, the position to continue from. A missing stream is created: after the last relayed
+// cursor when the relay retired it, else (new, or lost) from the oldest retained cursor, at
+// most StreamMaxMsgs back. One that lost retained events (emptied, or behind a relayed
+// position), holds cursors the log never issued, or ends in a message the relay did not publish
+// as that sequence's event is rebuilt the same way.
 func (r *Relay) verifyStream(ctx context.Context, st persist.RelayState) (uint64, error) {
 	name := StreamName(st.WorkspaceID)
 	oldest := uint64(st.PrunedThrough) + 1
 	s, err := r.js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		if st.StreamRetired {
+			// Nothing to rebuild: whoever needs an older cursor reads it from Postgres.
+			return r.createStream(ctx, st.WorkspaceID, max(oldest, uint64(st.Relayed)+1))
+		}
 		if st.Relayed > 0 {
 			r.metrics.rebuilds.Inc()
 			r.logger.Warn("stream lost; rebuilding it from the log", "workspace_id", st.WorkspaceID, "stream", name)
 		}
-		return oldest - 1, r.createStream(ctx, st.WorkspaceID, oldest)
+		return r.createStream(ctx, st.WorkspaceID, r.rebuildFrom(st))
 	}
 	if err != nil {
 		return 0, err
 	}
 	state := s.CachedInfo().State
+	// The first cursor the stream must hold: the one it was created with, or a later one the
+	// message limit let go.
+	first := max(oldest, uint64(st.StreamFirst))
 	healthy := state.LastSeq <= uint64(st.Head) && state.LastSeq >= uint64(st.Relayed)
 	if state.Msgs == 0 {
-		healthy = healthy && state.LastSeq < oldest // nothing retained is missing
+		healthy = healthy && state.LastSeq < first // nothing retained is missing
 	} else {
-		healthy = healthy && state.FirstSeq <= oldest
+		kept := state.LastSeq + 1 - min(state.LastSeq, uint64(r.cfg.StreamMaxMsgs))
+		healthy = healthy && state.FirstSeq <= max(first, kept)
 	}
 	if healthy && state.Msgs > 0 {
 		// The bounds cannot tell a relayed event from a message someone else published into
@@ -471,7 +516,12 @@ func (r *Relay) verifyStream(ctx context.Context, st persist.RelayState) (uint64
 		}
 	}
 	if healthy {
-		return state.LastSeq, r.scaleStream(ctx, s)
+		if st.StreamRetired { // marked, then the relay stopped before deleting it: it stays
+			if err := r.cfg.Store.RelayStreamCreated(ctx, st.WorkspaceID, int64(first)); err != nil {
+				return 0, err
+			}
+		}
+		return state.LastSeq, r.conformStream(ctx, s)
 	}
 	r.metrics.rebuilds.Inc()
 	r.logger.Warn("stream does not match the log; rebuilding it", "workspace_id", st.WorkspaceID, "stream", name,
@@ -479,7 +529,13 @@ func (r *Relay) verifyStream(ctx context.Context, st persist.RelayState) (uint64
 	if err := r.js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return 0, err
 	}
-	return oldest - 1, r.createStream(ctx, st.WorkspaceID, oldest)
+	return r.createStream(ctx, st.WorkspaceID, r.rebuildFrom(st))
+}
+
+// rebuildFrom is the first cursor a rebuilt stream holds: the oldest retained one, or as many
+// before the head as the stream may keep.
+func (r *Relay) rebuildFrom(st persist.RelayState) uint64 {
+	return uint64(max(st.PrunedThrough+1, st.Head-r.cfg.StreamMaxMsgs+1))
 }
 
 // lastIsRelayed reports whether the message at seq, the stream's last, is the relay's copy of
@@ -500,8 +556,18 @@ func relayMsgID(workspaceID string, cursor int64) string {
 	return workspaceID + ":" + strconv.FormatInt(cursor, 10)
 }
 
-func (r *Relay) createStream(ctx context.Context, workspaceID string, firstSeq uint64) error {
-	_, err := r.js.CreateStream(ctx, jetstream.StreamConfig{
+// createStream creates a workspace's stream starting at cursor first, records it, and returns
+// the position to continue from (first-1).
+func (r *Relay) createStream(ctx context.Context, workspaceID string, first uint64) (uint64, error) {
+	_, err := r.js.CreateStream(ctx, r.streamConfig(workspaceID, first))
+	if err != nil {
+		return 0, err
+	}
+	return first - 1, r.cfg.Store.RelayStreamCreated(ctx, workspaceID, int64(first))
+}
+
+func (r *Relay) streamConfig(workspaceID string, first uint64) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
 		Name:        StreamName(workspaceID),
 		Description: "Natter event log of workspace " + workspaceID + " (sequence = cursor)",
 		Subjects:    []string{EventsSubjects(workspaceID)},
@@ -509,9 +575,11 @@ func (r *Relay) createStream(ctx context.Context, workspaceID string, firstSeq u
 		Replicas:    r.cfg.Replicas,
 		Retention:   jetstream.LimitsPolicy,
 		Discard:     jetstream.DiscardOld,
+		// A count, not bytes: a byte limit is reserved against the server's storage up front,
+		// for every stream, idle or not.
+		MaxMsgs:     r.cfg.StreamMaxMsgs,
 		Duplicates:  2 * time.Minute,
-		FirstSeq:    firstSeq,
+		FirstSeq:    first,
 		AllowDirect: true,
-	})
-	return err
+	}
 }

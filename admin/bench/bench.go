@@ -45,7 +45,12 @@ func Command() *cli.Command {
 			&cli.DurationFlag{Name: "drain", EnvVars: []string{"NATTER_DRAIN"}, Value: 10 * time.Second, Usage: "how long to wait for the last deliveries"},
 			&cli.BoolFlag{Name: "reconnect", EnvVars: []string{"NATTER_RECONNECT"}, Usage: "at the end, drop every socket, post a burst, and reconnect all at once from their cursors"},
 			&cli.IntFlag{Name: "server-pid", EnvVars: []string{"NATTER_SERVER_PID"}, Usage: "the server's pid for RSS and CPU (default: found by its listening port)"},
-			&cli.StringFlag{Name: "mode", EnvVars: []string{"NATTER_BENCH_MODE"}, Value: "fanout", Usage: "fanout (sockets and posters) or posts (posters only: posts/s, answer latency, CPU per post)"},
+			&cli.StringFlag{Name: "mode", EnvVars: []string{"NATTER_BENCH_MODE"}, Value: "fanout", Usage: "fanout (sockets and posters), posts (posters only: posts/s, answer latency, CPU per post) or tenants (its own server at --url's address: dormant workspaces' cost, restart, wake-up)"},
+			&cli.IntFlag{Name: "workspaces", EnvVars: []string{"NATTER_BENCH_WORKSPACES"}, Value: 2000, Usage: "tenants mode: workspaces in all, at most 50000"},
+			&cli.IntFlag{Name: "active", EnvVars: []string{"NATTER_BENCH_ACTIVE"}, Value: 20, Usage: "tenants mode: of those, the active ones, whose sockets (--sockets in all) get the posts"},
+			&cli.DurationFlag{Name: "stream-idle", EnvVars: []string{"NATTER_BENCH_STREAM_IDLE"}, Value: 20 * time.Second, Usage: "tenants mode: the server's --stream-idle"},
+			&cli.IntFlag{Name: "wake-samples", EnvVars: []string{"NATTER_BENCH_WAKE_SAMPLES"}, Value: 50, Usage: "tenants mode: dormant workspaces woken one at a time after the restart"},
+			&cli.StringFlag{Name: "tenants-dir", EnvVars: []string{"NATTER_BENCH_TENANTS_DIR"}, Usage: "tenants mode: directory of its server and database, kept afterwards (default: a temporary one, removed)"},
 			&cli.BoolFlag{Name: "closed-loop", EnvVars: []string{"NATTER_CLOSED_LOOP"}, Usage: "posts mode: each poster posts again as soon as it is answered, ignoring --rate"},
 			&cli.BoolFlag{Name: "baseline", EnvVars: []string{"NATTER_BASELINE"}, Usage: "fanout mode: after Natter, run a bare gobwas/ws server on loopback (no checks, no database) with the same sockets, posters and frames, and print Natter's figures as ratios of it"},
 			&cli.IntFlag{Name: "postgres-pid", EnvVars: []string{"NATTER_POSTGRES_PID"}, Usage: "posts mode: the postmaster's pid, to report Postgres CPU per post"},
@@ -71,13 +76,16 @@ type benchConfig struct {
 	mode                               string
 	closedLoop, baseline               bool
 	pgPID                              int
+	tenants                            tenantsConfig
 }
 
 func readBenchConfig(c *cli.Context) (benchConfig, error) {
 	b := benchConfig{bases: c.StringSlice("url"), token: c.String("token"), workspace: c.String("workspace"), channel: c.String("channel"),
 		sockets: c.Int("sockets"), posters: c.Int("posters"), sources: c.Int("source-addrs"), dialers: c.Int("connect-concurrency"),
 		rate: c.Float64("rate"), duration: c.Duration("duration"), drain: c.Duration("drain"), reconnect: c.Bool("reconnect"),
-		pid: c.Int("server-pid"), mode: c.String("mode"), closedLoop: c.Bool("closed-loop"), baseline: c.Bool("baseline"), pgPID: c.Int("postgres-pid")}
+		pid: c.Int("server-pid"), mode: c.String("mode"), closedLoop: c.Bool("closed-loop"), baseline: c.Bool("baseline"), pgPID: c.Int("postgres-pid"),
+		tenants: tenantsConfig{workspaces: c.Int("workspaces"), active: c.Int("active"), streamIdle: c.Duration("stream-idle"),
+			wakeSamples: c.Int("wake-samples"), dir: c.String("tenants-dir")}}
 	if dir := c.String("postgres-data-dir"); dir != "" && b.pgPID == 0 {
 		pid, err := postmasterPID(dir)
 		if err != nil {
@@ -85,8 +93,22 @@ func readBenchConfig(c *cli.Context) (benchConfig, error) {
 		}
 		b.pgPID = pid
 	}
-	if b.mode != "fanout" && b.mode != "posts" {
-		return b, configError("mode", "must be fanout or posts")
+	if b.mode != "fanout" && b.mode != "posts" && b.mode != "tenants" {
+		return b, configError("mode", "must be fanout, posts or tenants")
+	}
+	if t := b.tenants; b.mode == "tenants" {
+		switch {
+		case t.active < 1 || t.active > t.workspaces:
+			return b, configError("active", "must be 1 to --workspaces")
+		case t.workspaces > 50000:
+			return b, configError("workspaces", "must be at most 50000")
+		case t.streamIdle < time.Second:
+			return b, configError("stream-idle", "must be at least 1s")
+		case t.wakeSamples < 1 || t.wakeSamples > t.workspaces-t.active:
+			return b, configError("wake-samples", "must be 1 to the dormant workspaces")
+		case len(b.bases) != 1:
+			return b, configError("url", "the tenants mode runs one server: give one --url")
+		}
 	}
 	if len(b.bases) == 0 {
 		return b, configError("url", "give at least one server URL")
@@ -125,7 +147,7 @@ func readBenchConfig(c *cli.Context) (benchConfig, error) {
 	case b.dialers < 1:
 		return b, configError("connect-concurrency", "must be positive")
 	}
-	if b.pid == 0 {
+	if b.pid == 0 && b.mode != "tenants" {
 		port, _ := strconv.Atoi(u.Port())
 		b.pid, _ = serverPID(port) // RSS is reported only when the server is visible
 	}
@@ -141,6 +163,8 @@ type benchRun struct {
 	out     io.Writer
 	started time.Time
 	posts   atomic.Int64 // bench posts numbered so far in this run
+	// tenantOf is, in the tenants mode, the index of the active workspace of socket i.
+	tenantOf func(i int) int
 }
 
 func runBench(c *cli.Context) error {
@@ -148,7 +172,11 @@ func runBench(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.Context, cfg.duration+cfg.drain+5*time.Minute)
+	budget := cfg.duration + cfg.drain + 5*time.Minute
+	if cfg.mode == "tenants" { // two load phases, and thousands of workspaces to make and let rest
+		budget = 2*budget + 2*cfg.tenants.streamIdle + time.Hour
+	}
+	ctx, cancel := context.WithTimeout(c.Context, budget)
 	defer cancel()
 	raiseFileLimit()
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: benchMaxPosters}}
@@ -157,6 +185,12 @@ func runBench(c *cli.Context) error {
 		r.apis = append(r.apis, &API{Base: base, Token: cfg.token, Client: client})
 	}
 	r.api = r.apis[0]
+	if cfg.mode == "tenants" {
+		if err := tenantsPort(cfg.base); err != nil {
+			return err
+		}
+		return runTenants(ctx, cfg, r)
+	}
 	if err := r.resolveTargets(ctx); err != nil {
 		return err
 	}

@@ -64,6 +64,7 @@ type options struct {
 	allowAddr func(netip.Addr) bool
 	storeOpts []persisttest.Option
 	push      func(*push.Config)
+	relay     func(*streams.RelayConfig)
 }
 
 // WithWebPush gives the server a push key pair and runs the web push deliverer, whose
@@ -88,6 +89,9 @@ func WithCallbackPolicy(allow func(netip.Addr) bool) Option {
 
 // WithBotAccess edits the configuration of bots' NATS access.
 func WithBotAccess(fn func(*streams.BotAccessConfig)) Option { return func(o *options) { o.bots = fn } }
+
+// WithRelay edits the relay's configuration.
+func WithRelay(fn func(*streams.RelayConfig)) Option { return func(o *options) { o.relay = fn } }
 
 // WithRealtime edits the realtime hub's configuration.
 func WithRealtime(fn func(*realtime.Config)) Option { return func(o *options) { o.realtime = fn } }
@@ -114,7 +118,11 @@ func New(t testing.TB, opts ...Option) *Harness {
 	wired := func(c *persist.Config) { *c = streams.StoreConfig(nc, *c) }
 	store := persisttest.NewStore(t, append([]persisttest.Option{wired}, o.storeOpts...)...)
 	logger := slog.New(slog.DiscardHandler)
-	relay, err := streams.NewRelay(streams.RelayConfig{Store: store, NATS: nc, Logger: logger, PollInterval: 100 * time.Millisecond})
+	relayCfg := streams.RelayConfig{Store: store, NATS: nc, Logger: logger, PollInterval: 100 * time.Millisecond}
+	if o.relay != nil {
+		o.relay(&relayCfg)
+	}
+	relay, err := streams.NewRelay(relayCfg)
 	if err != nil {
 		t.Fatalf("relay: %v", err)
 	}

@@ -219,8 +219,8 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	for range d.cfg.Workers {
 		workers.Go(func() { d.work(ctx, sendCtx) })
 	}
-	// Every workspace stream gets a follower (streams.Discover hears of new ones); followers
-	// stop first when ctx ends.
+	// Every workspace stream gets a follower while it exists (streams.Discover hears of new
+	// ones); followers stop first when ctx ends.
 	followCtx, stopFollowing := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopFollowing()
 	var followers sync.WaitGroup
@@ -228,7 +228,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	go func() {
 		defer close(discovered)
 		err := streams.Discover(followCtx, streams.DiscoverConfig{NATS: d.cfg.NATS, Rescan: d.cfg.DiscoverInterval,
-			Logger: d.logger, Found: func(ws string) { followers.Go(func() { d.follow(followCtx, ctx, ws) }) }})
+			Logger: d.logger, Found: d.followers(followCtx, ctx, &followers)})
 		if err != nil {
 			d.logger.Error("push cannot discover workspace streams", "error", err)
 		}
@@ -257,9 +257,43 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	}
 }
 
+// followers returns Discover's Found: a workspace reported while it has no follower gets one,
+// which follows its stream until the relay retires it (an idle workspace costs push nothing).
+// A report that comes while the follower runs is kept: if the follower then returns (the stream
+// was retired), it looks once more, since the stream may have been created again meanwhile.
+func (d *Deliverer) followers(followCtx, runCtx context.Context, wg *sync.WaitGroup) func(ws string) {
+	var mu sync.Mutex
+	reported := map[string]bool{} // by followed workspace: reported again since its last start
+	return func(ws string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, ok := reported[ws]; ok {
+			reported[ws] = true
+			return
+		}
+		reported[ws] = false
+		wg.Go(func() {
+			for {
+				d.follow(followCtx, runCtx, ws)
+				mu.Lock()
+				again := reported[ws] && followCtx.Err() == nil
+				if again {
+					reported[ws] = false
+				} else {
+					delete(reported, ws)
+				}
+				mu.Unlock()
+				if !again {
+					return
+				}
+			}
+		})
+	}
+}
+
 // follow runs the workspace's durable consumer of new messages and thread replies (created
 // StartWindow back, so a new workspace's first messages are not missed while history is not
-// replayed) until followCtx ends. Events go to a goroutine that takes them in batches, so a
+// replayed) until followCtx ends or the stream is retired. Events go to a goroutine that takes them in batches, so a
 // burst of posts is settled with one query when nobody in the workspace can be pushed to.
 func (d *Deliverer) follow(followCtx, runCtx context.Context, ws string) {
 	in := make(chan streams.Msg, consumeBatch)
@@ -274,7 +308,7 @@ func (d *Deliverer) follow(followCtx, runCtx context.Context, ws string) {
 		Start: func(context.Context) (streams.Start, error) {
 			return streams.Start{Since: time.Now().Add(-d.cfg.StartWindow)}, nil
 		},
-		AckWait: 30 * time.Second, MaxDeliver: 5, MaxAckPending: 256, Logger: d.logger,
+		AckWait: 30 * time.Second, MaxDeliver: 5, MaxAckPending: 256, Logger: d.logger, WhileStreamExists: true,
 		Handle: func(_ context.Context, m streams.Msg) { in <- m }})
 	if err != nil {
 		d.logger.Error("push cannot follow a workspace stream", "workspace_id", ws, "error", err)

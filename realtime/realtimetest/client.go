@@ -190,3 +190,6 @@ func readFrame(r io.Reader) (ws.Frame, error) {
 	}
 	return ws.Frame{Header: h, Payload: payload}, nil
 }
+
+// Close drops the connection without a close frame, as a client that goes away does.
+func (s *Socket) Close() error { return s.conn.Close() }

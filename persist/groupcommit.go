@@ -196,8 +196,7 @@ func (s *Store) tryGroup(ctx context.Context, key string, group []*batchRequest)
 		return nil, nil, nil, err
 	}
 	defer func() { _ = gtx.Rollback(context.WithoutCancel(ctx)) }()
-	tx := newTx(gtx, s.now(), ctx)
-	tx.groupKey = key
+	tx := newTx(gtx, s.now(), &txGroup{ctx: ctx, key: key})
 	for _, r := range group {
 		r.val, r.err, r.planned, r.sent = nil, nil, nil, nil
 	}
@@ -233,7 +232,7 @@ func (s *Store) tryGroup(ctx context.Context, key string, group []*batchRequest)
 			covered = i + 1
 		}
 	}
-	cursors, err := tx.commitGroup(ctx, gtx)
+	cursors, err := tx.commitGroup(gtx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -242,7 +241,7 @@ func (s *Store) tryGroup(ctx context.Context, key string, group []*batchRequest)
 			r.place(r.val, cursors)
 		}
 	}
-	return tx.touched, tx.revoked, tx.appended, nil
+	return tx.touched, tx.revoked, tx.group.appended, nil
 }
 
 // runRequest runs one request of a group under its savepoint: answered from the statements sent
@@ -250,35 +249,36 @@ func (s *Store) tryGroup(ctx context.Context, key string, group []*batchRequest)
 // back to its savepoint when it fails. onPath reports that it ended on the statements sent ahead
 // (or had none), so that what was sent after them stands; err is a failure of the whole group.
 func (s *Store) runRequest(ctx context.Context, tx *Tx, r *batchRequest) (onPath bool, err error) {
+	g := tx.group
 	mark := tx.mark()
 	if r.sent != nil {
-		tx.savepoint, tx.savepointName, tx.ahead, tx.strict = "", r.sent.savepoint, r.sent.rows, true
+		g.savepoint, g.savepointName, g.ahead, g.strict = "", r.sent.savepoint, r.sent.rows, true
 	} else {
-		tx.savepoint, tx.savepointName = "SAVEPOINT "+batchSavepoint, batchSavepoint
+		g.savepoint, g.savepointName = "SAVEPOINT "+batchSavepoint, batchSavepoint
 	}
-	tx.planned, tx.sentAhead = r.planned, false
+	g.planned, g.sentAhead = r.planned, false
 	v, err := r.fn(tx)
 	if err == nil {
 		err = tx.leaveAhead()
 	}
-	if tx.sentAhead || r.sent != nil {
+	if g.sentAhead || r.sent != nil {
 		s.aheadSent.Add(1)
 	}
-	tx.ahead, tx.strict = nil, false
+	g.ahead, g.strict = nil, false
 	onPath = err == nil
 	if errors.Is(err, errAheadMissed) {
 		// The request left the path it sent ahead: undo it and run it again, one statement at
 		// a time, with what it decided before (its message id).
 		s.aheadMissed.Add(1)
 		mark.restore(tx)
-		if _, rerr := tx.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT "+tx.savepointName); rerr != nil {
+		if _, rerr := tx.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT "+g.savepointName); rerr != nil {
 			return false, rerr
 		}
-		tx.savepoint, tx.savepointName, tx.noAhead, tx.planned = "SAVEPOINT "+batchSavepoint, batchSavepoint, true, r.planned
+		g.savepoint, g.savepointName, g.noAhead, g.planned = "SAVEPOINT "+batchSavepoint, batchSavepoint, true, r.planned
 		v, err = r.fn(tx)
-		tx.noAhead = false
+		g.noAhead = false
 	}
-	tx.planned = nil
+	g.planned = nil
 	if err == nil {
 		r.val = v
 		return onPath, nil
@@ -290,7 +290,7 @@ func (s *Store) runRequest(ctx context.Context, tx *Tx, r *batchRequest) (onPath
 	if mark.restore(tx) {
 		return false, nil // it failed before its savepoint was sent: nothing to undo
 	}
-	if _, rerr := tx.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT "+tx.savepointName); rerr != nil {
+	if _, rerr := tx.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT "+g.savepointName); rerr != nil {
 		return false, errors.Join(err, rerr)
 	}
 	return false, nil
@@ -310,8 +310,8 @@ func (tx *Tx) mark() txMark {
 // (the request failed before its first statement), in which case there is nothing to roll back.
 func (m txMark) restore(tx *Tx) bool {
 	tx.touched, tx.revoked, tx.queued = tx.touched[:m.touched], tx.revoked[:m.revoked], tx.queued[:m.queued]
-	if tx.savepoint != "" {
-		tx.savepoint = ""
+	if tx.group.savepoint != "" {
+		tx.group.savepoint = ""
 		return true
 	}
 	return false

@@ -70,7 +70,7 @@ func (tx *Tx) sendGroupAhead(ctx context.Context, group []*batchRequest, from in
 			b.Queue(st.sql, st.args...)
 		}
 	}
-	br := tx.tx.SendBatch(tx.ctxFor(ctx), b)
+	br := tx.tx.SendBatch(tx.group.ctx, b)
 	types := tx.tx.Conn().TypeMap()
 	var failed error
 	for _, sr := range run {
@@ -148,7 +148,7 @@ func (r *aheadRow) read(br pgx.BatchResults) error {
 // nothing yet (its savepoint is pending, to undo what goes ahead) and is not being run again
 // after a miss.
 func (tx *Tx) mayGoAhead() bool {
-	return tx.batch != nil && tx.savepoint != "" && !tx.noAhead
+	return tx.group != nil && tx.group.savepoint != "" && !tx.group.noAhead
 }
 
 // sendAhead sends the pending savepoint and stmts in one round trip and keeps their rows for
@@ -156,13 +156,13 @@ func (tx *Tx) mayGoAhead() bool {
 // subtransaction is aborted): it and the ones after it carry its error.
 func (tx *Tx) sendAhead(ctx context.Context, stmts []aheadStatement) error {
 	b := &pgx.Batch{}
-	b.Queue(tx.savepoint)
+	b.Queue(tx.group.savepoint)
 	for _, st := range stmts {
 		b.Queue(st.sql, st.args...)
 	}
-	tx.savepoint = ""
-	tx.sentAhead = true
-	br := tx.tx.SendBatch(tx.ctxFor(ctx), b)
+	tx.group.savepoint = ""
+	tx.group.sentAhead = true
+	br := tx.tx.SendBatch(tx.group.ctx, b)
 	if _, err := br.Exec(); err != nil {
 		_ = br.Close()
 		return err
@@ -175,7 +175,7 @@ func (tx *Tx) sendAhead(ctx context.Context, stmts []aheadStatement) error {
 			r.err = r.read(br)
 			failed = r.err
 		}
-		tx.ahead = append(tx.ahead, r)
+		tx.group.ahead = append(tx.group.ahead, r)
 	}
 	if err := br.Close(); failed == nil {
 		return err
@@ -185,14 +185,14 @@ func (tx *Tx) sendAhead(ctx context.Context, stmts []aheadStatement) error {
 
 // takeAhead answers a statement from the path sent ahead when it is the next one there.
 func (tx *Tx) takeAhead(sql string, args []any) (*aheadRow, bool) {
-	if len(tx.ahead) == 0 {
+	if len(tx.group.ahead) == 0 {
 		return nil, false
 	}
-	r := tx.ahead[0]
+	r := tx.group.ahead[0]
 	if r.sql != sql || !sameArgs(r.args, args) {
 		return nil, false
 	}
-	tx.ahead = tx.ahead[1:]
+	tx.group.ahead = tx.group.ahead[1:]
 	return r, true
 }
 
@@ -227,10 +227,10 @@ func sameArgs(a, b []any) bool {
 
 // offPath is the check of a statement that is not the next one sent ahead.
 func (tx *Tx) offPath() error {
-	if tx.strict {
+	if tx.group.strict {
 		// Later requests' statements ran after this request's: one more of its own would run
 		// after them.
-		tx.ahead = nil
+		tx.group.ahead = nil
 		return errAheadMissed
 	}
 	return tx.leaveAhead()
@@ -240,8 +240,8 @@ func (tx *Tx) offPath() error {
 // write is among it: the request is past the point where it would have asked for that write, so
 // the write stands for nothing the request did.
 func (tx *Tx) leaveAhead() error {
-	left := tx.ahead
-	tx.ahead = nil
+	left := tx.group.ahead
+	tx.group.ahead = nil
 	for _, r := range left {
 		if r.write {
 			return errAheadMissed

@@ -1,0 +1,368 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/natterchat/natter/persist/pglocal"
+)
+
+// The tenants mode (--mode tenants) measures what dormant workspaces cost: it runs its own
+// Natter (`natter serve`, embedded NATS, a private PostgreSQL it keeps running across the
+// restart), with a few active workspaces whose sockets receive posts, first alone and then beside
+// --workspaces in all, most of them dormant.
+
+// tenantsConfig is the tenants mode's part of the bench configuration.
+type tenantsConfig struct {
+	workspaces, active, wakeSamples int
+	streamIdle                      time.Duration
+	dir                             string
+}
+
+// tenantWorkspace is a workspace the bench made, with its channel.
+type tenantWorkspace struct{ id, channel string }
+
+// tenantServer is the Natter process under test.
+type tenantServer struct {
+	exe, addr, dataDir, dbURL string
+	streamIdle                time.Duration
+	cmd                       *exec.Cmd
+	exited                    chan error
+}
+
+// start runs the server and returns how long it took from the exec to /readyz answering 200.
+func (s *tenantServer) start(ctx context.Context) (time.Duration, error) {
+	logFile, err := os.OpenFile(filepath.Join(s.dataDir, "server.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer logFile.Close()
+	s.cmd = exec.Command(s.exe, "serve", "--addr", s.addr, "--database-url", s.dbURL, "--data-dir", s.dataDir,
+		"--dev-bootstrap", "--dev-auth", "--access-log=false", "--log-level", "warn",
+		"--max-sockets-per-user", "100000", "--stream-idle", s.streamIdle.String())
+	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
+	began := time.Now()
+	if err := s.cmd.Start(); err != nil {
+		return 0, err
+	}
+	s.exited = make(chan error, 1)
+	go func() { s.exited <- s.cmd.Wait() }()
+	client := &http.Client{Timeout: time.Second}
+	for {
+		select {
+		case err := <-s.exited:
+			return 0, fmt.Errorf("bench: the server exited before it was ready (%v); see %s", err, logFile.Name())
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+		resp, err := client.Get("http://" + s.addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return time.Since(began), nil
+			}
+		}
+	}
+}
+
+// stop ends the server as an operator would (SIGTERM), killing it after 30 s.
+func (s *tenantServer) stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+	s.cmd = nil
+}
+
+func (s *tenantServer) pid() int { return s.cmd.Process.Pid }
+
+// jetStreamCounts counts the streams and durable consumers the embedded server keeps on disk.
+func (s *tenantServer) jetStreamCounts() (streamCount, consumers int) {
+	dirs, _ := filepath.Glob(filepath.Join(s.dataDir, "nats", "jetstream", "*", "streams", "*"))
+	obs, _ := filepath.Glob(filepath.Join(s.dataDir, "nats", "jetstream", "*", "streams", "*", "obs", "*"))
+	return len(dirs), len(obs)
+}
+
+// atRest is the server's resident memory and CPU share over a quiet window.
+type atRest struct {
+	rss                int64
+	cpu, postgres      float64 // share of one core
+	streams, consumers int
+}
+
+func (r *benchRun) measureRest(srv *tenantServer, pgPID int, window time.Duration) atRest {
+	cpu0, _ := procCPU(srv.pid(), false)
+	pg0, _ := treeCPU(pgPID)
+	time.Sleep(window)
+	cpu1, _ := procCPU(srv.pid(), false)
+	pg1, _ := treeCPU(pgPID)
+	rss, _ := rssBytes(srv.pid())
+	st, co := srv.jetStreamCounts()
+	return atRest{rss: rss, cpu: float64(cpu1-cpu0) / float64(window), postgres: float64(pg1-pg0) / float64(window),
+		streams: st, consumers: co}
+}
+
+func runTenants(ctx context.Context, cfg benchConfig, out *benchRun) (err error) {
+	tc := cfg.tenants
+	dir := tc.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "natter-bench-tenants-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	}
+	// Readable by others: the private PostgreSQL may run as an unprivileged user.
+	if err := os.MkdirAll(filepath.Join(dir, "natter"), 0o755); err != nil {
+		return err
+	}
+	_ = os.Chmod(dir, 0o755)
+	pg, err := pglocal.Open(ctx, pglocal.Config{Dir: filepath.Join(dir, "pg"), MaxConnections: 100, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return fmt.Errorf("bench: the tenants mode's private PostgreSQL: %w", err)
+	}
+	defer func() { _ = pg.Stop(context.WithoutCancel(ctx)) }()
+	pgPID, _ := postmasterPID(pg.DataDir())
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	u, _ := url.Parse(cfg.base)
+	srv := &tenantServer{exe: exe, addr: u.Host, dataDir: filepath.Join(dir, "natter"), dbURL: pg.URL("postgres"), streamIdle: tc.streamIdle}
+	if _, err := srv.start(ctx); err != nil {
+		return err
+	}
+	defer srv.stop()
+	w := out.out
+	fmt.Fprintf(w, "tenants: %d workspaces, %d active with %d sockets in all, %.0f posts/s for %s per load phase; stream idle %s; data in %s\n",
+		tc.workspaces, tc.active, cfg.sockets, cfg.rate, cfg.duration, tc.streamIdle, dir)
+
+	settle := func() {
+		// Until every stream but the active ones' is retired, and a little more.
+		deadline := time.Now().Add(tc.streamIdle + 10*time.Minute)
+		for time.Now().Before(deadline) {
+			if st, _ := srv.jetStreamCounts(); st <= tc.active+1 {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		time.Sleep(5 * time.Second)
+	}
+	// Both rests are measured on a process just restarted, with nobody connected: what a
+	// workspace costs, not what a burst of creating thousands of them left in the heap.
+	rest := func() (atRest, time.Duration, error) {
+		srv.stop()
+		ready, err := srv.start(ctx)
+		if err != nil {
+			return atRest{}, 0, err
+		}
+		time.Sleep(10 * time.Second)
+		return out.measureRest(srv, pgPID, 30*time.Second), ready, nil
+	}
+	active, err := out.createWorkspaces(ctx, "active", tc.active)
+	if err != nil {
+		return err
+	}
+	settle()
+	restA, _, err := rest()
+	if err != nil {
+		return err
+	}
+	if err := out.tenantSockets(ctx, active); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second)
+	p99A, lostA := out.tenantLoad(ctx, active)
+
+	dormant, err := out.createWorkspaces(ctx, "dormant", tc.workspaces-tc.active)
+	if err != nil {
+		return err
+	}
+	settle()
+	p99W, lostW := out.tenantLoad(ctx, active)
+	out.closeAll()
+	settle()
+	restW, ready, err := rest()
+	if err != nil {
+		return err
+	}
+	wake, err := out.wakeLatencies(ctx, dormant, tc.wakeSamples)
+	if err != nil {
+		return err
+	}
+
+	n := float64(tc.workspaces - tc.active)
+	fmt.Fprintf(w, "at rest, %d active only:  RSS %.1f MB, CPU %.2f%% of a core (postgres %.2f%%), %d streams, %d durable consumers on disk\n",
+		tc.active, float64(restA.rss)/1e6, 100*restA.cpu, 100*restA.postgres, restA.streams, restA.consumers)
+	fmt.Fprintf(w, "at rest, %d workspaces: RSS %.1f MB, CPU %.2f%% of a core (postgres %.2f%%), %d streams, %d durable consumers on disk\n",
+		tc.workspaces, float64(restW.rss)/1e6, 100*restW.cpu, 100*restW.postgres, restW.streams, restW.consumers)
+	fmt.Fprintf(w, "per dormant workspace:   RSS %.2f KB, CPU %.2f µs per second\n",
+		float64(restW.rss-restA.rss)/n/1e3, (restW.cpu-restA.cpu)*1e6/n)
+	fmt.Fprintf(w, "restart to ready:        %s with %d workspaces\n", ready.Round(time.Millisecond), tc.workspaces)
+	fmt.Fprintf(w, "waking workspace, post to first frame at a fresh socket (%d): p50 %s, p99 %s, max %s\n",
+		len(wake), percentile(wake, 0.5).Round(time.Microsecond), percentile(wake, 0.99).Round(time.Microsecond),
+		percentile(wake, 1).Round(time.Microsecond))
+	fmt.Fprintf(w, "active post-to-delivery p99: %s alone, %s beside %d dormant (%.2fx); lost %d / %d\n",
+		p99A.Round(time.Microsecond), p99W.Round(time.Microsecond), int(n), float64(p99W)/float64(max(p99A, 1)), lostA, lostW)
+	return nil
+}
+
+// createWorkspaces makes n workspaces with a channel each, 16 at a time.
+func (r *benchRun) createWorkspaces(ctx context.Context, kind string, n int) ([]tenantWorkspace, error) {
+	out := make([]tenantWorkspace, n)
+	var done atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	stamp := r.started.UTC().Format("150405")
+	for i := range out {
+		g.Go(func() error {
+			var ws struct {
+				Workspace struct{ ID string } `json:"workspace"`
+			}
+			name := fmt.Sprintf("%s-%s-%d", kind, stamp, i)
+			if _, err := r.api.Do(gctx, http.MethodPost, "/api/workspaces", map[string]string{"name": name}, &ws); err != nil {
+				return err
+			}
+			var ch struct {
+				Channel struct{ ID string } `json:"channel"`
+			}
+			if _, err := r.api.Do(gctx, http.MethodPost, "/api/workspaces/"+ws.Workspace.ID+"/channels",
+				map[string]string{"name": "general"}, &ch); err != nil {
+				return err
+			}
+			out[i] = tenantWorkspace{id: ws.Workspace.ID, channel: ch.Channel.ID}
+			if d := done.Add(1); d%2000 == 0 {
+				fmt.Fprintf(r.out, "tenants: %d %s workspaces created\n", d, kind)
+			}
+			return nil
+		})
+	}
+	return out, g.Wait()
+}
+
+// tenantSockets opens the sockets, spread over the active workspaces: socket i belongs to
+// workspace i mod len(active).
+func (r *benchRun) tenantSockets(ctx context.Context, active []tenantWorkspace) error {
+	r.newSockets("")
+	r.tenantOf = func(i int) int { return i % len(active) }
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.cfg.dialers)
+	for i, s := range r.sockets {
+		g.Go(func() error {
+			if err := s.dial(gctx, r.socketURL(active[r.tenantOf(i)]), http.Header{}); err != nil {
+				return fmt.Errorf("bench: socket %d: %w", i, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+func (r *benchRun) socketURL(ws tenantWorkspace) string {
+	return "ws" + strings.TrimPrefix(r.cfg.base, "http") + "/api/realtime/ws?workspace_id=" + url.QueryEscape(ws.id)
+}
+
+// tenantTarget posts bench post n into active workspace n mod len(active).
+func (r *benchRun) tenantTarget(active []tenantWorkspace) fanoutTarget {
+	return fanoutTarget{name: "tenants", post: func(ctx context.Context, n int64) error {
+		ch := active[int(n)%len(active)].channel
+		_, err := r.api.Do(ctx, http.MethodPost, "/api/channels/"+ch+"/messages", map[string]string{"body": benchBody(n)}, nil)
+		return err
+	}}
+}
+
+// tenantLoad posts into the active workspaces for the configured duration and returns the
+// post-to-delivery p99 over their sockets, and how many deliveries never came.
+func (r *benchRun) tenantLoad(ctx context.Context, active []tenantWorkspace) (time.Duration, int) {
+	for _, s := range r.sockets {
+		s.mu.Lock()
+		s.hist = histogram{}
+		s.mu.Unlock()
+	}
+	acked, _ := r.post(ctx, r.tenantTarget(active), r.cfg.duration, r.cfg.rate)
+	time.Sleep(r.cfg.drain)
+	var all histogram
+	lost := 0
+	for i, s := range r.sockets {
+		s.mu.Lock()
+		all.merge(&s.hist)
+		for _, n := range acked {
+			if int(n)%len(active) == r.tenantOf(i) && !s.has(n) {
+				lost++
+			}
+		}
+		s.mu.Unlock()
+	}
+	return all.quantile(0.99), lost
+}
+
+// wakeLatencies wakes up to samples dormant workspaces one at a time: a fresh socket joins, a
+// post goes in, and the time from sending the post to the socket receiving it is one sample.
+func (r *benchRun) wakeLatencies(ctx context.Context, dormant []tenantWorkspace, samples int) ([]time.Duration, error) {
+	var out []time.Duration
+	step := max(1, len(dormant)/max(samples, 1))
+	for i := 0; i < len(dormant) && len(out) < samples; i += step {
+		ws := dormant[i]
+		s := &benchSocket{source: net.IPv4(127, 0, 0, 1)}
+		if err := s.dial(ctx, r.socketURL(ws), http.Header{}); err != nil {
+			return out, err
+		}
+		time.Sleep(100 * time.Millisecond) // its backfill (a few events) is read
+		n := r.posts.Add(1)
+		if _, err := r.api.Do(ctx, http.MethodPost, "/api/channels/"+ws.channel+"/messages", map[string]string{"body": benchBody(n)}, nil); err != nil {
+			_ = s.conn.Close()
+			return out, err
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			s.mu.Lock()
+			got := s.has(n)
+			q := s.hist.quantile(1)
+			s.mu.Unlock()
+			if got {
+				out = append(out, q)
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		_ = s.conn.Close()
+		<-s.closed
+	}
+	if len(out) == 0 {
+		return nil, errors.New("bench: no waking workspace's first event reached its socket")
+	}
+	return out, nil
+}
+
+// tenantsPort checks that --url's address is free for the tenants mode's own server.
+func tenantsPort(base string) error {
+	u, err := url.Parse(base)
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", u.Host)
+	if err != nil {
+		return fmt.Errorf("bench: the tenants mode runs its own server on --url's address %s, which is taken: %w", u.Host, err)
+	}
+	return l.Close()
+}

@@ -1,0 +1,65 @@
+package realtime
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/streams"
+)
+
+// streamRetired waits until the relay retired the workspace's idle stream.
+func streamRetired(t *testing.T, e *env) {
+	t.Helper()
+	js, err := jetstream.New(e.nc)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, err := js.Stream(context.Background(), streams.StreamName(e.ws.ID))
+		return errors.Is(err, jetstream.ErrStreamNotFound)
+	}, 10*time.Second, 20*time.Millisecond, "the idle stream was not retired")
+}
+
+func feedCount(h *Hub) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.feeds)
+}
+
+// TestDormantWorkspaceWakesForItsSockets: a workspace whose stream the relay retired has no
+// feed and no consumer; its first event reaches a fresh socket; a socket resuming from a cursor
+// older than the stream created again gets every event once, in order (the older ones from
+// Postgres); after the last socket leaves, the feed stops, its consumer goes, and the stream is
+// retired again.
+func TestDormantWorkspaceWakesForItsSockets(t *testing.T) {
+	t.Parallel()
+	e := newEnvWithRelay(t, 1, func(c *Config) { c.FeedLinger = 100 * time.Millisecond },
+		func(c *streams.RelayConfig) { c.RetireAfter = 300 * time.Millisecond })
+	h := e.hubs[0]
+	token := e.session(t, e.member)
+	for _, body := range []string{"one", "two", "three"} {
+		e.add(t, body) // cursors 2, 3, 4
+	}
+	streamRetired(t, e)
+	require.Equal(t, 0, feedCount(h))
+
+	fresh := e.dial(t, token, "4") // its feed waits for the stream
+	require.Equal(t, int64(5), e.add(t, "wake up"))
+	expectCursors(t, fresh, 5)
+
+	resumed := e.dial(t, token, "1")
+	expectCursors(t, resumed, 2, 3, 4, 5)
+	require.Equal(t, int64(6), e.add(t, "both"))
+	expectCursors(t, resumed, 6)
+	expectCursors(t, fresh, 6)
+	require.GreaterOrEqual(t, catchUpReads(h, "postgres"), 1, "2 to 4 are older than the stream: Postgres's")
+
+	fresh.Close()
+	resumed.Close()
+	require.Eventually(t, func() bool { return feedCount(h) == 0 }, 10*time.Second, 10*time.Millisecond,
+		"the feed outlived its last socket")
+	streamRetired(t, e)
+}
