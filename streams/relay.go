@@ -224,7 +224,8 @@ func (r *Relay) Run(ctx context.Context) error {
 			claim.Reset(r.cfg.ClaimInterval)
 			r.markPending(ctx, dirty)
 		case <-retire:
-			r.retireIdle(ctx, dirty)
+			// Retiring gives way to relaying: it stops at the first wake-up waiting.
+			r.retireIdle(ctx, dirty, func() bool { return len(wakes) > 0 })
 		}
 		for id := range dirty {
 			if ctx.Err() != nil {

@@ -13,8 +13,9 @@ import (
 // retireIdle deletes the streams of this relay's workspaces that have been idle for
 // RetireAfter: a stream is a cache of the log, and the streams of dormant workspaces would
 // otherwise cost memory, goroutines and start-up time in NATS for each of them. A workspace
-// woken meanwhile (dirty) is left to its pass.
-func (r *Relay) retireIdle(ctx context.Context, dirty map[string]bool) {
+// woken meanwhile (dirty) is left to its pass, and the sweep stops as soon as wakeful reports
+// events waiting to be relayed: the next sweep goes on.
+func (r *Relay) retireIdle(ctx context.Context, dirty map[string]bool, wakeful func() bool) {
 	ids, err := r.cfg.Store.RelayIdle(ctx, r.cfg.RetireAfter, retireBatch)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -23,7 +24,7 @@ func (r *Relay) retireIdle(ctx context.Context, dirty map[string]bool) {
 		return
 	}
 	for _, id := range ids {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || wakeful() {
 			return
 		}
 		if !r.owned[r.shardOf(id)] || dirty[id] {
