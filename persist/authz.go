@@ -114,10 +114,10 @@ func (tx *Tx) requireFullWriter(ctx context.Context, m Member, what string) erro
 func (tx *Tx) requireActive(m Member) error {
 	if o := m.owner; o != nil {
 		if o.BlockedAt != nil {
-			return Forbidden("this bot's owner is blocked in this workspace")
+			return Forbidden("%s is blocked in this workspace", m.ownerWho)
 		}
 		if o.TimeoutUntil != nil && o.TimeoutUntil.After(tx.now) {
-			return Forbidden("this bot's owner is timed out until %s", o.TimeoutUntil.UTC().Format(time.RFC3339))
+			return Forbidden("%s is timed out until %s", m.ownerWho, o.TimeoutUntil.UTC().Format(time.RFC3339))
 		}
 	}
 	if m.BlockedAt != nil {

@@ -57,7 +57,7 @@ func (tx *Tx) BotStreamReplay(ctx context.Context, tokenID string, after int64, 
 }
 
 func (tx *Tx) botStream(ctx context.Context, t BotToken, u User) (BotStream, error) {
-	actor := Actor{UserID: u.ID, Kind: u.Kind, TokenWorkspaceID: t.WorkspaceID, OwnerUserID: u.OwnerUserID, Scopes: t.Scopes}
+	actor := BotActor(t, u)
 	if !actor.HasScope(ScopeRealtimeRead) {
 		return BotStream{}, Errorf(CodeMissingScope, "this bot token lacks the %s scope", ScopeRealtimeRead)
 	}

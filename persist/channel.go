@@ -162,14 +162,15 @@ func (tx *Tx) channelsOf(ctx context.Context, workspaceID string) ([]Channel, er
 	return out, rows.Err()
 }
 
-// requireChannelManager admits the workspace owner, service-bot tokens (the route checked
-// channels:write), and user-bot tokens whose owner is the workspace owner: a user bot never
-// exceeds its owner. Codes: forbidden.
+// requireChannelManager admits the workspace owner and bot tokens (the route checked
+// channels:write) whose owner (a user bot) or issuer (a service bot) is the workspace owner now:
+// a bot a person creates never exceeds that person, so a moderator's bot is refused as the
+// moderator is. Codes: forbidden.
 func (tx *Tx) requireChannelManager(ctx context.Context, actor Actor, m Member) error {
-	if m.Role == RoleOwner || (actor.IsBotToken() && actor.OwnerUserID == "") {
+	if m.Role == RoleOwner {
 		return nil
 	}
-	if m.owner != nil && m.owner.Role == RoleOwner {
+	if actor.IsBotToken() && m.owner != nil && m.owner.Role == RoleOwner {
 		return nil
 	}
 	return Forbidden("workspace owner permission required")

@@ -195,8 +195,7 @@ func (tx *Tx) BotSetupCodeClaim(ctx context.Context, raw string) (SetupClaim, er
 	if err != nil {
 		return SetupClaim{}, errSetupCodeGone()
 	}
-	if _, err := tx.requireMember(ctx, c.WorkspaceID, Actor{UserID: bot.ID, Kind: KindBot,
-		TokenWorkspaceID: c.WorkspaceID, OwnerUserID: bot.OwnerUserID}); err != nil {
+	if _, err := tx.requireMember(ctx, c.WorkspaceID, BotActor(BotToken{WorkspaceID: c.WorkspaceID, CreatedBy: c.CreatedBy}, bot)); err != nil {
 		return SetupClaim{}, errSetupCodeGone()
 	}
 	w, err := tx.WorkspaceGet(ctx, c.WorkspaceID)
