@@ -37,7 +37,7 @@ func RunWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			clusterCommand(),
 			migrateCommand(),
 			adminCommand(),
-			bench.Command(),
+			bench.Command(benchDataMode()),
 			bench.BaselineCommand(),
 			watchCommand(),
 			versionCommand(),

@@ -50,6 +50,8 @@ func TestInvalidConfiguration(t *testing.T) {
 		{"PublicURLWithPath", []string{"dev", "--public-url", "https://chat.example.com/app"}, "--public-url"},
 		{"PlainHTTPPublicURL", []string{"dev", "--public-url", "http://chat.example.com"}, "--public-url"},
 		{"StreamReplicasEmbedded", []string{"dev", "--stream-replicas", "3"}, "--stream-replicas"},
+		{"StreamIdleNegative", []string{"dev", "--stream-idle", "-1m"}, "--stream-idle"},
+		{"StreamIdleUnderASecond", []string{"dev", "--stream-idle", "500ms"}, "--stream-idle"},
 		{"CalloutWithoutNATSURL", []string{"dev", "--nats-callout-issuer-seed", "SAAKAIRNQ7CBDL2CPDY3T4YGNIWV7C56ILKKCALYXV3Y7BMMVYIBS26EWY"}, "--nats-callout-issuer-seed"},
 		{"CalloutSeedNotAccount", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-callout-issuer-seed", "SUACEC4RN5YGAVDXQGU6RDFZGYAX4NCL23NNPABTYCYTALICLGRHVB4JPE"}, "--nats-callout-issuer-seed"},
 		{"SystemURLWithoutCallout", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-system-url", "nats://127.0.0.1:4222"}, "--nats-system-url"},

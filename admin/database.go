@@ -32,6 +32,7 @@ func databaseURLFlag() cli.Flag {
 // database is an open store plus whatever it took to open it.
 type database struct {
 	Store   *persist.Store
+	URL     string // the database's connection string
 	cluster *pglocal.Cluster
 	// Applied are the migrations this open applied.
 	Applied []int
@@ -79,7 +80,7 @@ func openDatabase(ctx context.Context, c *cli.Context, logger *slog.Logger, cfg 
 		}
 		return nil, err
 	}
-	d.Store = store
+	d.Store, d.URL = store, cfg.URL
 	applied, err := store.Migrate(ctx)
 	if err != nil {
 		_ = d.Close(ctx)

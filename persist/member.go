@@ -204,6 +204,8 @@ type MemberListParams struct {
 	Query string
 	// Role keeps one role; "" keeps all.
 	Role string
+	// channelID keeps the members of one private channel; "" keeps all.
+	channelID string
 }
 
 // MemberPage is one page of a member listing, in join order. TotalCount, the number of members
@@ -259,9 +261,10 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 	}
 	q := strings.TrimSpace(p.Query)
 	filter := `u.deleted_at IS NULL AND ($2 = '' OR m.role = $2)
-		AND ($3 = '' OR strpos(lower(u.display_name), lower($3)) > 0 OR strpos(coalesce(u.handle, ''), lower($4)) > 0)`
-	args := []any{workspaceID, p.Role, q, strings.TrimPrefix(q, "@")}
-	rows, err := tx.query(ctx, memberEntryQuery(5, filter+` AND m.join_seq > $6 ORDER BY m.join_seq LIMIT $7`),
+		AND ($3 = '' OR strpos(lower(u.display_name), lower($3)) > 0 OR strpos(coalesce(u.handle, ''), lower($4)) > 0)
+		AND ($5 = '' OR EXISTS (SELECT 1 FROM channel_members cm WHERE cm.channel_id = $5 AND cm.user_id = m.user_id))`
+	args := []any{workspaceID, p.Role, q, strings.TrimPrefix(q, "@"), p.channelID}
+	rows, err := tx.query(ctx, memberEntryQuery(6, filter+` AND m.join_seq > $7 ORDER BY m.join_seq LIMIT $8`),
 		append(args, tx.today(), after, limit+1)...)
 	if err != nil {
 		return page, err
@@ -287,9 +290,18 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 		page.NextCursor = formatMemberCursor(last)
 	}
 	if p.Cursor == "" {
+		// Without a name to match (nor a channel), the count reads the memberships alone (an
+		// index-only count), less the few whose user was deleted, instead of joining every
+		// member's user row.
+		count := `SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id
+			WHERE m.workspace_id = $1 AND ` + filter
+		if q == "" && p.channelID == "" {
+			count = `SELECT (SELECT count(*) FROM workspace_members m WHERE m.workspace_id = $1 AND ($2 = '' OR m.role = $2))
+				- (SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id AND u.deleted_at IS NOT NULL
+					WHERE m.workspace_id = $1 AND ($2 = '' OR m.role = $2) AND $3 = '' AND $4 = '' AND $5 = '')`
+		}
 		var total int
-		if err := tx.queryRow(ctx, `SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id
-			WHERE m.workspace_id = $1 AND `+filter, args...).Scan(&total); err != nil {
+		if err := tx.queryRow(ctx, count, args...).Scan(&total); err != nil {
 			return page, err
 		}
 		page.TotalCount = &total

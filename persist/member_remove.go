@@ -92,6 +92,9 @@ func (tx *Tx) memberRemove(ctx context.Context, target MemberEntry, actorID stri
 		if err := tx.keepStanding(ctx, target.Member); err != nil {
 			return MemberRemoved{}, Event{}, err
 		}
+		if err := tx.channelMembersLeave(ctx, workspaceID, []string{target.UserID}); err != nil {
+			return MemberRemoved{}, Event{}, err
+		}
 		if _, err := tx.exec(ctx, `DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2`,
 			workspaceID, target.UserID); err != nil {
 			return MemberRemoved{}, Event{}, err

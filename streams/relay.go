@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,6 +63,7 @@ type Relay struct {
 	owned   []bool
 	streams map[string]streamMark // verified streams of owned workspaces
 	handoff *handoff
+	private *privateChannels
 	metrics relayMetrics
 }
 
@@ -81,11 +81,19 @@ type relayMetrics struct {
 	owned     prometheus.Gauge
 }
 
+// pollBackOff bounds the poll's back-off at rest: 8 × 500 ms by default.
+const pollBackOff = 8
+
 // DefaultStreamMaxMsgs is RelayConfig.StreamMaxMsgs's default: see docs/realtime.md for why.
 const DefaultStreamMaxMsgs = 100_000
 
-// retireBatch bounds the streams one retirement sweep looks at.
-const retireBatch = 256
+// A retirement sweep looks at up to retireBatches batches of retireBatch streams, and retires
+// at least retireAtLeast of them before it gives way to wake-ups.
+const (
+	retireBatch   = 256
+	retireBatches = 4
+	retireAtLeast = 32
+)
 
 // relayLockBase is the first advisory lock key of the relay's shards ("natt" "rl" …).
 const relayLockBase int64 = 0x6e617474_726c0000
@@ -139,7 +147,7 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 		return nil, fmt.Errorf("streams: jetstream: %w", err)
 	}
 	return &Relay{cfg: cfg, js: js, logger: cfg.Logger.With("component", "relay"), owned: make([]bool, cfg.Shards),
-		streams: map[string]streamMark{}, handoff: newHandoff(), metrics: relayMetrics{
+		streams: map[string]streamMark{}, handoff: newHandoff(), private: newPrivateChannels(), metrics: relayMetrics{
 			published: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_published_total",
 				Help: "Events the relay published into workspace streams."}),
 			handedOff: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_handed_off_total",
@@ -197,7 +205,12 @@ func (r *Relay) Run(ctx context.Context) error {
 			_ = locks.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	poll := time.NewTicker(r.cfg.PollInterval)
+	// The poll backs off while the deployment rests: each poll that finds nothing, with no
+	// wake-up since, doubles the wait up to pollBackOff × PollInterval; a wake-up or a find sets
+	// it back. Its query reads every workspace's head, so at rest with thousands of dormant
+	// workspaces it was most of Postgres's work.
+	pollEvery := r.cfg.PollInterval
+	poll := time.NewTimer(pollEvery)
 	defer poll.Stop()
 	claim := time.NewTimer(0)
 	defer claim.Stop()
@@ -217,8 +230,19 @@ func (r *Relay) Run(ctx context.Context) error {
 			if id := m.Subject[len(wakeRoot):]; r.owned[r.shardOf(id)] {
 				dirty[id] = true
 			}
+			if pollEvery != r.cfg.PollInterval {
+				pollEvery = r.cfg.PollInterval
+				if poll.Stop() {
+					poll.Reset(pollEvery)
+				}
+			}
 		case <-poll.C:
-			r.markPending(ctx, dirty)
+			if r.markPending(ctx, dirty) || len(wakes) > 0 {
+				pollEvery = r.cfg.PollInterval
+			} else {
+				pollEvery = min(2*pollEvery, pollBackOff*r.cfg.PollInterval)
+			}
+			poll.Reset(pollEvery)
 		case <-claim.C:
 			locks = r.claim(ctx, locks)
 			claim.Reset(r.cfg.ClaimInterval)
@@ -231,9 +255,18 @@ func (r *Relay) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+			select {
+			case <-retire: // a backlog of thousands of workspaces must not hold retirement back
+				r.retireIdle(ctx, dirty, func() bool { return true })
+			default:
+			}
 			if err := r.relayWorkspace(ctx, id); err != nil {
-				// The workspace stays behind; the next poll retries it from a fresh look.
-				r.logger.Warn("relay failed", "workspace_id", id, "error", err)
+				// The workspace stays behind; the next poll retries it from a fresh look. A
+				// wake-up for a workspace Postgres does not know (deleted since, or forged by
+				// whoever may publish on NATS) is no failure worth a line each.
+				if e, ok := persist.ErrorOf(err); !ok || e.Code != persist.CodeNotFound {
+					r.logger.Warn("relay failed", "workspace_id", id, "error", err)
+				}
 				delete(r.streams, id)
 				r.handoff.forget(id)
 			}
@@ -308,7 +341,9 @@ func (r *Relay) OwnedShards() int {
 	return n
 }
 
-func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) {
+// markPending marks the owned workspaces whose stream is behind their log, and reports whether
+// there were any (or the poll failed).
+func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) bool {
 	pending, err := persist.WithTxV(ctx, r.cfg.Store, func(tx *persist.Tx) ([]persist.RelayState, error) {
 		return tx.RelayPending(ctx, 10000)
 	})
@@ -316,13 +351,16 @@ func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) {
 		if ctx.Err() == nil {
 			r.logger.Warn("relay poll failed", "error", err)
 		}
-		return
+		return true
 	}
+	found := false
 	for _, s := range pending {
 		if r.owned[r.shardOf(s.WorkspaceID)] {
 			dirty[s.WorkspaceID] = true
+			found = true
 		}
 	}
+	return found
 }
 
 // relayWorkspace brings one workspace's stream up to its log: verify (or rebuild) the stream,
@@ -336,6 +374,13 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 	})
 	if err != nil {
 		return err
+	}
+	if st.StreamRetired && st.Head == st.Relayed {
+		// Nothing new, and no stream: a prune has nothing to purge, only to be recorded.
+		if st.PrunedThrough == st.StreamPrunedThrough {
+			return nil
+		}
+		return r.record(ctx, workspaceID, st.Relayed, st.PrunedThrough)
 	}
 	mark, ok := r.streams[workspaceID]
 	if !ok || time.Since(mark.verifiedAt) > r.cfg.VerifyInterval {
@@ -417,12 +462,13 @@ func (r *Relay) record(ctx context.Context, workspaceID string, pos, prunedThrou
 // last sequence, and waits for every acknowledgement. A retry after a crash is answered as a
 // duplicate (same Nats-Msg-Id) or refused as out of sequence; either way nothing is stored twice.
 func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
-	members, err := r.dmMembers(ctx, events)
+	members, private, err := r.placeFacts(ctx, events)
 	if err != nil {
 		return err
 	}
 	futures := make([]jetstream.PubAckFuture, 0, len(events))
 	for _, e := range events {
+		e.PrivateChannel = private[e.ChannelID]
 		subject, body, err := EncodeEvent(e)
 		if err != nil {
 			return err
@@ -430,6 +476,9 @@ func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 		msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
 		if e.DirectConversationID != "" {
 			msg.Header.Set(HeaderDMMembers, strings.Join(members[e.DirectConversationID], ","))
+		}
+		if id := e.Scope().MemberID; id != "" {
+			msg.Header.Set(HeaderChannelMember, id)
 		}
 		f, err := r.js.PublishMsgAsync(msg, jetstream.WithMsgID(relayMsgID(e.WorkspaceID, e.Cursor)),
 			jetstream.WithExpectLastSequence(uint64(e.Cursor-1)))
@@ -452,24 +501,6 @@ func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 	}
 	r.metrics.published.Add(float64(len(events)))
 	return nil
-}
-
-// dmMembers reads, in one query, the members of the direct conversations a batch of events is
-// about (none when it is about none).
-func (r *Relay) dmMembers(ctx context.Context, events []persist.Event) (map[string][]string, error) {
-	var ids []string
-	for _, e := range events {
-		if e.DirectConversationID != "" && !slices.Contains(ids, e.DirectConversationID) {
-			ids = append(ids, e.DirectConversationID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	facts, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Reader) (persist.VisibilityFacts, error) {
-		return tx.VisibilityFactsFor(ctx, events[0].WorkspaceID, ids)
-	})
-	return facts.DMMembers, err
 }
 
 // verifyStream checks a workspace's stream against its log and returns the stream's last
