@@ -137,20 +137,15 @@ func (tx *Reader) requireMemberLocking(ctx context.Context, workspaceID string, 
 }
 
 // boundByOwner is a user bot's membership as every rule must read it: a user bot can never exceed
-// its owner (SPEC), so it is blocked while the owner is, timed out while the owner is, and a
-// waiting-room guest (reading only the guest channel, spending the owner's daily posts) while the
-// owner is one. Because requireMember applies it, every path that checks the bot's membership
-// (HTTP, uploads, reads, socket visibility, NATS permissions) applies the owner's with it. A
-// service bot's token is bounded the same way by its issuer (issue 22: what a moderator minted
-// must not outlive the moderator's standing); who names the bounding person in refusals.
+// its owner (SPEC), so it is a waiting-room guest (reading only the guest channel, spending the
+// owner's daily posts) while the owner is one, and it carries the owner's membership, whose block
+// or timeout requireActive applies to the bot. Because requireMember applies it, every path that
+// checks the bot's membership (HTTP, uploads, reads, socket visibility, NATS permissions) applies
+// the owner's with it. A service bot's token is bounded the same way by its issuer (issue 22:
+// what a moderator minted must not outlive the moderator's standing); who names the bounding
+// person in refusals.
 func boundByOwner(bot, owner Member, who string) Member {
 	bot.owner, bot.ownerWho = &owner, who
-	if bot.BlockedAt == nil {
-		bot.BlockedAt = owner.BlockedAt
-	}
-	if owner.TimeoutUntil != nil && (bot.TimeoutUntil == nil || owner.TimeoutUntil.After(*bot.TimeoutUntil)) {
-		bot.TimeoutUntil = owner.TimeoutUntil
-	}
 	if owner.Role == RoleGuest {
 		bot.Role = RoleGuest
 	}

@@ -317,7 +317,7 @@ func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCurso
 		if guest {
 			channels = `m.channel_id = (SELECT id FROM channels WHERE workspace_id = $1 AND name = ` + arg(GuestChannel) + `)`
 		} else {
-			channels = `(m.channel_id IS NOT NULL AND NOT ` + channelHidden("m.channel_id", arg(actor.UserID)) + `)`
+			channels = `(m.channel_id IS NOT NULL AND m.channel_id NOT IN (` + channelsHidden("$1", arg(actor.UserID)) + `))`
 		}
 		scope = channels
 		if !actor.IsBotToken() || actor.HasScope(ScopeDMsRead) {

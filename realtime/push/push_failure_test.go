@@ -248,6 +248,15 @@ func TestPushQueueHolds1024(t *testing.T) {
 	w.gated.Store(true)
 	w.inGeneral(t, "@bob first")
 	w.held(t)
+	// Registered after the harness's, so it runs first: a failing check must not leave the
+	// worker held while the deliverer shuts down.
+	t.Cleanup(func() {
+		w.gated.Store(false)
+		select {
+		case w.release <- struct{}{}:
+		case <-time.After(5 * time.Second):
+		}
+	})
 	people := []servertest.Actor{w.bob}
 	for i := range 10 {
 		p := w.person(t, fmt.Sprintf("Person %d", i), fmt.Sprintf("person%d", i))
@@ -272,6 +281,4 @@ func TestPushQueueHolds1024(t *testing.T) {
 		20*time.Second, 10*time.Millisecond)
 	require.EqualValues(t, 1+1024, queued.Load(), "the held push and a full queue of 1,024")
 	require.EqualValues(t, 76, w.h.Push.Overflowed())
-	w.gated.Store(false)
-	w.release <- struct{}{}
 }
