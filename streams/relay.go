@@ -261,8 +261,12 @@ func (r *Relay) Run(ctx context.Context) error {
 			default:
 			}
 			if err := r.relayWorkspace(ctx, id); err != nil {
-				// The workspace stays behind; the next poll retries it from a fresh look.
-				r.logger.Warn("relay failed", "workspace_id", id, "error", err)
+				// The workspace stays behind; the next poll retries it from a fresh look. A
+				// wake-up for a workspace Postgres does not know (deleted since, or forged by
+				// whoever may publish on NATS) is no failure worth a line each.
+				if e, ok := persist.ErrorOf(err); !ok || e.Code != persist.CodeNotFound {
+					r.logger.Warn("relay failed", "workspace_id", id, "error", err)
+				}
 				delete(r.streams, id)
 				r.handoff.forget(id)
 			}
