@@ -164,6 +164,25 @@ func testBotsOverNATSCallout(t *testing.T, encrypt bool) {
 	require.NoError(t, nc.Publish(streams.BotReplaySubject("bot_someoneelse"), nil))
 	requireAsyncError(t, errs, "permissions violation")
 
+	// A replay whose reply lies outside the bot's inbox is answered nowhere: the replicas answer
+	// on their own connections, which may publish where the bot may not.
+	obs, err := nats.Connect(lc.NatterURLs())
+	require.NoError(t, err)
+	t.Cleanup(obs.Close)
+	stolen := make(chan *nats.Msg, 16)
+	for _, s := range []string{"natter.events." + other.ID + ".ws.forged", "$JS.API.STREAM.DELETE." + streams.StreamName(other.ID)} {
+		_, err := obs.ChanSubscribe(s, stolen)
+		require.NoError(t, err)
+		require.NoError(t, obs.Flush())
+		require.NoError(t, nc.PublishRequest(streams.BotReplaySubject(tok.ID), s, nil))
+	}
+	for range 8 { // each replica answers in order, and eight requests almost surely reach both
+		_, err := nc.Request(streams.BotReplaySubject(tok.ID), nil, 10*time.Second)
+		require.NoError(t, err)
+	}
+	require.NoError(t, obs.Flush())
+	require.Empty(t, stolen, "natter published where the bot chose")
+
 	// Revoked: the connection is cut off at once (the callout's replica kicks it through the
 	// system account), and the token no longer connects.
 	resp, err := http.Post(a+"/api/bot-tokens/"+tok.ID+"/revoke", "application/json", nil)

@@ -18,12 +18,20 @@ const (
 
 // channelHidden is the one SQL form of the private-channel rule: true when the channel whose id
 // is the expression channelID is private and the user userID (an expression too) is not in it.
-// Every query that lists what a person may read (channels, search, push, uploads) adds
-// "NOT channelHidden(…)"; the single-channel guard (channelFor) and the event rule
-// (VisibilityFacts.Visible) say the same in Go.
+// Every query that lists what a person may read (channels, push, uploads) adds
+// "NOT channelHidden(…)", and search its set form, channelsHidden; the single-channel guard
+// (channelFor) and the event rule (VisibilityFacts.Visible) say the same in Go.
 func channelHidden(channelID, userID string) string {
 	return `EXISTS (SELECT 1 FROM channels hc WHERE hc.id = ` + channelID + ` AND hc.visibility = 'private'
 		AND NOT EXISTS (SELECT 1 FROM channel_members hm WHERE hm.channel_id = hc.id AND hm.user_id = ` + userID + `))`
+}
+
+// channelsHidden is channelHidden as a set, for a query that tests many rows of one workspace
+// against it (search): the private channels of workspace workspaceID (an expression) that user
+// userID is not in, read once per statement rather than once per row.
+func channelsHidden(workspaceID, userID string) string {
+	return `SELECT hc.id FROM channels hc WHERE hc.workspace_id = ` + workspaceID + ` AND hc.visibility = 'private'
+		AND NOT EXISTS (SELECT 1 FROM channel_members hm WHERE hm.channel_id = hc.id AND hm.user_id = ` + userID + `)`
 }
 
 // channelMemberIs reports whether userID is in channel channelID's member list.

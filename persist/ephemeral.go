@@ -13,6 +13,15 @@ const (
 	EphemeralAgentProgress   = "agent.progress"
 )
 
+// IsEphemeralType reports whether t is one of the ephemeral event types.
+func IsEphemeralType(t string) bool {
+	switch t {
+	case EphemeralTypingStarted, EphemeralTypingStopped, EphemeralPresenceChanged, EphemeralAgentProgress:
+		return true
+	}
+	return false
+}
+
 // EphemeralPayloadLimit caps an ephemeral payload: it is copied to every socket of the target.
 const EphemeralPayloadLimit = 16 << 10
 
@@ -32,9 +41,7 @@ type EphemeralInput struct {
 // direct_conversation_id (the target) set by the server over anything the client sent there.
 // Codes: invalid_request, not_found (target, workspace), forbidden.
 func (tx *Tx) EphemeralAuthorize(ctx context.Context, actor Actor, in EphemeralInput) (Event, error) {
-	switch in.Type {
-	case EphemeralTypingStarted, EphemeralTypingStopped, EphemeralPresenceChanged, EphemeralAgentProgress:
-	default:
+	if !IsEphemeralType(in.Type) {
 		return Event{}, Invalid("type must be typing.started, typing.stopped, presence.changed or agent.progress")
 	}
 	if (in.ChannelID == "") == (in.DirectConversationID == "") {

@@ -280,14 +280,17 @@ func (f *feed) fanOutLocked(fn func(s *socket)) {
 	wg.Wait()
 }
 
-// onEphemeral delivers an ephemeral event to the live sockets that may see it.
+// onEphemeral delivers an ephemeral event to the live sockets that may see it. Only the
+// ephemeral types travel here (EphemeralAuthorize), and the message teaches the feed nothing: its
+// visibility facts come from the feed's own or Postgres, never from what was published (the
+// relay's header does not come with ephemeral events), so nothing published here can widen who
+// sees a conversation or change the guest channel.
 func (f *feed) onEphemeral(m *nats.Msg) {
 	_, scope, typ, ok := streams.ParseSubject(m.Subject)
-	if !ok {
+	if !ok || !persist.IsEphemeralType(typ) {
 		return
 	}
-	f.learn(typ, m.Data)
-	ev := &liveEvent{scope: scope, facts: f.factsFor(scope, m.Header), frame: textFrame(m.Data)}
+	ev := &liveEvent{scope: scope, facts: f.factsFor(scope, nil), frame: textFrame(m.Data)}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fanOutLocked(func(s *socket) { s.deliver(ev) })

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,6 +63,7 @@ type Relay struct {
 	owned   []bool
 	streams map[string]streamMark // verified streams of owned workspaces
 	handoff *handoff
+	private *privateChannels
 	metrics relayMetrics
 }
 
@@ -147,7 +147,7 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 		return nil, fmt.Errorf("streams: jetstream: %w", err)
 	}
 	return &Relay{cfg: cfg, js: js, logger: cfg.Logger.With("component", "relay"), owned: make([]bool, cfg.Shards),
-		streams: map[string]streamMark{}, handoff: newHandoff(), metrics: relayMetrics{
+		streams: map[string]streamMark{}, handoff: newHandoff(), private: newPrivateChannels(), metrics: relayMetrics{
 			published: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_published_total",
 				Help: "Events the relay published into workspace streams."}),
 			handedOff: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_handed_off_total",
@@ -261,8 +261,12 @@ func (r *Relay) Run(ctx context.Context) error {
 			default:
 			}
 			if err := r.relayWorkspace(ctx, id); err != nil {
-				// The workspace stays behind; the next poll retries it from a fresh look.
-				r.logger.Warn("relay failed", "workspace_id", id, "error", err)
+				// The workspace stays behind; the next poll retries it from a fresh look. A
+				// wake-up for a workspace Postgres does not know (deleted since, or forged by
+				// whoever may publish on NATS) is no failure worth a line each.
+				if e, ok := persist.ErrorOf(err); !ok || e.Code != persist.CodeNotFound {
+					r.logger.Warn("relay failed", "workspace_id", id, "error", err)
+				}
 				delete(r.streams, id)
 				r.handoff.forget(id)
 			}
@@ -497,42 +501,6 @@ func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 	}
 	r.metrics.published.Add(float64(len(events)))
 	return nil
-}
-
-// placeFacts reads what the subjects and headers of a batch of events need: the members of the
-// direct conversations it is about, and which of its channels are private (a query each, none
-// when the batch is about none).
-func (r *Relay) placeFacts(ctx context.Context, events []persist.Event) (map[string][]string, map[string]bool, error) {
-	var dms, channels []string
-	for _, e := range events {
-		if e.DirectConversationID != "" && !slices.Contains(dms, e.DirectConversationID) {
-			dms = append(dms, e.DirectConversationID)
-		}
-		if e.ChannelID != "" && !slices.Contains(channels, e.ChannelID) {
-			channels = append(channels, e.ChannelID)
-		}
-	}
-	if len(dms) == 0 && len(channels) == 0 {
-		return nil, nil, nil
-	}
-	type facts struct {
-		dms     map[string][]string
-		private map[string]bool
-	}
-	f, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Reader) (facts, error) {
-		var f facts
-		var err error
-		if len(dms) > 0 {
-			var v persist.VisibilityFacts
-			v, err = tx.VisibilityFactsFor(ctx, events[0].WorkspaceID, dms, nil)
-			f.dms = v.DMMembers
-		}
-		if err == nil {
-			f.private, err = tx.PrivateChannelsAmong(ctx, events[0].WorkspaceID, channels)
-		}
-		return f, err
-	})
-	return f.dms, f.private, err
 }
 
 // verifyStream checks a workspace's stream against its log and returns the stream's last
