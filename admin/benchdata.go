@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
@@ -38,25 +37,25 @@ func runBenchData(c *cli.Context) error {
 	base := c.StringSlice("url")[0]
 	u, err := url.Parse(base)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return fmt.Errorf("invalid configuration: --url: %q must be http://host:port", base)
+		return usageErrorf("invalid configuration: --url: %q must be http://host:port", base)
 	}
 	if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("invalid configuration: --url: the data bench only targets a loopback address, not %q", u.Hostname())
+		return usageErrorf("invalid configuration: --url: the data bench only targets a loopback address, not %q", u.Hostname())
 	}
 	cfg := benchdata.Config{Base: base, Messages: c.Int("messages"), Channels: c.Int("channels"), People: c.Int("people"),
 		BaselineMessages: c.Int("baseline-messages"), Iterations: c.Int("iterations"), Posters: c.Int("posters"),
 		PostFor: c.Duration("post-for"), Seed: c.Uint64("seed"), Out: c.App.Writer}
 	switch {
 	case cfg.Messages < 1 || cfg.BaselineMessages < 1:
-		return fmt.Errorf("invalid configuration: --messages and --baseline-messages must be positive")
+		return usageErrorf("invalid configuration: --messages and --baseline-messages must be positive")
 	case cfg.Channels < 1:
-		return fmt.Errorf("invalid configuration: --channels must be positive")
+		return usageErrorf("invalid configuration: --channels must be positive")
 	case cfg.People < 10:
-		return fmt.Errorf("invalid configuration: --people must be at least 10")
+		return usageErrorf("invalid configuration: --people must be at least 10")
 	case cfg.Posters < 1 || cfg.Posters > cfg.People-3:
-		return fmt.Errorf("invalid configuration: --posters must be 1 to --people minus 3")
+		return usageErrorf("invalid configuration: --posters must be 1 to --people minus 3")
 	case cfg.Iterations < 1:
-		return fmt.Errorf("invalid configuration: --iterations must be positive")
+		return usageErrorf("invalid configuration: --iterations must be positive")
 	}
 	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := openDatabase(c.Context, c, logger, persist.Config{MaxConns: 32}, false)

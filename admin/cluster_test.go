@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -263,8 +267,12 @@ func TestClusterCommand(t *testing.T) {
 		pw.Close()
 	}()
 	var urls []string
+	var postgresPID int
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
+		if m := regexp.MustCompile(`^  postgres .*\(pid (\d+), stopped with the cluster\)$`).FindStringSubmatch(sc.Text()); m != nil {
+			postgresPID, _ = strconv.Atoi(m[1])
+		}
 		fields := strings.Fields(sc.Text())
 		if len(fields) == 2 && strings.HasPrefix(fields[0], "natter-") {
 			urls = append(urls, fields[1])
@@ -289,11 +297,19 @@ func TestClusterCommand(t *testing.T) {
 	postMessage(t, urls[0], channels.Channels[0].ID, "across the local cluster")
 	require.Contains(t, string(sock.nextOfType(t, "message.created").Payload), "across the local cluster")
 
-	cancel()
+	require.NotZero(t, postgresPID, "the cluster prints the PID of the postgres it started")
+
+	cancel() // what SIGTERM does in main
 	select {
 	case err := <-done:
 		require.NoError(t, err)
 	case <-time.After(60 * time.Second):
 		t.Fatal("natter cluster did not stop")
+	}
+	// Gone, or a zombie left for an init that does not reap (a container's).
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", postgresPID))
+	if err == nil {
+		_, state, _ := strings.Cut(string(stat), ") ")
+		require.True(t, strings.HasPrefix(state, "Z"), "its postgres stopped with it: %s", stat)
 	}
 }

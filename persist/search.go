@@ -144,11 +144,13 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 	}
 	var found searchFound
 	for _, span := range searchSpans {
-		since := time.Time{}
+		since, walk := time.Time{}, false
 		if span > 0 {
 			since = top.Add(-span)
+		} else if walk, err = tx.searchSmallWorkspace(ctx, p.WorkspaceID); err != nil {
+			break
 		}
-		if found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, since); err != nil || found.candidates >= need {
+		if found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, since, walk); err != nil || found.candidates >= need {
 			break
 		}
 	}
@@ -182,8 +184,23 @@ type searchFound struct {
 	topID      string
 }
 
-func (tx *Tx) searchRun(ctx context.Context, actor Actor, guest bool, p SearchParams, after *searchCursor, since time.Time) (searchFound, error) {
-	sql, args := searchStatement(actor, guest, p, after, since)
+// searchWalkRoots is the size, in root messages, up to which a search of the whole history walks
+// the workspace's messages newest first rather than reading the full-text index.
+const searchWalkRoots = 20000
+
+// searchSmallWorkspace reports whether a workspace has at most searchWalkRoots root messages (its
+// places' counters, summed). The full-text index holds every workspace's messages: a word common
+// in the others makes reading it cost their matches too, while walking a small workspace's whole
+// history costs at most its own rows.
+func (tx *Tx) searchSmallWorkspace(ctx context.Context, workspaceID string) (bool, error) {
+	var roots int64
+	err := tx.queryRow(ctx, `SELECT (SELECT coalesce(sum(last_seq), 0) FROM channels WHERE workspace_id = $1)
+		+ (SELECT coalesce(sum(last_seq), 0) FROM dms WHERE workspace_id = $1)`, workspaceID).Scan(&roots)
+	return roots <= searchWalkRoots, err
+}
+
+func (tx *Tx) searchRun(ctx context.Context, actor Actor, guest bool, p SearchParams, after *searchCursor, since time.Time, walk bool) (searchFound, error) {
+	sql, args := searchStatement(actor, guest, p, after, since, walk)
 	// Each search is planned for its own words (an unnamed statement, never a generic plan):
 	// the plan that suits a common word (the newest messages, until the page is full) is the
 	// wrong one for a rare word (the full-text index), and only the words tell them apart.
@@ -299,7 +316,7 @@ func highlightRanges(headline string) (string, []Highlight) {
 // Guests read only the guest channel, and private channels only their members (the rules of
 // ChannelForRead); direct conversations are read by their members, and by bot tokens only with dms:read (the rule of DMForRead); a
 // narrowed search was checked by the place's own read guard.
-func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCursor, since time.Time) (string, []any) {
+func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCursor, since time.Time, walk bool) (string, []any) {
 	args := []any{p.WorkspaceID, p.Query, p.Limit + 1, markStart + markStop,
 		`StartSel="` + markStart + `", StopSel="` + markStop + `", MaxWords=35, MinWords=15, ShortWord=2`}
 	arg := func(v any) string {
@@ -339,12 +356,18 @@ func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCurso
 	if !since.IsZero() {
 		window += ` AND m.created_at >= ` + arg(since)
 	}
+	// ts_match_vq is what @@ calls; written as a function the planner cannot serve it from the
+	// full-text index, so the statement walks the newest messages (see searchSmallWorkspace).
+	match := `m.search @@ websearch_to_tsquery('english', $2)`
+	if walk {
+		match = `ts_match_vq(m.search, websearch_to_tsquery('english', $2))`
+	}
 	return `WITH s AS (
 			SELECT m.id, m.workspace_id, m.channel_id, m.dm_id, m.parent_message_id, m.thread_root_id, m.channel_seq,
 				m.thread_seq, m.created_at, m.edited_at, m.author_id, m.body,
 				ts_rank(m.search, websearch_to_tsquery('english', $2)) AS rank
 			FROM messages m
-			WHERE m.workspace_id = $1 AND m.deleted_at IS NULL AND m.search @@ websearch_to_tsquery('english', $2)
+			WHERE m.workspace_id = $1 AND m.deleted_at IS NULL AND ` + match + `
 				AND ` + scope + ` AND ` + window + `
 			ORDER BY m.created_at DESC, m.id DESC LIMIT ` + candidates + `),
 		page AS (SELECT s.* FROM s WHERE ` + keyset + ` ORDER BY ` + order + ` LIMIT $3)

@@ -40,6 +40,16 @@ type RelayConfig struct {
 	VerifyInterval time.Duration
 	// Batch is how many events are read and published per round trip. Default 256.
 	Batch int
+	// RecoverStore, when set, is called when a publish went unanswered (with back-off, at most
+	// every 30s): the embedded server's Embedded.RecoverStore, since its store stops taking
+	// writes after a write error such as a full disk. Default nil (an external cluster).
+	RecoverStore func(ctx context.Context) error
+	// StallAfter is how long a workspace's events may fail to reach its stream before Health
+	// reports the relay stalled. Default 10s.
+	StallAfter time.Duration
+	// OnHealth, when set, is called each time Health changes (stalled or not): a signal for
+	// tests. It must not block. Default nil.
+	OnHealth func(stalled bool)
 	// RetireAfter is how long a workspace's stream stays after its last relayed event: once
 	// idle that long, with no consumer on it but caught-up followers that leave with it
 	// (FollowConfig.WhileStreamExists), it is deleted, and created again at the workspace's next
@@ -65,6 +75,7 @@ type Relay struct {
 	handoff *handoff
 	private *privateChannels
 	metrics relayMetrics
+	health  relayHealth
 }
 
 // streamMark is what the relay knows of a stream it verified.
@@ -130,6 +141,9 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 	if cfg.Batch == 0 {
 		cfg.Batch = 256
 	}
+	if cfg.StallAfter == 0 {
+		cfg.StallAfter = 10 * time.Second
+	}
 	if cfg.RetireAfter == 0 {
 		cfg.RetireAfter = 15 * time.Minute
 	}
@@ -147,7 +161,8 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 		return nil, fmt.Errorf("streams: jetstream: %w", err)
 	}
 	return &Relay{cfg: cfg, js: js, logger: cfg.Logger.With("component", "relay"), owned: make([]bool, cfg.Shards),
-		streams: map[string]streamMark{}, handoff: newHandoff(), private: newPrivateChannels(), metrics: relayMetrics{
+		streams: map[string]streamMark{}, handoff: newHandoff(), private: newPrivateChannels(), health: newRelayHealth(),
+		metrics: relayMetrics{
 			published: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_published_total",
 				Help: "Events the relay published into workspace streams."}),
 			handedOff: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_handed_off_total",
@@ -163,7 +178,8 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 
 // Collectors are the relay's metrics, for the server's registry.
 func (r *Relay) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{r.metrics.published, r.metrics.handedOff, r.metrics.rebuilds, r.metrics.retired, r.metrics.owned}
+	return []prometheus.Collector{r.metrics.published, r.metrics.handedOff, r.metrics.rebuilds, r.metrics.retired, r.metrics.owned,
+		r.health.stalledGauge, r.health.backlog, r.health.recoveries}
 }
 
 // WakeRelay returns the store's OnEventsCommitted hook: a core NATS message per workspace on
@@ -269,9 +285,13 @@ func (r *Relay) Run(ctx context.Context) error {
 				}
 				delete(r.streams, id)
 				r.handoff.forget(id)
+				r.passFailed(ctx, id, err)
+			} else {
+				r.passDone(id)
 			}
 			delete(dirty, id)
 		}
+		r.checkHealth()
 	}
 }
 
@@ -289,6 +309,7 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 		}
 		_ = locks.Close(context.WithoutCancel(ctx))
 		locks = nil
+		r.health.databaseLost()
 	}
 	if locks == nil {
 		r.dropAll()
@@ -296,9 +317,11 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 		if locks, err = r.cfg.Store.Locks(ctx); err != nil {
 			if ctx.Err() == nil {
 				r.logger.Warn("relay cannot reach the database", "error", err)
+				r.health.databaseLost()
 			}
 			return nil
 		}
+		r.health.databaseBack(r.logger)
 	}
 	n := 0
 	for shard, owned := range r.owned {
@@ -324,6 +347,7 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 
 func (r *Relay) dropAll() {
 	clear(r.owned)
+	clear(r.health.failing)
 	clear(r.streams)
 	r.handoff.reset()
 	r.metrics.owned.Set(0)
@@ -341,23 +365,43 @@ func (r *Relay) OwnedShards() int {
 	return n
 }
 
+// pendingLimit bounds the workspaces one poll reads.
+const pendingLimit = 10000
+
 // markPending marks the owned workspaces whose stream is behind their log, and reports whether
 // there were any (or the poll failed).
 func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) bool {
 	pending, err := persist.WithTxV(ctx, r.cfg.Store, func(tx *persist.Tx) ([]persist.RelayState, error) {
-		return tx.RelayPending(ctx, 10000)
+		return tx.RelayPending(ctx, pendingLimit)
 	})
 	if err != nil {
 		if ctx.Err() == nil {
 			r.logger.Warn("relay poll failed", "error", err)
+			if !persist.IsRefusal(err) {
+				r.health.databaseLost()
+			}
 		}
 		return true
 	}
+	r.health.databaseBack(r.logger)
+	var backlog int64
 	found := false
+	behind := make(map[string]bool, len(pending))
 	for _, s := range pending {
 		if r.owned[r.shardOf(s.WorkspaceID)] {
-			dirty[s.WorkspaceID] = true
+			dirty[s.WorkspaceID], behind[s.WorkspaceID] = true, true
 			found = true
+			backlog += s.Head - s.Relayed
+		}
+	}
+	r.health.backlog.Set(float64(backlog))
+	if len(pending) < pendingLimit {
+		// A failed workspace that is no longer behind (deleted, or relayed by another
+		// replica since) is not stalled.
+		for id := range r.health.failing {
+			if !behind[id] {
+				delete(r.health.failing, id)
+			}
 		}
 	}
 	return found
