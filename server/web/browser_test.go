@@ -65,6 +65,24 @@ func TestBrowser(t *testing.T) {
 		shot(t, aTab, "channel-light")
 	})
 
+	t.Run("TypingPerPlace", func(t *testing.T) {
+		// Typing in one place and then, within 3 seconds, in another shows in the second.
+		eval[bool](t, aTab, sidebarChannel("design")+`.click() ?? true`)
+		waitFor(t, aTab, "Ana in design", `document.querySelector('.conv-header h1')?.textContent === 'design'`)
+		eval[bool](t, bTab, `(() => { const b = document.querySelector('form.composer .compose-box'); b.focus();
+			b.value = 'x'; b.dispatchEvent(new Event('input', { bubbles: true })); b.value = '';
+			b.dispatchEvent(new Event('input', { bubbles: true })); `+sidebarChannel("design")+`.click(); return true; })()`)
+		waitFor(t, bTab, "Ben in design", `document.querySelector('.conv-header h1')?.textContent === 'design'`)
+		do(t, bTab, "type in design", chromedp.SendKeys("form.composer .compose-box", "d"))
+		waitFor(t, aTab, "Ben typing in design on Ana's page", `document.querySelector('.typing')?.textContent === 'Ben Okafor is typing…'`)
+		eval[bool](t, bTab, `(() => { const b = document.querySelector('form.composer .compose-box'); b.value = '';
+			b.dispatchEvent(new Event('input', { bubbles: true })); return true; })()`)
+		for _, tab := range []context.Context{aTab, bTab} {
+			eval[bool](t, tab, sidebarChannel("general")+`.click() ?? true`)
+			waitFor(t, tab, "back in general", `document.querySelector('.conv-header h1')?.textContent === 'general'`)
+		}
+	})
+
 	t.Run("ThreadReply", func(t *testing.T) {
 		clickAction(t, bTab, "Hello Ben, the launch is on Friday", "Reply in thread")
 		waitFor(t, bTab, "the thread panel", `document.querySelector('.panel:not([hidden]) .thread')`)

@@ -281,12 +281,17 @@ export async function loadThread(rootId, older = false) {
   touch('thread');
 }
 
-let lastTyping = 0;
-// typing tells the others at most every 3 seconds that this person is typing here.
+// lastTyping is when typing was last announced, per place: moving to another place and typing
+// there is announced at once, whatever was said in the first.
+const lastTyping = new Map();
+// typing tells the others at most every 3 seconds per place that this person is typing there.
 export function typing() {
   const view = state.view;
-  if (!view || Date.now() - lastTyping < 3000) return;
-  lastTyping = Date.now();
+  if (!view) return;
+  const now = Date.now();
+  if (now - (lastTyping.get(view.id) || 0) < 3000) return;
+  for (const [id, at] of lastTyping) if (now - at >= 3000) lastTyping.delete(id);
+  lastTyping.set(view.id, now);
   const target = view.kind === 'dm' ? { direct_conversation_id: view.id } : { channel_id: view.id };
   api.post('/api/realtime/ephemeral', { workspace_id: state.wsId, type: 'typing.started', payload: {}, ...target }).catch(() => {});
 }
