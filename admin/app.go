@@ -37,14 +37,25 @@ func RunWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			clusterCommand(),
 			migrateCommand(),
 			adminCommand(),
-			bench.Command(),
+			bench.Command(benchDataMode()),
 			bench.BaselineCommand(),
 			watchCommand(),
 			versionCommand(),
 		},
 		// Errors are returned to main, which prints them once.
 		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return &UsageError{Err: errors.New(flagText(err))}
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usageErrorf("no command %q (natter --help lists them)", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
 	}
+	nameErrors("", app.Commands)
+	oneLineUsage("", app.Commands)
 	// urfave/cli v2 writes to its package-level help flag and help command while it sets a run
 	// up, so runs in one process (the in-process CLI tests) take turns until their action starts.
 	setupMu.Lock()
@@ -91,9 +102,10 @@ func parseLogLevel(s string) (slog.Level, error) {
 	return l, err
 }
 
-// configError is an invalid setting: it names the flag and says what is wrong, in one line.
+// configError is an invalid setting, a usage error: it names the flag and says what is wrong, in
+// one line.
 func configError(flag, format string, args ...any) error {
-	return fmt.Errorf("invalid configuration: --%s: %s", flag, fmt.Sprintf(format, args...))
+	return usageErrorf("invalid configuration: --%s: %s", flag, fmt.Sprintf(format, args...))
 }
 
 func adminCommand() *cli.Command {
@@ -112,7 +124,6 @@ func adminCommand() *cli.Command {
 			workspaceCommand(),
 		},
 	}
-	nameErrors("admin", cmd.Subcommands)
 	return cmd
 }
 
@@ -120,7 +131,7 @@ func adminCommand() *cli.Command {
 // "natter: admin member add: <why>".
 func nameErrors(prefix string, cmds []*cli.Command) {
 	for _, c := range cmds {
-		name := prefix + " " + c.Name
+		name := strings.TrimSpace(prefix + " " + c.Name)
 		nameErrors(name, c.Subcommands)
 		if action := c.Action; action != nil {
 			c.Action = func(c *cli.Context) error {

@@ -50,6 +50,8 @@ func TestInvalidConfiguration(t *testing.T) {
 		{"PublicURLWithPath", []string{"dev", "--public-url", "https://chat.example.com/app"}, "--public-url"},
 		{"PlainHTTPPublicURL", []string{"dev", "--public-url", "http://chat.example.com"}, "--public-url"},
 		{"StreamReplicasEmbedded", []string{"dev", "--stream-replicas", "3"}, "--stream-replicas"},
+		{"StreamIdleNegative", []string{"dev", "--stream-idle", "-1m"}, "--stream-idle"},
+		{"StreamIdleUnderASecond", []string{"dev", "--stream-idle", "500ms"}, "--stream-idle"},
 		{"CalloutWithoutNATSURL", []string{"dev", "--nats-callout-issuer-seed", "SAAKAIRNQ7CBDL2CPDY3T4YGNIWV7C56ILKKCALYXV3Y7BMMVYIBS26EWY"}, "--nats-callout-issuer-seed"},
 		{"CalloutSeedNotAccount", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-callout-issuer-seed", "SUACEC4RN5YGAVDXQGU6RDFZGYAX4NCL23NNPABTYCYTALICLGRHVB4JPE"}, "--nats-callout-issuer-seed"},
 		{"SystemURLWithoutCallout", []string{"dev", "--nats-url", "nats://127.0.0.1:4222", "--nats-system-url", "nats://127.0.0.1:4222"}, "--nats-system-url"},
@@ -75,7 +77,8 @@ func TestInvalidConfiguration(t *testing.T) {
 			_, err := run(t, tc.args...)
 			require.Error(t, err)
 			msg := err.Error()
-			require.True(t, strings.HasPrefix(msg, "invalid configuration: "+tc.flag), msg)
+			require.True(t, strings.HasPrefix(msg, tc.args[0]+": invalid configuration: "+tc.flag), msg)
+			require.True(t, admin.IsUsageError(err), "exit 2")
 			require.NotContains(t, msg, "\n", "one line")
 			require.NotContains(t, msg, ":pw@", "a password in a URL is never repeated")
 		})

@@ -110,12 +110,16 @@ func runCluster(c *cli.Context) error {
 			return g.Wait()
 		}
 	}
-	fmt.Fprintf(out, "natter cluster is up (Ctrl-C stops everything)\n")
+	fmt.Fprintf(out, "natter cluster is up (Ctrl-C, or SIGTERM to pid %d, stops everything)\n", os.Getpid())
 	for i, u := range urls {
 		fmt.Fprintf(out, "  natter-%d      %s\n", i+1, u)
 	}
 	fmt.Fprintf(out, "  nats          %s  (bots: nats.Token(ccb_…), inbox prefix _INBOX.<token id>)\n", nats.ClientURLs())
-	fmt.Fprintf(out, "  postgres      %s\n", pg.URL(databaseName))
+	owner := "stopped with the cluster"
+	if !pg.Started() {
+		owner = "already running: left running"
+	}
+	fmt.Fprintf(out, "  postgres      %s  (pid %d, %s)\n", pg.URL(databaseName), pg.PID(), owner)
 	fmt.Fprintf(out, "  try: natter bench --url %s\n", strings.Join(urls, " --url "))
 	return g.Wait()
 }

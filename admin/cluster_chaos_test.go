@@ -14,8 +14,10 @@ import (
 	"os/exec"
 	"os/signal"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -202,7 +204,8 @@ func TestClusterChaos(t *testing.T) {
 		return startReplicaProcess(t, "serve", "--database-url", dbURL, "--nats-url", lc.NatterURLs(), "--stream-replicas", "3",
 			"--nats-callout-issuer-seed", lc.IssuerSeed, "--nats-callout-xkey-seed", lc.XKeySeed,
 			"--nats-system-url", lc.SystemURLs(), "--callback-allow-loopback",
-			"--dev-bootstrap", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--upload-dir", uploads, "--access-log=false")
+			"--dev-bootstrap", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--upload-dir", uploads, "--access-log=false",
+			"--stream-idle", "1s") // the dormant workspace's stream is retired between its posts
 	}
 	procs := []*replicaProcess{replica(), replica(), replica()}
 	pool := &replicaPool{}
@@ -269,6 +272,25 @@ func TestClusterChaos(t *testing.T) {
 	postJSON(t, a+"/api/workspaces/"+ws0+"/event-subscriptions", map[string]any{"app_installation_id": inst.Installation.ID,
 		"event_types": []string{"message.created"}, "callback_url": receiver.URL + "/hook"}, &sub)
 
+	// A second workspace that dozes off between posts, read by a bot over NATS only (which holds
+	// no consumer): its stream is retired and created again throughout the chaos.
+	var dormant struct {
+		Workspace struct{ ID string } `json:"workspace"`
+	}
+	postJSON(t, a+"/api/workspaces", map[string]any{"name": "dormant"}, &dormant)
+	ws1 := dormant.Workspace.ID
+	var dormantCh struct {
+		Channel struct{ ID string } `json:"channel"`
+	}
+	postJSON(t, a+"/api/workspaces/"+ws1+"/channels", map[string]any{"name": "general"}, &dormantCh)
+	_, tok1 := persisttest.Bot(t, store, owner, ws1, &persisttest.BotOpts{Scopes: []string{"bot:read"}})
+	watch, err := nats.Connect(lc.NatterURLs(), nats.MaxReconnects(-1))
+	require.NoError(t, err)
+	defer watch.Close()
+	var created atomic.Int64
+	_, err = watch.Subscribe("$JS.EVENT.ADVISORY.STREAM.CREATED."+streams.StreamName(ws1), func(*nats.Msg) { created.Add(1) })
+	require.NoError(t, err)
+
 	runCtx, stopReaders := context.WithCancel(ctx)
 	var readers sync.WaitGroup
 	t.Cleanup(func() { stopReaders(); readers.Wait() })
@@ -290,6 +312,12 @@ func TestClusterChaos(t *testing.T) {
 	go func() {
 		defer readers.Done()
 		followNATS(runCtx, t, lc.ClientURLs(), tok, botGot)
+	}()
+	dormantBot := newReceipt()
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		followNATS(runCtx, t, lc.ClientURLs(), tok1, dormantBot)
 	}()
 	time.Sleep(time.Second) // sockets open and catch up
 
@@ -321,6 +349,31 @@ func TestClusterChaos(t *testing.T) {
 			}
 		}()
 	}
+
+	// The dormant workspace's poster: a post every 2.5 s, each after its stream's retirement.
+	var dormantAcked []string
+	posters.Add(1)
+	go func() {
+		defer posters.Done()
+		for n := 0; postCtx.Err() == nil; n++ {
+			token := fmt.Sprintf("chaos-p9-%05d", n)
+			raw, _ := json.Marshal(map[string]string{"body": token})
+			resp, err := client.Post(pool.pick(n)+"/api/channels/"+dormantCh.Channel.ID+"/messages", "application/json", bytes.NewReader(raw))
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusCreated {
+					ackMu.Lock()
+					dormantAcked = append(dormantAcked, token)
+					ackMu.Unlock()
+				}
+			}
+			select {
+			case <-postCtx.Done():
+			case <-time.After(2500 * time.Millisecond):
+			}
+		}
+	}()
 
 	time.Sleep(3 * time.Second)
 	killed := time.Now()
@@ -367,10 +420,40 @@ func TestClusterChaos(t *testing.T) {
 	stopPosting()
 	posters.Wait()
 	ackMu.Lock()
-	all := append([]string(nil), acked...)
+	all, dormantAll := append([]string(nil), acked...), append([]string(nil), dormantAcked...)
 	ackMu.Unlock()
 	require.NotEmpty(t, all)
 	t.Logf("%d posts acknowledged", len(all))
+	require.NotEmpty(t, dormantAll)
+	// A socket that joins the dormant workspace now resumes from its start, older than its stream.
+	late := newReceipt()
+	lateCtx, stopLate := context.WithCancel(ctx)
+	defer stopLate()
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		followSocket(lateCtx, pool, 0, ws1, late, make(chan time.Time, 64))
+	}()
+	lateDeadline := time.Now().Add(30 * time.Second)
+	for _, r := range []*receipt{dormantBot, late} {
+		for r.missing(dormantAll) > 0 && time.Now().Before(lateDeadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	stopLate()
+	t.Logf("dormant workspace: %d posts acknowledged, its stream created %d times", len(dormantAll), created.Load())
+	require.GreaterOrEqual(t, created.Load(), int64(2), "the dormant workspace's stream was never retired and created again")
+	for name, r := range map[string]*receipt{"dormant workspace's bot": dormantBot, "late socket": late} {
+		r.mu.Lock()
+		require.Empty(t, r.problems, name)
+		for i, tok := range dormantAll {
+			require.Equal(t, 1, r.count[tok], "%s: %s delivered %d times", name, tok, r.count[tok])
+			if i > 0 {
+				require.Less(t, slices.Index(r.tokens, dormantAll[i-1]), slices.Index(r.tokens, tok), "%s: out of order", name)
+			}
+		}
+		r.mu.Unlock()
+	}
 
 	// Everyone catches up; then each acknowledged post is there exactly once, each poster's in
 	// the order they were acknowledged.

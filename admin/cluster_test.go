@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -164,6 +168,25 @@ func testBotsOverNATSCallout(t *testing.T, encrypt bool) {
 	require.NoError(t, nc.Publish(streams.BotReplaySubject("bot_someoneelse"), nil))
 	requireAsyncError(t, errs, "permissions violation")
 
+	// A replay whose reply lies outside the bot's inbox is answered nowhere: the replicas answer
+	// on their own connections, which may publish where the bot may not.
+	obs, err := nats.Connect(lc.NatterURLs())
+	require.NoError(t, err)
+	t.Cleanup(obs.Close)
+	stolen := make(chan *nats.Msg, 16)
+	for _, s := range []string{"natter.events." + other.ID + ".ws.forged", "$JS.API.STREAM.DELETE." + streams.StreamName(other.ID)} {
+		_, err := obs.ChanSubscribe(s, stolen)
+		require.NoError(t, err)
+		require.NoError(t, obs.Flush())
+		require.NoError(t, nc.PublishRequest(streams.BotReplaySubject(tok.ID), s, nil))
+	}
+	for range 8 { // each replica answers in order, and eight requests almost surely reach both
+		_, err := nc.Request(streams.BotReplaySubject(tok.ID), nil, 10*time.Second)
+		require.NoError(t, err)
+	}
+	require.NoError(t, obs.Flush())
+	require.Empty(t, stolen, "natter published where the bot chose")
+
 	// Revoked: the connection is cut off at once (the callout's replica kicks it through the
 	// system account), and the token no longer connects.
 	resp, err := http.Post(a+"/api/bot-tokens/"+tok.ID+"/revoke", "application/json", nil)
@@ -244,8 +267,12 @@ func TestClusterCommand(t *testing.T) {
 		pw.Close()
 	}()
 	var urls []string
+	var postgresPID int
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
+		if m := regexp.MustCompile(`^  postgres .*\(pid (\d+), stopped with the cluster\)$`).FindStringSubmatch(sc.Text()); m != nil {
+			postgresPID, _ = strconv.Atoi(m[1])
+		}
 		fields := strings.Fields(sc.Text())
 		if len(fields) == 2 && strings.HasPrefix(fields[0], "natter-") {
 			urls = append(urls, fields[1])
@@ -270,11 +297,19 @@ func TestClusterCommand(t *testing.T) {
 	postMessage(t, urls[0], channels.Channels[0].ID, "across the local cluster")
 	require.Contains(t, string(sock.nextOfType(t, "message.created").Payload), "across the local cluster")
 
-	cancel()
+	require.NotZero(t, postgresPID, "the cluster prints the PID of the postgres it started")
+
+	cancel() // what SIGTERM does in main
 	select {
 	case err := <-done:
 		require.NoError(t, err)
 	case <-time.After(60 * time.Second):
 		t.Fatal("natter cluster did not stop")
+	}
+	// Gone, or a zombie left for an init that does not reap (a container's).
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", postgresPID))
+	if err == nil {
+		_, state, _ := strings.Cut(string(stat), ") ")
+		require.True(t, strings.HasPrefix(state, "Z"), "its postgres stopped with it: %s", stat)
 	}
 }

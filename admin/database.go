@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -32,6 +33,7 @@ func databaseURLFlag() cli.Flag {
 // database is an open store plus whatever it took to open it.
 type database struct {
 	Store   *persist.Store
+	URL     string // the database's connection string
 	cluster *pglocal.Cluster
 	// Applied are the migrations this open applied.
 	Applied []int
@@ -54,6 +56,9 @@ func openDatabase(ctx context.Context, c *cli.Context, logger *slog.Logger, cfg 
 	d := &database{}
 	cfg.URL = c.String("database-url")
 	cfg.Logger = logger
+	if err := checkDatabaseURL(cfg.URL); err != nil {
+		return nil, err
+	}
 	if cfg.URL == "" {
 		dir := c.String("data-dir")
 		if !create && !hasPrivateCluster(dir) {
@@ -79,7 +84,7 @@ func openDatabase(ctx context.Context, c *cli.Context, logger *slog.Logger, cfg 
 		}
 		return nil, err
 	}
-	d.Store = store
+	d.Store, d.URL = store, cfg.URL
 	applied, err := store.Migrate(ctx)
 	if err != nil {
 		_ = d.Close(ctx)
@@ -90,6 +95,21 @@ func openDatabase(ctx context.Context, c *cli.Context, logger *slog.Logger, cfg 
 		logger.Info("migrations applied", "versions", applied)
 	}
 	return d, nil
+}
+
+// checkDatabaseURL refuses a --database-url that is not PostgreSQL's (a mysql:// URL, a typo) or
+// does not parse, without repeating it: it may hold a password.
+func checkDatabaseURL(u string) error {
+	if u == "" {
+		return nil
+	}
+	if scheme, _, ok := strings.Cut(u, "://"); ok && scheme != "postgres" && scheme != "postgresql" {
+		return configError("database-url", "a %s:// URL; natter needs PostgreSQL: postgres://user:password@host:5432/database", scheme)
+	}
+	if _, err := pgconn.ParseConfig(u); err != nil {
+		return configError("database-url", "does not parse as a PostgreSQL URL (postgres://user:password@host:5432/database)")
+	}
+	return nil
 }
 
 // hasPrivateCluster reports whether a server made its private cluster under dataDir: the

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/streams/streamstest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -45,4 +47,15 @@ func TestAdminNeedsAnExistingDataDir(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestServeWithoutDataDir: with Postgres, NATS and uploads elsewhere, serve creates no data dir,
+// so it runs under a read-only root (systemd's ProtectSystem=strict).
+func TestServeWithoutDataDir(t *testing.T) {
+	t.Parallel()
+	emb, _ := streamstest.Embedded(t)
+	absent := filepath.Join(t.TempDir(), "data")
+	startServer(t, "serve", "--database-url", persisttest.URL(t), "--nats-url", emb.TrustedURL(), "--data-dir", absent,
+		"--upload-dir", filepath.Join(t.TempDir(), "uploads"), "--addr", "127.0.0.1:0", "--web-push=false")
+	require.NoDirExists(t, absent)
 }

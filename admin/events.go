@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -42,7 +41,7 @@ func eventsCommand() *cli.Command {
 					p.KeepLatest = &keep
 				}
 				if p.OlderThan == nil && p.KeepLatest == nil {
-					return errors.New("invalid configuration: say what to prune: --older-than-days, --keep-latest, or both")
+					return usageErrorf("invalid configuration: say what to prune: --older-than-days, --keep-latest, or both")
 				}
 				return withStore(c, func(ctx context.Context, store *persist.Store) error {
 					type result struct {

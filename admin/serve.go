@@ -73,7 +73,9 @@ func serverFlags(dev bool) []cli.Flag {
 		&cli.BoolFlag{Name: "dev-auth", EnvVars: []string{"NATTER_DEV_AUTH"}, Value: dev,
 			Usage: "local development sign-in: loopback clients may mint magic-link tokens through POST /api/auth/magic/request and act as any person with X-Natter-User"},
 		&cli.BoolFlag{Name: "metrics", EnvVars: []string{"NATTER_METRICS"},
-			Usage: "serve Prometheus metrics at /metrics"},
+			Usage: "serve Prometheus metrics at /metrics on --addr (prefer --metrics-addr, which keeps them off the public listener)"},
+		&cli.StringFlag{Name: "metrics-addr", EnvVars: []string{"NATTER_METRICS_ADDR"},
+			Usage: "host:port of a listener of its own serving Prometheus metrics at /metrics, such as 127.0.0.1:9090; empty: none"},
 		&cli.StringFlag{Name: "cookie-namespace", EnvVars: []string{"NATTER_COOKIE_NAMESPACE"},
 			Usage: "suffix for the session cookie name (cc_session_<namespace>) when deployments share a domain"},
 		&cli.StringFlag{Name: "api-base-url", EnvVars: []string{"NATTER_API_BASE_URL"},
@@ -140,8 +142,16 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	if err := checkHostPort(cfg.addr); err != nil {
 		return cfg, configError("addr", "%v", err)
 	}
+	if a := c.String("metrics-addr"); a != "" {
+		if err := checkHostPort(a); err != nil {
+			return cfg, configError("metrics-addr", "%v", err)
+		}
+	}
 	if cfg.natsURL == "" && cfg.streamReplicas > 1 {
 		return cfg, configError("stream-replicas", "the embedded NATS server is a single node and holds 1 replica; more need --nats-url of a cluster")
+	}
+	if err := checkDatabaseURL(c.String("database-url")); err != nil {
+		return cfg, err
 	}
 	if !dev && c.String("database-url") == "" {
 		return cfg, configError("database-url", "serve needs a database URL (NATTER_DATABASE_URL); use `natter dev` for a private database")
@@ -161,12 +171,12 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	}
 	if p := c.String("public-url"); p != "" {
 		if _, err := server.ParsePublicURL(p); err != nil {
-			return cfg, fmt.Errorf("invalid configuration: %w", err) // the error names the flag
+			return cfg, usageErrorf("invalid configuration: %w", err) // the error names the flag
 		}
 	}
 	if b := c.String("api-base-url"); b != "" {
 		if _, err := server.ParseAPIBaseURL(b); err != nil {
-			return cfg, fmt.Errorf("invalid configuration: %w", err) // the error names the flag
+			return cfg, usageErrorf("invalid configuration: %w", err) // the error names the flag
 		}
 	}
 	if ns := c.String("cookie-namespace"); ns != "" && !server.ValidCookieNamespace(ns) {
@@ -250,10 +260,16 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	if cfg.server.GitHub, cfg.server.OIDC, err = cfg.signIn.providers(ctx, cfg.server.PublicURL, logger); err != nil {
 		return err
 	}
-	// The data dir is made here, readable by others, before NATS would make it private: the
-	// private PostgreSQL cluster inside it runs as an unprivileged user who must enter it.
-	if err := os.MkdirAll(c.String("data-dir"), 0o755); err != nil {
-		return fmt.Errorf("create --data-dir: %w", err)
+	// The data dir holds what lives on this host: the private PostgreSQL cluster, the embedded
+	// NATS store, uploads on disk. With all three elsewhere it is neither made nor locked, so a
+	// server under a read-only root (systemd's ProtectSystem=strict) needs no directory at all.
+	// It is made here, readable by others, before NATS would make it private: the private
+	// cluster inside it runs as an unprivileged user who must enter it.
+	diskUploads := c.String("upload-s3-endpoint") == "" && c.String("upload-dir") == ""
+	if cfg.natsURL == "" || c.String("database-url") == "" || diskUploads {
+		if err := os.MkdirAll(c.String("data-dir"), 0o755); err != nil {
+			return fmt.Errorf("create --data-dir: %w", err)
+		}
 	}
 	if cfg.natsURL == "" || c.String("database-url") == "" {
 		release, err := lockDataDir(c.String("data-dir"))
@@ -268,6 +284,13 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return fmt.Errorf("listen on --addr %s: %w", cfg.addr, err)
 	}
 	defer ln.Close()
+	metricsLn, err := listenMetrics(c.String("metrics-addr"))
+	if err != nil {
+		return err
+	}
+	if metricsLn != nil {
+		defer metricsLn.ln.Close()
+	}
 	blobs, err := openUploads(c)
 	if err != nil {
 		return err
@@ -277,7 +300,19 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 	defer stopNATS()
-	db, err := openDatabase(ctx, c, logger, streams.StoreConfig(nc, persist.Config{MaxConns: 32}), true)
+	open := func() (*database, error) {
+		return openDatabase(ctx, c, logger, streams.StoreConfig(nc, persist.Config{MaxConns: 32}), true)
+	}
+	var db *database
+	if c.String("database-url") == "" {
+		db, err = open() // the private cluster: starting it is not something to wait for
+	} else {
+		var apiLn net.Listener
+		db, apiLn, err = openDatabaseWaiting(ctx, open, ln, logger)
+		if err == nil {
+			ln = apiLn
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -292,8 +327,12 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 	defer releaseClaim()
-	relay, err := streams.NewRelay(streams.RelayConfig{Store: db.Store, NATS: nc, Logger: logger, Replicas: cfg.streamReplicas,
-		RetireAfter: cfg.streamIdle})
+	relayCfg := streams.RelayConfig{Store: db.Store, NATS: nc, Logger: logger, Replicas: cfg.streamReplicas,
+		RetireAfter: cfg.streamIdle}
+	if emb != nil {
+		relayCfg.RecoverStore = emb.RecoverStore
+	}
+	relay, err := streams.NewRelay(relayCfg)
 	if err != nil {
 		return err
 	}
@@ -348,17 +387,23 @@ func runServer(c *cli.Context, dev bool) (err error) {
 	cfg.server.Logger = logger
 	cfg.server.Realtime = hub
 	cfg.server.Uploads = blobs
-	cfg.server.Collectors = append(hub.Collectors(), relay.Collectors()...)
+	cfg.server.Collectors = append(append(hub.Collectors(), relay.Collectors()...), processCollectors(db.Store, nc)...)
+	cfg.server.ReadyChecks = map[string]func(context.Context) error{"relay": relay.Health}
 	if push != nil {
 		cfg.server.Collectors = append(cfg.server.Collectors, push.Collectors()...)
 	}
 	srv, err := server.New(cfg.server)
 	if err != nil {
-		return fmt.Errorf("invalid configuration: %w", err)
+		return usageErrorf("invalid configuration: %w", err)
 	}
 	logger.Info("sign-in methods", "enabled", signInMethods(cfg.server, srv.AuthMethods()))
+	logger.Info("natter started", startupFacts(c, cfg, ln, metricsLn)...)
 	fmt.Fprintf(c.App.Writer, "natter listening on http://%s\n", ln.Addr())
 	fmt.Fprintf(c.App.Writer, "open %s/ in a browser to chat\n", clientURL(cfg.server.PublicURL, ln.Addr()))
+	if metricsLn != nil {
+		metricsLn.handler, metricsLn.logger = srv.MetricsHandler(), logger
+		fmt.Fprintf(c.App.Writer, "natter metrics on http://%s/metrics\n", metricsLn.ln.Addr())
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		for {
@@ -372,6 +417,9 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		}
 	})
 	g.Go(func() error { return srv.Serve(gctx, ln) })
+	if metricsLn != nil {
+		g.Go(func() error { return metricsLn.Run(gctx) })
+	}
 	g.Go(func() error { return relay.Run(gctx) })
 	g.Go(func() error { return hub.Run(gctx) })
 	g.Go(func() error { return deliverer.Run(gctx) })

@@ -102,7 +102,7 @@ func (cfg signInConfig) providers(ctx context.Context, publicURL string, logger 
 	if cfg.github != nil {
 		var err error
 		if gh, err = signin.NewGitHub(*cfg.github); err != nil {
-			return nil, nil, fmt.Errorf("invalid configuration: %w", err)
+			return nil, nil, usageErrorf("invalid configuration: %w", err)
 		}
 		if publicURL == "" {
 			logger.Warn("GitHub sign-in without --public-url works only for loopback development")

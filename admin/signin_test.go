@@ -37,7 +37,7 @@ func TestSignInConfiguration(t *testing.T) {
 			_, err := run(t, tc.args...)
 			require.Error(t, err)
 			msg := err.Error()
-			require.True(t, strings.HasPrefix(msg, "invalid configuration: "+tc.flag), msg)
+			require.True(t, strings.HasPrefix(msg, "dev: invalid configuration: "+tc.flag), msg)
 			require.NotContains(t, msg, "\n", "one line")
 		})
 	}

@@ -11,11 +11,20 @@ import (
 // module version ("(devel)" for a build from a checkout), the commit it was built from (with
 // "+modified" when the work tree had changes) and the Go version.
 func BuildVersion() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
+	version, commit, goVersion := buildFacts()
+	if version == "unknown" {
 		return "unknown (no build information)"
 	}
-	version := info.Main.Version
+	return fmt.Sprintf("%s, commit %s, %s", version, commit, goVersion)
+}
+
+// buildFacts are BuildVersion's three parts, each "unknown" without build information.
+func buildFacts() (version, commit, goVersion string) {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown", "unknown", "unknown"
+	}
+	version = info.Main.Version
 	if version == "" {
 		version = "(devel)"
 	}
@@ -31,7 +40,7 @@ func BuildVersion() string {
 	if modified {
 		commit += "+modified"
 	}
-	return fmt.Sprintf("%s, commit %s, %s", version, commit, info.GoVersion)
+	return version, commit, info.GoVersion
 }
 
 func versionCommand() *cli.Command {

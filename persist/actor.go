@@ -16,6 +16,11 @@ type Actor struct {
 	// OwnerUserID is a user bot's human owner, who must remain a member of the target workspace
 	// for the bot to act there. Empty for humans and service bots.
 	OwnerUserID string
+	// IssuerUserID is the person who minted a service bot's token (bot_tokens.created_by): the
+	// bot never exceeds them at the time of the call, as a user bot never exceeds its owner, so a
+	// token outlives neither its issuer's membership nor their standing. Empty for humans and user
+	// bots (whose tokens only their owner mints).
+	IssuerUserID string
 	// Scopes are a bot token's concrete scopes. Routes check the scope they need before the
 	// store is called; the store consults Scopes only for rules that depend on the request body
 	// (agent_activity:write for agent messages and agent.progress). Empty for humans.
@@ -42,6 +47,26 @@ func (a Actor) HasScope(scope string) bool {
 // ActorFor is the actor of a human (or any user acting without a token).
 func ActorFor(u User) Actor {
 	return Actor{UserID: u.ID, Kind: u.Kind, OwnerUserID: u.OwnerUserID}
+}
+
+// BotActor is the actor of bot u acting with token t: bound to the token's workspace, with its
+// scopes, and bounded by its owner (a user bot) or by the token's issuer (a service bot).
+func BotActor(t BotToken, u User) Actor {
+	a := ActorFor(u)
+	a.TokenWorkspaceID, a.Scopes = t.WorkspaceID, t.Scopes
+	if a.OwnerUserID == "" {
+		a.IssuerUserID = t.CreatedBy
+	}
+	return a
+}
+
+// BoundBy is the person whose standing bounds the actor: a user bot's owner, a service bot
+// token's issuer, "" for everyone else.
+func (a Actor) BoundBy() string {
+	if a.OwnerUserID != "" {
+		return a.OwnerUserID
+	}
+	return a.IssuerUserID
 }
 
 // requireMember is the store's membership guard for actor in a workspace, run inside the
@@ -95,31 +120,32 @@ func (tx *Reader) requireMemberLocking(ctx context.Context, workspaceID string, 
 		}
 		return Member{}, Forbidden("you are not a member of this workspace")
 	}
-	if actor.OwnerUserID != "" {
-		owner, err := scanMember(tx.queryRow(ctx, memberSelect(lock), workspaceID, actor.OwnerUserID))
+	if by := actor.BoundBy(); by != "" && by != actor.UserID {
+		who := "this bot's owner"
+		if actor.OwnerUserID == "" {
+			who = "the person who issued this bot token"
+		}
+		owner, err := scanMember(tx.queryRow(ctx, memberSelect(lock), workspaceID, by))
 		if e := notFoundAs(err, "member"); e != err {
-			return Member{}, Forbidden("this bot's owner is no longer a member of this workspace")
+			return Member{}, Forbidden("%s is no longer a member of this workspace", who)
 		} else if err != nil {
 			return Member{}, err
 		}
-		m = boundByOwner(m, owner)
+		m = boundByOwner(m, owner, who)
 	}
 	return m, nil
 }
 
 // boundByOwner is a user bot's membership as every rule must read it: a user bot can never exceed
-// its owner (SPEC), so it is blocked while the owner is, timed out while the owner is, and a
-// waiting-room guest (reading only the guest channel, spending the owner's daily posts) while the
-// owner is one. Because requireMember applies it, every path that checks the bot's membership
-// (HTTP, uploads, reads, socket visibility, NATS permissions) applies the owner's with it.
-func boundByOwner(bot, owner Member) Member {
-	bot.owner = &owner
-	if bot.BlockedAt == nil {
-		bot.BlockedAt = owner.BlockedAt
-	}
-	if owner.TimeoutUntil != nil && (bot.TimeoutUntil == nil || owner.TimeoutUntil.After(*bot.TimeoutUntil)) {
-		bot.TimeoutUntil = owner.TimeoutUntil
-	}
+// its owner (SPEC), so it is a waiting-room guest (reading only the guest channel, spending the
+// owner's daily posts) while the owner is one, and it carries the owner's membership, whose block
+// or timeout requireActive applies to the bot. Because requireMember applies it, every path that
+// checks the bot's membership (HTTP, uploads, reads, socket visibility, NATS permissions) applies
+// the owner's with it. A service bot's token is bounded the same way by its issuer (issue 22:
+// what a moderator minted must not outlive the moderator's standing); who names the bounding
+// person in refusals.
+func boundByOwner(bot, owner Member, who string) Member {
+	bot.owner, bot.ownerWho = &owner, who
 	if owner.Role == RoleGuest {
 		bot.Role = RoleGuest
 	}

@@ -85,7 +85,7 @@ func (tx *Tx) AppInstallationCreate(ctx context.Context, actor Actor, workspaceI
 	if err != nil {
 		return AppInstallationCreated{}, err
 	}
-	config, err := tx.installationConfig(ctx, workspaceID, p.Config)
+	config, err := tx.installationConfig(ctx, actor, workspaceID, p.Config)
 	if err != nil {
 		return AppInstallationCreated{}, err
 	}
@@ -192,8 +192,8 @@ func (tx *Tx) installationTokenInsert(ctx context.Context, inst AppInstallation,
 }
 
 // installationConfig checks an installation's config object and its known key
-// default_channel_id (a channel of the workspace). Codes: invalid_request.
-func (tx *Tx) installationConfig(ctx context.Context, workspaceID string, raw json.RawMessage) (json.RawMessage, error) {
+// default_channel_id (a channel of the workspace the installer sees). Codes: invalid_request.
+func (tx *Tx) installationConfig(ctx context.Context, actor Actor, workspaceID string, raw json.RawMessage) (json.RawMessage, error) {
 	config, err := jsonObject("config", raw)
 	if err != nil {
 		return nil, err
@@ -210,8 +210,8 @@ func (tx *Tx) installationConfig(ctx context.Context, workspaceID string, raw js
 		return nil, Invalid("config.default_channel_id must be a channel id")
 	}
 	var exists bool
-	if err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM channels WHERE workspace_id = $1 AND id = $2)`,
-		workspaceID, channelID).Scan(&exists); err != nil {
+	if err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM channels WHERE workspace_id = $1 AND id = $2
+			AND NOT `+channelHidden("id", "$3")+`)`, workspaceID, channelID, actor.UserID).Scan(&exists); err != nil {
 		return nil, err
 	}
 	if !exists {

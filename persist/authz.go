@@ -37,8 +37,8 @@ func (tx *Tx) guestChannelEnsure(ctx context.Context, workspaceID, actorID strin
 }
 
 // ChannelForRead returns a channel the actor may read, with the actor's membership. Guests read
-// only the guest channel. Codes: not_found (no such channel, or one a guest may not see),
-// forbidden (not a member).
+// only the guest channel; a private channel is read only by its members. Codes: not_found (no
+// such channel, or one the actor may not see), forbidden (not a member).
 func (tx *Tx) ChannelForRead(ctx context.Context, actor Actor, channelID string) (Channel, Member, error) {
 	return tx.channelFor(ctx, actor, channelID, false)
 }
@@ -57,11 +57,24 @@ func (tx *Tx) channelFor(ctx context.Context, actor Actor, channelID string, wri
 		require = tx.requireMember
 	}
 	m, err := require(ctx, c.WorkspaceID, actor)
+	if e, refused := ErrorOf(err); refused && e.Code == CodeForbidden && c.Visibility == VisibilityPrivate {
+		return Channel{}, Member{}, NotFound("channel") // not even its existence outside the workspace
+	}
 	if err != nil {
 		return Channel{}, Member{}, err
 	}
 	if m.Role == RoleGuest && c.Name != GuestChannel {
 		return Channel{}, Member{}, NotFound("channel")
+	}
+	if c.Visibility == VisibilityPrivate {
+		// To anyone outside it a private channel does not exist: the same answer as no channel.
+		in, err := tx.channelMemberIs(ctx, c.ID, actor.UserID)
+		if err != nil {
+			return Channel{}, Member{}, err
+		}
+		if !in {
+			return Channel{}, Member{}, NotFound("channel")
+		}
 	}
 	return c, m, nil
 }
@@ -114,10 +127,10 @@ func (tx *Tx) requireFullWriter(ctx context.Context, m Member, what string) erro
 func (tx *Tx) requireActive(m Member) error {
 	if o := m.owner; o != nil {
 		if o.BlockedAt != nil {
-			return Forbidden("this bot's owner is blocked in this workspace")
+			return Forbidden("%s is blocked in this workspace", m.ownerWho)
 		}
 		if o.TimeoutUntil != nil && o.TimeoutUntil.After(tx.now) {
-			return Forbidden("this bot's owner is timed out until %s", o.TimeoutUntil.UTC().Format(time.RFC3339))
+			return Forbidden("%s is timed out until %s", m.ownerWho, o.TimeoutUntil.UTC().Format(time.RFC3339))
 		}
 	}
 	if m.BlockedAt != nil {

@@ -367,6 +367,7 @@ func (tx *Tx) botLeave(ctx context.Context, workspaceID, botID string) error {
 	for _, stmt := range []string{
 		`DELETE FROM bot_commands WHERE workspace_id = $1 AND bot_user_id = $2`,
 		`DELETE FROM bot_setup_codes WHERE workspace_id = $1 AND bot_user_id = $2 AND consumed_at IS NULL`,
+		`DELETE FROM channel_members WHERE workspace_id = $1 AND user_id = $2`,
 		`DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2`,
 	} {
 		if _, err := tx.exec(ctx, stmt, workspaceID, botID); err != nil {

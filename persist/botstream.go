@@ -3,8 +3,9 @@ package persist
 import "context"
 
 // BotStream is what a bot token may read of its workspace's log over NATS: the same events as
-// its WebSocket (the visibility rule for its viewer), so workspace-wide and channel events unless
-// it is a guest, the guest channel's if it is, and the direct conversations it belongs to.
+// its WebSocket (the visibility rule for its viewer), so workspace-wide and public channel events
+// unless it is a guest, the guest channel's if it is, and the private channels and direct
+// conversations it belongs to.
 type BotStream struct {
 	TokenID string
 	Actor   Actor
@@ -13,6 +14,9 @@ type BotStream struct {
 	GuestChannelID string
 	// DMs are the direct conversations of the workspace the bot belongs to, sorted.
 	DMs []string
+	// PrivateChannels are the private channels of the workspace the bot is in, sorted (none for
+	// a guest viewer).
+	PrivateChannels []string
 }
 
 // BotStreamOpen authenticates a raw token for a new connection reading events: the token is live
@@ -57,7 +61,7 @@ func (tx *Tx) BotStreamReplay(ctx context.Context, tokenID string, after int64, 
 }
 
 func (tx *Tx) botStream(ctx context.Context, t BotToken, u User) (BotStream, error) {
-	actor := Actor{UserID: u.ID, Kind: u.Kind, TokenWorkspaceID: t.WorkspaceID, OwnerUserID: u.OwnerUserID, Scopes: t.Scopes}
+	actor := BotActor(t, u)
 	if !actor.HasScope(ScopeRealtimeRead) {
 		return BotStream{}, Errorf(CodeMissingScope, "this bot token lacks the %s scope", ScopeRealtimeRead)
 	}
@@ -65,9 +69,14 @@ func (tx *Tx) botStream(ctx context.Context, t BotToken, u User) (BotStream, err
 	if err != nil {
 		return BotStream{}, err
 	}
-	st := BotStream{TokenID: t.ID, Actor: actor, Viewer: v, DMs: []string{}}
+	st := BotStream{TokenID: t.ID, Actor: actor, Viewer: v, DMs: []string{}, PrivateChannels: []string{}}
+	if !v.Guest {
+		if st.PrivateChannels, err = tx.privateChannelsOf(ctx, t.WorkspaceID, u.ID); err != nil {
+			return BotStream{}, err
+		}
+	}
 	if v.Guest {
-		f, err := tx.VisibilityFactsFor(ctx, t.WorkspaceID, nil)
+		f, err := tx.VisibilityFactsFor(ctx, t.WorkspaceID, nil, nil)
 		if err != nil {
 			return BotStream{}, err
 		}

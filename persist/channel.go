@@ -23,10 +23,12 @@ type Channel struct {
 	ExternalRef     string     `json:"external_ref,omitempty"`
 	ExternalURL     string     `json:"external_url,omitempty"`
 	SidebarSection  string     `json:"sidebar_section,omitempty"`
-	CreatedBy       string     `json:"created_by,omitempty"`
-	CreatedAt       time.Time  `json:"created_at"`
-	UpdatedAt       time.Time  `json:"updated_at"`
-	LastSeq         int64      `json:"last_seq"`
+	// Visibility is VisibilityPublic or VisibilityPrivate, fixed at creation.
+	Visibility string    `json:"visibility"`
+	CreatedBy  string    `json:"created_by,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	LastSeq    int64     `json:"last_seq"`
 	// LastReadSeq and UnreadCount are the reader's state; only ChannelList fills them.
 	LastReadSeq *int64 `json:"last_read_seq,omitempty"`
 	UnreadCount *int64 `json:"unread_count,omitempty"`
@@ -34,13 +36,13 @@ type Channel struct {
 
 const channelColumns = `id, route_id, workspace_id, name, coalesce(display_title, ''), kind, archived_at,
 	external_managed, coalesce(external_ref, ''), coalesce(external_url, ''), coalesce(sidebar_section, ''),
-	coalesce(created_by, ''), created_at, updated_at, last_seq`
+	coalesce(created_by, ''), created_at, updated_at, last_seq, visibility`
 
 func scanChannel(row pgx.Row) (Channel, error) {
 	var c Channel
 	err := row.Scan(&c.ID, &c.RouteID, &c.WorkspaceID, &c.Name, &c.DisplayTitle, &c.Kind, &c.ArchivedAt,
 		&c.ExternalManaged, &c.ExternalRef, &c.ExternalURL, &c.SidebarSection, &c.CreatedBy, &c.CreatedAt,
-		&c.UpdatedAt, &c.LastSeq)
+		&c.UpdatedAt, &c.LastSeq, &c.Visibility)
 	c.Archived = c.ArchivedAt != nil
 	return c, err
 }
@@ -69,11 +71,15 @@ type ChannelCreateParams struct {
 	ExternalRef     string
 	ExternalURL     string
 	SidebarSection  string
+	// Visibility is VisibilityPublic (also for "") or VisibilityPrivate.
+	Visibility string
 }
 
 // ChannelCreate creates a channel and appends channel.created. The actor must be a member who
 // is not a guest and may write (not timed out or blocked). The name is slugified and unique in
-// the workspace. Codes: invalid_request, not_found (workspace), forbidden, conflict (name taken).
+// the workspace. A private channel's creator (a person, or the bot whose token holds
+// channels:write) is its first member. Codes: invalid_request, not_found (workspace), forbidden,
+// conflict (name taken).
 func (tx *Tx) ChannelCreate(ctx context.Context, actor Actor, workspaceID string, p ChannelCreateParams) (Channel, Event, error) {
 	m, err := tx.requireMember(ctx, workspaceID, actor)
 	if err != nil {
@@ -84,6 +90,7 @@ func (tx *Tx) ChannelCreate(ctx context.Context, actor Actor, workspaceID string
 	}
 	c := Channel{WorkspaceID: workspaceID, ExternalManaged: p.ExternalManaged, Kind: DefaultChannelKind}
 	fields := []error{
+		normalizeVisibility(&c.Visibility, p.Visibility),
 		normalizeChannelName(&c.Name, p.Name),
 		normalizeChannelTitle(&c.DisplayTitle, p.DisplayTitle),
 		normalizeExternalRef(&c.ExternalRef, p.ExternalRef),
@@ -99,21 +106,29 @@ func (tx *Tx) ChannelCreate(ctx context.Context, actor Actor, workspaceID string
 	id := NewID(PrefixChannel, tx.now)
 	c, err = scanChannel(tx.queryRow(ctx, `
 		INSERT INTO channels (id, route_id, workspace_id, name, display_title, kind, external_managed,
-			external_ref, external_url, sidebar_section, created_by, created_at, updated_at)
+			external_ref, external_url, sidebar_section, created_by, created_at, updated_at, visibility)
 		VALUES ($1, $2, $3, $4, nullif($5, ''), $6, $7, nullif($8, ''), nullif($9, ''), nullif($10, ''),
-			$11, $12, $12)
+			$11, $12, $12, $13)
 		RETURNING `+channelColumns,
 		id, RouteID("C", id), workspaceID, c.Name, c.DisplayTitle, c.Kind, c.ExternalManaged, c.ExternalRef,
-		c.ExternalURL, c.SidebarSection, actor.UserID, tx.now))
+		c.ExternalURL, c.SidebarSection, actor.UserID, tx.now, c.Visibility))
 	if err != nil {
 		return Channel{}, Event{}, err
+	}
+	if c.Visibility == VisibilityPrivate {
+		if _, err := tx.exec(ctx, `INSERT INTO channel_members (channel_id, user_id, workspace_id, added_by, added_at)
+			VALUES ($1, $2, $3, $2, $4)`, c.ID, actor.UserID, workspaceID, tx.now); err != nil {
+			return Channel{}, Event{}, err
+		}
+		tx.noteMembershipChanged(workspaceID, actor.UserID) // a bot's NATS permissions grow
 	}
 	ev, err := tx.EventAppend(ctx, channelEvent("channel.created", c, actor.UserID))
 	return c, ev, err
 }
 
-// ChannelList returns the channels the actor may see, ordered by name, archived ones included.
-// A guest sees only the guest channel, which is created (with channel.created) when missing.
+// ChannelList returns the channels the actor may see, ordered by name, archived ones included:
+// the public ones and the private ones the actor is in. A guest sees only the guest channel,
+// which is created (with channel.created) when missing.
 // Codes: not_found (workspace), forbidden (not a member).
 func (tx *Tx) ChannelList(ctx context.Context, actor Actor, workspaceID string) ([]Channel, error) {
 	m, err := tx.requireMember(ctx, workspaceID, actor)
@@ -127,7 +142,7 @@ func (tx *Tx) ChannelList(ctx context.Context, actor Actor, workspaceID string) 
 			return nil, err
 		}
 		out = []Channel{c}
-	} else if out, err = tx.channelsOf(ctx, workspaceID); err != nil {
+	} else if out, err = tx.channelsOf(ctx, workspaceID, actor.UserID); err != nil {
 		return nil, err
 	}
 	ids := make([]string, len(out))
@@ -145,8 +160,9 @@ func (tx *Tx) ChannelList(ctx context.Context, actor Actor, workspaceID string) 
 	return out, nil
 }
 
-func (tx *Tx) channelsOf(ctx context.Context, workspaceID string) ([]Channel, error) {
-	rows, err := tx.query(ctx, `SELECT `+channelColumns+` FROM channels WHERE workspace_id = $1 ORDER BY name`, workspaceID)
+func (tx *Tx) channelsOf(ctx context.Context, workspaceID, userID string) ([]Channel, error) {
+	rows, err := tx.query(ctx, `SELECT `+channelColumns+` FROM channels c WHERE workspace_id = $1
+		AND NOT `+channelHidden("c.id", "$2")+` ORDER BY name`, workspaceID, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -162,17 +178,44 @@ func (tx *Tx) channelsOf(ctx context.Context, workspaceID string) ([]Channel, er
 	return out, rows.Err()
 }
 
-// requireChannelManager admits the workspace owner, service-bot tokens (the route checked
-// channels:write), and user-bot tokens whose owner is the workspace owner: a user bot never
-// exceeds its owner. Codes: forbidden.
+// requireChannelManager admits the workspace owner and bot tokens (the route checked
+// channels:write) whose owner (a user bot) or issuer (a service bot) is the workspace owner now:
+// a bot a person creates never exceeds that person, so a moderator's bot is refused as the
+// moderator is. Codes: forbidden.
 func (tx *Tx) requireChannelManager(ctx context.Context, actor Actor, m Member) error {
-	if m.Role == RoleOwner || (actor.IsBotToken() && actor.OwnerUserID == "") {
+	if m.Role == RoleOwner {
 		return nil
 	}
-	if m.owner != nil && m.owner.Role == RoleOwner {
+	if actor.IsBotToken() && m.owner != nil && m.owner.Role == RoleOwner {
 		return nil
 	}
 	return Forbidden("workspace owner permission required")
+}
+
+// channelModeration decides how ChannelUpdate admits the actor to a private channel: its members
+// as for any channel (moderating false); the owner and moderators (people) who are not in it
+// only to archive or unarchive it, which is all the moderation view offers (moderating true, and
+// a moderator may do it though channel changes are otherwise the owner's); anyone else finds no
+// such channel. Codes: not_found, forbidden.
+func (tx *Tx) channelModeration(ctx context.Context, actor Actor, m Member, c Channel, p ChannelPatch) (bool, error) {
+	if c.Visibility != VisibilityPrivate {
+		return false, nil
+	}
+	in, err := tx.channelMemberIs(ctx, c.ID, actor.UserID)
+	if err != nil {
+		return false, err
+	}
+	manager := !actor.IsBotToken() && actor.Kind != KindBot && requireManager(m) == nil
+	archiveOnly := p.Archived != nil && p == ChannelPatch{Archived: p.Archived}
+	switch {
+	case manager && archiveOnly:
+		return true, nil
+	case in:
+		return false, nil
+	case manager:
+		return false, Forbidden("owners and moderators may only archive or unarchive a private channel they are not in")
+	}
+	return false, NotFound("channel")
 }
 
 // ChannelPatch holds the fields of PATCH /api/channels/{id}; nil means unchanged. For the
@@ -186,6 +229,8 @@ type ChannelPatch struct {
 	ExternalRef     *string
 	ExternalURL     *string
 	SidebarSection  *string
+	// Visibility may only repeat the channel's own: it is fixed at creation.
+	Visibility *string
 }
 
 // ChannelUpdate applies a patch to a channel and appends channel.updated (with the resulting
@@ -203,8 +248,14 @@ func (tx *Tx) ChannelUpdate(ctx context.Context, actor Actor, channelID string, 
 	if err != nil {
 		return Channel{}, Event{}, err
 	}
-	if err := tx.requireChannelManager(ctx, actor, m); err != nil {
+	moderating, err := tx.channelModeration(ctx, actor, m, c, p)
+	if err != nil {
 		return Channel{}, Event{}, err
+	}
+	if !moderating {
+		if err := tx.requireChannelManager(ctx, actor, m); err != nil {
+			return Channel{}, Event{}, err
+		}
 	}
 	if err := tx.requireWriter(ctx, m); err != nil {
 		return Channel{}, Event{}, err
@@ -237,6 +288,15 @@ func (tx *Tx) ChannelUpdate(ctx context.Context, actor Actor, channelID string, 
 	}
 	if err := firstError(fields); err != nil {
 		return Channel{}, Event{}, err
+	}
+	if p.Visibility != nil {
+		var v string
+		if err := normalizeVisibility(&v, *p.Visibility); err != nil {
+			return Channel{}, Event{}, err
+		}
+		if v != c.Visibility {
+			return Channel{}, Event{}, Invalid("visibility is fixed when a channel is created; create a new %s channel instead", v)
+		}
 	}
 	if p.ExternalManaged != nil {
 		c.ExternalManaged = *p.ExternalManaged
@@ -303,6 +363,19 @@ func normalizeChannelKind(dst *string, raw string) error {
 		return Invalid("kind must be 1 to 32 letters, digits, _ or -, such as %q", DefaultChannelKind)
 	}
 	*dst = kind
+	return nil
+}
+
+// normalizeVisibility accepts public (also for "") or private. Codes: invalid_request.
+func normalizeVisibility(dst *string, raw string) error {
+	switch v := strings.ToLower(strings.TrimSpace(raw)); v {
+	case "", VisibilityPublic:
+		*dst = VisibilityPublic
+	case VisibilityPrivate:
+		*dst = VisibilityPrivate
+	default:
+		return Invalid("visibility must be %q or %q", VisibilityPublic, VisibilityPrivate)
+	}
 	return nil
 }
 

@@ -13,6 +13,15 @@ const (
 	EphemeralAgentProgress   = "agent.progress"
 )
 
+// IsEphemeralType reports whether t is one of the ephemeral event types.
+func IsEphemeralType(t string) bool {
+	switch t {
+	case EphemeralTypingStarted, EphemeralTypingStopped, EphemeralPresenceChanged, EphemeralAgentProgress:
+		return true
+	}
+	return false
+}
+
 // EphemeralPayloadLimit caps an ephemeral payload: it is copied to every socket of the target.
 const EphemeralPayloadLimit = 16 << 10
 
@@ -32,9 +41,7 @@ type EphemeralInput struct {
 // direct_conversation_id (the target) set by the server over anything the client sent there.
 // Codes: invalid_request, not_found (target, workspace), forbidden.
 func (tx *Tx) EphemeralAuthorize(ctx context.Context, actor Actor, in EphemeralInput) (Event, error) {
-	switch in.Type {
-	case EphemeralTypingStarted, EphemeralTypingStopped, EphemeralPresenceChanged, EphemeralAgentProgress:
-	default:
+	if !IsEphemeralType(in.Type) {
 		return Event{}, Invalid("type must be typing.started, typing.stopped, presence.changed or agent.progress")
 	}
 	if (in.ChannelID == "") == (in.DirectConversationID == "") {
@@ -64,7 +71,7 @@ func (tx *Tx) EphemeralAuthorize(ctx context.Context, actor Actor, in EphemeralI
 		if err != nil {
 			return Event{}, err
 		}
-		ev.WorkspaceID, ev.ChannelID = c.WorkspaceID, c.ID
+		ev.WorkspaceID, ev.ChannelID, ev.PrivateChannel = c.WorkspaceID, c.ID, c.Visibility == VisibilityPrivate
 	} else {
 		if err := tx.queryRow(ctx, `SELECT workspace_id FROM dm_members WHERE dm_id = $1 AND user_id = $2`,
 			in.DirectConversationID, actor.UserID).Scan(&ev.WorkspaceID); err != nil {

@@ -72,6 +72,9 @@ const (
 	// CodeMessageDeleted: the message is a tombstone; it cannot be edited, replied to, reacted
 	// to, pinned or quoted.
 	CodeMessageDeleted Code = "message_deleted"
+	// CodeTooManyReactions: a message holds the most distinct emoji it may, or the caller has
+	// reacted to it as often as one person may (MaxReactionEmoji, MaxReactionsPerPerson).
+	CodeTooManyReactions Code = "too_many_reactions"
 	// CodeResyncRequired: a cursor is unknown or older than the retained event window.
 	CodeResyncRequired Code = "resync_required"
 	// CodeRateLimited: too many attempts; try later.

@@ -24,6 +24,9 @@ type Event struct {
 	ActorID              string
 	CreatedAt            time.Time
 	Payload              json.RawMessage
+	// PrivateChannel is true for an event of a private channel. The relay sets it from the
+	// channel (visibility never changes) to choose the subject; it is no part of the envelope.
+	PrivateChannel bool
 }
 
 // FormatCursor renders a cursor for clients.

@@ -177,11 +177,14 @@ func (tx *Tx) EventDeliveryPlan(ctx context.Context, subscriptionID string, curs
 			return DeliveryTarget{}, false, err
 		}
 		if deliver {
-			var dms []string
+			var dms, channels []string
 			if scope.DirectConversationID != "" {
 				dms = []string{scope.DirectConversationID}
 			}
-			facts, err := tx.VisibilityFactsFor(ctx, t.WorkspaceID, dms)
+			if scope.ChannelID != "" {
+				channels = []string{scope.ChannelID}
+			}
+			facts, err := tx.VisibilityFactsFor(ctx, t.WorkspaceID, dms, channels)
 			if err != nil {
 				return DeliveryTarget{}, false, err
 			}

@@ -27,6 +27,7 @@ var EventTypes = []string{
 	"channel.created", "channel.updated", "message.created", "message.updated", "message.deleted",
 	"thread.reply_created", "thread.state_updated", "reaction.added", "reaction.removed", "pin.added",
 	"pin.removed", "member.moderation_updated", "member.removed", "workspace.updated", "workspace.ownership_transferred",
+	"channel.member_added", "channel.member_removed",
 }
 
 // AllEventTypes subscribes to every durable event type.

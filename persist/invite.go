@@ -70,18 +70,23 @@ func (tx *Tx) InviteCreate(ctx context.Context, actor Actor, workspaceID, role s
 
 // InviteAccept lets the actor (a human) into the invite's workspace with its role and spends the
 // invite. Unknown, spent and expired tokens are one and the same 404. Someone who already
-// belongs keeps their membership and leaves the invite unspent.
-// Codes: not_found (invite), invalid_request (a bot).
+// belongs keeps their membership and leaves the invite unspent. The inviter must still be allowed
+// to mint the invite now (inviterStanding), and a newcomer removed while blocked comes back
+// blocked (MemberAdd). Codes: not_found (invite), forbidden (the inviter's standing),
+// invalid_request (a bot).
 func (tx *Tx) InviteAccept(ctx context.Context, actor Actor, token string) (Workspace, MemberEntry, error) {
 	var inv Invite
-	err := tx.queryRow(ctx, `SELECT id, workspace_id, role FROM workspace_invites
+	err := tx.queryRow(ctx, `SELECT id, workspace_id, role, created_by FROM workspace_invites
 		WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 FOR UPDATE`,
-		HashSecret(token), tx.now).Scan(&inv.ID, &inv.WorkspaceID, &inv.Role)
+		HashSecret(token), tx.now).Scan(&inv.ID, &inv.WorkspaceID, &inv.Role, &inv.CreatedBy)
 	if err != nil {
 		return Workspace{}, MemberEntry{}, notFoundAs(err, "invite")
 	}
 	if _, err := tx.MemberGet(ctx, inv.WorkspaceID, actor.UserID); err != nil {
 		if e, ok := ErrorOf(err); !ok || e.Code != CodeNotFound {
+			return Workspace{}, MemberEntry{}, err
+		}
+		if err := tx.inviterStanding(ctx, inv.WorkspaceID, inv.CreatedBy, inv.Role); err != nil {
 			return Workspace{}, MemberEntry{}, err
 		}
 		if _, err := tx.exec(ctx, `UPDATE workspace_invites SET used_at = $2, used_by = $3

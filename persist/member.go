@@ -25,6 +25,8 @@ type Member struct {
 	// owner is a user bot's owner's membership when the store's guard read the bot's for a user
 	// bot token: the bot shares every restriction of it (see boundByOwner). nil otherwise.
 	owner *Member
+	// ownerWho names owner in refusals: the bot's owner, or its token's issuer.
+	ownerWho string
 }
 
 // memberColumnsOf lists the columns scanMember reads, qualified by a table alias such as "m.".
@@ -47,7 +49,8 @@ func scanMember(row pgx.Row) (Member, error) {
 }
 
 // MemberAdd adds a user to a workspace with a role; an existing member keeps their role. It
-// applies no admission rule: callers that let people in use MemberJoin.
+// applies no admission rule (callers that let people in use MemberJoin), but a block or timeout
+// the user had when removed comes back.
 // Codes: invalid_request (unknown role), not_found (user or workspace).
 func (tx *Tx) MemberAdd(ctx context.Context, workspaceID, userID, role string) (Member, error) {
 	switch role {
@@ -55,10 +58,21 @@ func (tx *Tx) MemberAdd(ctx context.Context, workspaceID, userID, role string) (
 	default:
 		return Member{}, Invalid("role must be owner, moderator, member, guest or bot")
 	}
-	if _, err := tx.exec(ctx, `INSERT INTO workspace_members (workspace_id, user_id, role, joined_at)
-		SELECT $1, u.id, $3, $4 FROM users u WHERE u.id = $2 AND u.deleted_at IS NULL
-		ON CONFLICT (workspace_id, user_id) DO NOTHING`, workspaceID, userID, role, tx.now); err != nil {
+	// A block or timeout kept when the user was removed (keepStanding) comes back with them.
+	tag, err := tx.exec(ctx, `INSERT INTO workspace_members (workspace_id, user_id, role, joined_at,
+			blocked_at, timeout_until, moderation_note, moderation_by, moderation_at)
+		SELECT $1, u.id, $3, $4, k.blocked_at, k.timeout_until, k.moderation_note, k.moderation_by, k.moderation_at
+		FROM users u LEFT JOIN workspace_standing_kept k ON k.workspace_id = $1 AND k.user_id = u.id
+		WHERE u.id = $2 AND u.deleted_at IS NULL
+		ON CONFLICT (workspace_id, user_id) DO NOTHING`, workspaceID, userID, role, tx.now)
+	if err != nil {
 		return Member{}, err
+	}
+	if tag.RowsAffected() > 0 {
+		if _, err := tx.exec(ctx, `DELETE FROM workspace_standing_kept WHERE workspace_id = $1 AND user_id = $2`,
+			workspaceID, userID); err != nil {
+			return Member{}, err
+		}
 	}
 	return tx.MemberGet(ctx, workspaceID, userID)
 }
@@ -190,6 +204,8 @@ type MemberListParams struct {
 	Query string
 	// Role keeps one role; "" keeps all.
 	Role string
+	// channelID keeps the members of one private channel; "" keeps all.
+	channelID string
 }
 
 // MemberPage is one page of a member listing, in join order. TotalCount, the number of members
@@ -245,9 +261,10 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 	}
 	q := strings.TrimSpace(p.Query)
 	filter := `u.deleted_at IS NULL AND ($2 = '' OR m.role = $2)
-		AND ($3 = '' OR strpos(lower(u.display_name), lower($3)) > 0 OR strpos(coalesce(u.handle, ''), lower($4)) > 0)`
-	args := []any{workspaceID, p.Role, q, strings.TrimPrefix(q, "@")}
-	rows, err := tx.query(ctx, memberEntryQuery(5, filter+` AND m.join_seq > $6 ORDER BY m.join_seq LIMIT $7`),
+		AND ($3 = '' OR strpos(lower(u.display_name), lower($3)) > 0 OR strpos(coalesce(u.handle, ''), lower($4)) > 0)
+		AND ($5 = '' OR EXISTS (SELECT 1 FROM channel_members cm WHERE cm.channel_id = $5 AND cm.user_id = m.user_id))`
+	args := []any{workspaceID, p.Role, q, strings.TrimPrefix(q, "@"), p.channelID}
+	rows, err := tx.query(ctx, memberEntryQuery(6, filter+` AND m.join_seq > $7 ORDER BY m.join_seq LIMIT $8`),
 		append(args, tx.today(), after, limit+1)...)
 	if err != nil {
 		return page, err
@@ -273,9 +290,18 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 		page.NextCursor = formatMemberCursor(last)
 	}
 	if p.Cursor == "" {
+		// Without a name to match (nor a channel), the count reads the memberships alone (an
+		// index-only count), less the few whose user was deleted, instead of joining every
+		// member's user row.
+		count := `SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id
+			WHERE m.workspace_id = $1 AND ` + filter
+		if q == "" && p.channelID == "" {
+			count = `SELECT (SELECT count(*) FROM workspace_members m WHERE m.workspace_id = $1 AND ($2 = '' OR m.role = $2))
+				- (SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id AND u.deleted_at IS NOT NULL
+					WHERE m.workspace_id = $1 AND ($2 = '' OR m.role = $2) AND $3 = '' AND $4 = '' AND $5 = '')`
+		}
 		var total int
-		if err := tx.queryRow(ctx, `SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id
-			WHERE m.workspace_id = $1 AND `+filter, args...).Scan(&total); err != nil {
+		if err := tx.queryRow(ctx, count, args...).Scan(&total); err != nil {
 			return page, err
 		}
 		page.TotalCount = &total

@@ -48,7 +48,8 @@ func (tx *Tx) MemberRemoveByOperator(ctx context.Context, workspaceID, userID st
 
 // memberRemove ends target's membership: a workspace keeps its one owner, so the owner is
 // refused (ownership moves by transfer first). A bot leaves as through the bots API; a person's
-// user bots leave with them, their tokens there revoked. Open sockets of everyone who left are
+// user bots leave with them, their tokens there revoked, and what they issued there is revoked
+// (revokeIssued) while a block or timeout is kept for their return (keepStanding). Open sockets of everyone who left are
 // rechecked at commit (and closed); member.removed is the transaction's last write.
 func (tx *Tx) memberRemove(ctx context.Context, target MemberEntry, actorID string) (MemberRemoved, Event, error) {
 	workspaceID := target.WorkspaceID
@@ -84,6 +85,15 @@ func (tx *Tx) memberRemove(ctx context.Context, target MemberEntry, actorID stri
 			if err := tx.botLeave(ctx, workspaceID, id); err != nil {
 				return MemberRemoved{}, Event{}, err
 			}
+		}
+		if err := tx.revokeIssued(ctx, workspaceID, target.UserID); err != nil {
+			return MemberRemoved{}, Event{}, err
+		}
+		if err := tx.keepStanding(ctx, target.Member); err != nil {
+			return MemberRemoved{}, Event{}, err
+		}
+		if err := tx.channelMembersLeave(ctx, workspaceID, []string{target.UserID}); err != nil {
+			return MemberRemoved{}, Event{}, err
 		}
 		if _, err := tx.exec(ctx, `DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2`,
 			workspaceID, target.UserID); err != nil {

@@ -27,12 +27,16 @@ type OAuthLimits struct {
 	Transactions int
 	// PerBinding is the number of pending transactions of one browser binding. Default 8.
 	PerBinding int
+	// PerAddress is the number of pending transactions started from one client address, so
+	// that one source, which need not send a binding cookie, cannot fill the instance's
+	// Transactions. Default 64.
+	PerAddress int
 	// DesktopGrants is the number of completed desktop sign-ins awaiting redemption. Default 4,096.
 	DesktopGrants int
 }
 
 // DefaultOAuthLimits are the limits of the spec.
-var DefaultOAuthLimits = OAuthLimits{Transactions: 8192, PerBinding: 8, DesktopGrants: 4096}
+var DefaultOAuthLimits = OAuthLimits{Transactions: 8192, PerBinding: 8, PerAddress: 64, DesktopGrants: 4096}
 
 // WithDefaults fills zero fields from DefaultOAuthLimits.
 func (l OAuthLimits) WithDefaults() OAuthLimits {
@@ -41,6 +45,9 @@ func (l OAuthLimits) WithDefaults() OAuthLimits {
 	}
 	if l.PerBinding <= 0 {
 		l.PerBinding = DefaultOAuthLimits.PerBinding
+	}
+	if l.PerAddress <= 0 {
+		l.PerAddress = DefaultOAuthLimits.PerAddress
 	}
 	if l.DesktopGrants <= 0 {
 		l.DesktopGrants = DefaultOAuthLimits.DesktopGrants
@@ -58,9 +65,12 @@ const oauthGrantLock int64 = 0x6e61747465726f67
 // OAuthStart is a sign-in about to leave for its provider. State and Binding are the raw values
 // the browser holds; only their hashes are stored.
 type OAuthStart struct {
-	Provider    string
-	State       string
-	Binding     string
+	Provider string
+	State    string
+	Binding  string
+	// Client is the client address that starts it (the key the sign-in budgets use); only its
+	// hash is stored.
+	Client      string
 	Verifier    string // the PKCE verifier the callback sends to the provider
 	RedirectURI string // the exact callback URL sent to the provider
 	// DesktopChallenge and DesktopProtocol are set for a desktop handoff: the app's SHA-256 code
@@ -79,8 +89,9 @@ type OAuthTransaction struct {
 }
 
 // OAuthTransactionStart records a pending sign-in valid for OAuthTransactionLifetime. Expired
-// transactions are removed first. Codes: over_capacity (the instance or this browser binding has
-// as many pending sign-ins as limits allow).
+// transactions are removed first. A refusal carries RetryAfter: when the oldest of the pending
+// sign-ins that fill the limit expires. Codes: over_capacity (the instance, this browser binding
+// or this client address has as many pending sign-ins as limits allow).
 func (tx *Tx) OAuthTransactionStart(ctx context.Context, p OAuthStart, limits OAuthLimits) error {
 	limits = limits.WithDefaults()
 	if _, err := tx.exec(ctx, `SELECT pg_advisory_xact_lock($1)`, oauthStartLock); err != nil {
@@ -89,17 +100,30 @@ func (tx *Tx) OAuthTransactionStart(ctx context.Context, p OAuthStart, limits OA
 	if _, err := tx.exec(ctx, `DELETE FROM oauth_transactions WHERE expires_at <= $1`, tx.now); err != nil {
 		return err
 	}
-	binding := HashSecret(p.Binding)
-	var total, mine int
-	if err := tx.queryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE binding_hash = $1) FROM oauth_transactions`,
-		binding).Scan(&total, &mine); err != nil {
+	binding, client := HashSecret(p.Binding), HashSecret(p.Client)
+	var total, mine, fromClient int
+	var oldest, oldestMine, oldestFromClient *time.Time
+	if err := tx.queryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE binding_hash = $1),
+			count(*) FILTER (WHERE client_hash = $2), min(expires_at),
+			min(expires_at) FILTER (WHERE binding_hash = $1), min(expires_at) FILTER (WHERE client_hash = $2)
+		FROM oauth_transactions`, binding, client).Scan(&total, &mine, &fromClient, &oldest, &oldestMine, &oldestFromClient); err != nil {
 		return err
 	}
+	full := func(expires *time.Time, format string, args ...any) error {
+		e := Errorf(CodeOverCapacity, format, args...)
+		if expires != nil {
+			e.RetryAfter = expires.Sub(tx.now)
+		}
+		return e
+	}
 	if total >= limits.Transactions {
-		return Errorf(CodeOverCapacity, "too many sign-ins are pending on this server; try again in a few minutes")
+		return full(oldest, "too many sign-ins are pending on this server; try again in a few minutes")
 	}
 	if mine >= limits.PerBinding {
-		return Errorf(CodeOverCapacity, "this browser has %d sign-ins pending; finish one or try again in a few minutes", mine)
+		return full(oldestMine, "this browser has %d sign-ins pending; finish one or try again in a few minutes", mine)
+	}
+	if fromClient >= limits.PerAddress {
+		return full(oldestFromClient, "%d sign-ins started from this address are pending; finish one or try again in a few minutes", fromClient)
 	}
 	var challenge *string
 	var protocol *int
@@ -107,10 +131,10 @@ func (tx *Tx) OAuthTransactionStart(ctx context.Context, p OAuthStart, limits OA
 		challenge, protocol = &p.DesktopChallenge, &p.DesktopProtocol
 	}
 	_, err := tx.exec(ctx, `INSERT INTO oauth_transactions (state_hash, binding_hash, provider, code_verifier,
-			redirect_uri, desktop_challenge, desktop_protocol, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			redirect_uri, desktop_challenge, desktop_protocol, created_at, expires_at, client_hash)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		HashSecret(p.State), binding, p.Provider, p.Verifier, p.RedirectURI, challenge, protocol, tx.now,
-		tx.now.Add(OAuthTransactionLifetime))
+		tx.now.Add(OAuthTransactionLifetime), client)
 	return err
 }
 

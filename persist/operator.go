@@ -51,3 +51,12 @@ func (tx *Tx) MemberListByOperator(ctx context.Context, workspaceID string, p Me
 		return OperatorMember{ModeratedMember: e.Moderated(tx.now), Email: e.User.Email}
 	}), err
 }
+
+// WorkspaceOwner reads the owner of a workspace, for operator commands that act as the owner
+// would. Codes: not_found.
+func (tx *Tx) WorkspaceOwner(ctx context.Context, workspaceID string) (User, error) {
+	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumnsOf("u.")+`
+		FROM workspace_members o JOIN users u ON u.id = o.user_id
+		WHERE o.workspace_id = $1 AND o.role = 'owner'`, workspaceID))
+	return u, notFoundAs(err, "workspace owner")
+}

@@ -9,6 +9,16 @@ import (
 // MaxEmojiLength bounds a reaction's emoji, in Unicode characters.
 const MaxEmojiLength = 64
 
+// Reaction limits (issue 22): numbers a real team never meets, which keep a message's summaries
+// (carried by every page that holds it) small. Without them one member put 10,000 distinct
+// emoji on one message: 1.1 MB on every page holding it.
+const (
+	// MaxReactionEmoji is how many distinct emoji one message may carry.
+	MaxReactionEmoji = 50
+	// MaxReactionsPerPerson is how many reactions one person (or bot) may put on one message.
+	MaxReactionsPerPerson = 20
+)
+
 // ReactionSummary is one emoji on a message as a viewer sees it.
 type ReactionSummary struct {
 	Emoji       string `json:"emoji"`
@@ -75,7 +85,8 @@ func validateEmoji(emoji string) error {
 // ReactionAdd adds the actor's emoji reaction to a message and appends reaction.added with the
 // total after this add. A repeated add changes nothing and appends no event. The per-emoji
 // counter row is locked to commit, so concurrent adds each see an exact total. Codes:
-// invalid_request, not_found, forbidden (guards), message_deleted.
+// invalid_request, not_found, forbidden (guards), message_deleted, too_many_reactions
+// (reactionLimits).
 func (tx *Tx) ReactionAdd(ctx context.Context, actor Actor, messageID, emoji string) (ReactionChange, error) {
 	if err := validateEmoji(emoji); err != nil {
 		return ReactionChange{}, err
@@ -96,6 +107,9 @@ func (tx *Tx) ReactionAdd(ctx context.Context, actor Actor, messageID, emoji str
 	if tag.RowsAffected() == 0 {
 		return tx.reactionChange(ctx, actor, m, nil)
 	}
+	if err := tx.reactionLimits(ctx, m, emoji, actor.UserID); err != nil {
+		return ReactionChange{}, err
+	}
 	var count int64
 	if err := tx.queryRow(ctx, `INSERT INTO reaction_counts AS rc (message_id, emoji, workspace_id, count, created_at)
 		VALUES ($1, $2, $3, 1, $4)
@@ -104,6 +118,33 @@ func (tx *Tx) ReactionAdd(ctx context.Context, actor Actor, messageID, emoji str
 		return ReactionChange{}, err
 	}
 	return tx.reactionChange(ctx, actor, m, &reactionEvent{"reaction.added", emoji, count})
+}
+
+// reactionLimits refuses a new reaction (already inserted by this transaction, which the refusal
+// rolls back) past MaxReactionEmoji or MaxReactionsPerPerson. Adds that pass the insert queue
+// on a per-message lock to commit before counting, so each counts every add committed before it
+// and two racing adds cannot both take the last place; repeated adds and removals never wait.
+// Codes: too_many_reactions.
+func (tx *Tx) reactionLimits(ctx context.Context, m Message, emoji, userID string) error {
+	if _, err := tx.exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('reactions:' || $1::text, 0))`, m.ID); err != nil {
+		return err
+	}
+	var distinct, mine int
+	var known bool
+	if err := tx.queryRow(ctx, `SELECT
+			(SELECT count(*) FROM reaction_counts WHERE workspace_id = $1 AND message_id = $2),
+			EXISTS (SELECT 1 FROM reaction_counts WHERE workspace_id = $1 AND message_id = $2 AND emoji = $3),
+			(SELECT count(*) FROM reactions WHERE workspace_id = $1 AND message_id = $2 AND user_id = $4)`,
+		m.WorkspaceID, m.ID, emoji, userID).Scan(&distinct, &known, &mine); err != nil {
+		return err
+	}
+	if !known && distinct >= MaxReactionEmoji {
+		return Errorf(CodeTooManyReactions, "a message carries at most %d different emoji; react with one already on it", MaxReactionEmoji)
+	}
+	if mine > MaxReactionsPerPerson {
+		return Errorf(CodeTooManyReactions, "one person may add at most %d reactions to a message; remove one first", MaxReactionsPerPerson)
+	}
+	return nil
 }
 
 // ReactionRemove removes the actor's emoji reaction and appends reaction.removed with the total

@@ -67,14 +67,12 @@ var (
 // The subqueries need no workspace filter of their own: a conversation's messages share its
 // workspace, and the outer query keeps only the workspace's conversations.
 func (tx *Tx) readStates(ctx context.Context, s readScope, userID, workspaceID string, ids []string) (map[string]ReadState, error) {
-	rows, err := tx.query(ctx, `SELECT c.id, c.last_seq, r.seq, c.last_seq - r.seq
-			- (SELECT count(*) FROM messages m WHERE m.`+s.column+` = c.id AND m.channel_seq > r.seq
+	rows, err := tx.query(ctx, `SELECT c.id, c.last_seq, coalesce(r.last_read_seq, 0), c.last_seq - coalesce(r.last_read_seq, 0)
+			- (SELECT count(*) FROM messages m WHERE m.`+s.column+` = c.id AND m.channel_seq > coalesce(r.last_read_seq, 0)
 				AND m.deleted_at IS NOT NULL)
 			- (SELECT count(*) FROM messages m WHERE m.`+s.column+` = c.id AND m.author_id = $2
-				AND m.channel_seq > r.seq AND m.deleted_at IS NULL)
-		FROM `+s.table+` c
-			CROSS JOIN LATERAL (SELECT coalesce((SELECT last_read_seq FROM read_receipts
-				WHERE scope_id = c.id AND user_id = $2), 0) AS seq) r
+				AND m.channel_seq > coalesce(r.last_read_seq, 0) AND m.deleted_at IS NULL)
+		FROM `+s.table+` c LEFT JOIN read_receipts r ON r.scope_id = c.id AND r.user_id = $2
 		WHERE c.workspace_id = $1 AND c.id = ANY($3)`, workspaceID, userID, ids)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Search limits.
@@ -78,6 +80,10 @@ type searchCursor struct {
 	Rank  float32   `json:"r"`
 	At    time.Time `json:"t"`
 	ID    string    `json:"i"`
+	// TopAt and TopID are the newest candidate of a relevance search's first page: later pages
+	// rank the same candidates, however many messages arrive meanwhile.
+	TopAt time.Time `json:"wt,omitzero"`
+	TopID string    `json:"wi,omitempty"`
 }
 
 // Markers ts_headline puts around matches: private-use characters, removed from bodies first.
@@ -85,6 +91,10 @@ const (
 	markStart = "\ue000"
 	markStop  = "\ue001"
 )
+
+// RelevanceWindow is how many of the newest matches a relevance search ranks: the work of a
+// search stays bounded however common its words are (docs/messages.md, "Search").
+const RelevanceWindow = 200
 
 // Search finds messages of a workspace matching a web-search style query (Postgres full text,
 // English stemming), among those the actor may read: every channel for members, only the guest
@@ -118,63 +128,103 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 		}
 		after = &c
 	}
-	// Guests read only the guest channel (the rule of ChannelForRead); DMs are read by their
-	// members, and by bot tokens only with dms:read (the rule of DMForRead).
-	args := []any{p.WorkspaceID, p.Query, actor.UserID, p.ChannelID, p.DMID, p.Limit + 1,
-		member.Role == RoleGuest, !actor.IsBotToken() || actor.HasScope(ScopeDMsRead), GuestChannel,
-		markStart + markStop, `StartSel="` + markStart + `", StopSel="` + markStop + `", MaxWords=35, MinWords=15, ShortWord=2`}
-	order, keyset := `s.rank DESC, s.created_at DESC, s.id DESC`, "true"
+	// The newest candidates start at now (a first page), at the cursor (sort=newest) or at the
+	// first page's newest match (relevance). A search first reads the last week before that,
+	// then wider spans until it has its candidates: for a word that is neither common nor rare,
+	// only the matches of a recent span are read from the table, not every match of the history.
+	top, need := tx.now, RelevanceWindow
 	if p.Sort == SearchSortNewest {
-		order = `s.created_at DESC, s.id DESC`
+		need = p.Limit + 1
 	}
-	if after != nil && p.Sort == SearchSortNewest {
-		keyset, args = `(s.created_at, s.id) < ($12, $13)`, append(args, after.At, after.ID)
-	} else if after != nil {
-		keyset, args = `(s.rank, s.created_at, s.id) < ($12::real, $13, $14)`, append(args, after.Rank, after.At, after.ID)
+	if after != nil {
+		top = after.TopAt
+		if p.Sort == SearchSortNewest {
+			top = after.At
+		}
 	}
-	rows, err := tx.query(ctx, `WITH q AS (SELECT websearch_to_tsquery('english', $2) AS query),
-		s AS (
-			SELECT m.*, ts_rank(m.search, q.query) AS rank FROM messages m, q
-			WHERE m.workspace_id = $1 AND m.search @@ q.query AND m.deleted_at IS NULL
-				AND ((m.channel_id IS NOT NULL AND $5 = '' AND ($4 = '' OR m.channel_id = $4)
-						AND (NOT $7 OR m.channel_id IN (SELECT id FROM channels WHERE workspace_id = $1 AND name = $9)))
-					OR (m.dm_id IS NOT NULL AND $4 = '' AND ($5 = '' OR m.dm_id = $5) AND $8
-						AND m.dm_id IN (SELECT dm_id FROM dm_members WHERE workspace_id = $1 AND user_id = $3)))),
-		page AS (SELECT s.* FROM s WHERE `+keyset+` ORDER BY `+order+` LIMIT $6)
-		SELECT s.id, s.workspace_id, coalesce(s.channel_id, ''), coalesce(s.dm_id, ''),
-			coalesce(s.parent_message_id, ''), s.thread_root_id, s.channel_seq, s.thread_seq, s.created_at,
-			s.edited_at, s.rank,
-			ts_headline('english', translate(s.body, $10, ''), q.query, $11), `+userColumnsOf("u.")+`
-		FROM page s CROSS JOIN q JOIN users u ON u.id = s.author_id
-		ORDER BY `+order, args...)
+	var found searchFound
+	for _, span := range searchSpans {
+		since, walk := time.Time{}, false
+		if span > 0 {
+			since = top.Add(-span)
+		} else if walk, err = tx.searchSmallWorkspace(ctx, p.WorkspaceID); err != nil {
+			break
+		}
+		if found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, since, walk); err != nil || found.candidates >= need {
+			break
+		}
+	}
 	if err != nil {
 		return SearchPage{}, err
 	}
+	out := SearchPage{Results: found.results}
+	if len(out.Results) > p.Limit {
+		out.Results = out.Results[:p.Limit]
+		last := out.Results[p.Limit-1]
+		c := searchCursor{Bound: bound, Rank: last.rank, At: last.CreatedAt, ID: last.ID, TopAt: found.topAt, TopID: found.topID}
+		if after != nil {
+			c.TopAt, c.TopID = after.TopAt, after.TopID
+		}
+		next := encodeSearchCursor(c)
+		out.NextCursor = &next
+	}
+	return out, nil
+}
+
+// searchSpans are the spans of history a search reads in turn, newest first, until one holds
+// its candidates; 0 is the whole history.
+var searchSpans = []time.Duration{7 * 24 * time.Hour, 30 * 24 * time.Hour, 180 * 24 * time.Hour, 0}
+
+// searchFound is one run of a search's statement: its page (one more than the limit when
+// there is another), how many candidates it read, and the newest of them.
+type searchFound struct {
+	results    []SearchResult
+	candidates int
+	topAt      time.Time
+	topID      string
+}
+
+// searchWalkRoots is the size, in root messages, up to which a search of the whole history walks
+// the workspace's messages newest first rather than reading the full-text index.
+const searchWalkRoots = 20000
+
+// searchSmallWorkspace reports whether a workspace has at most searchWalkRoots root messages (its
+// places' counters, summed). The full-text index holds every workspace's messages: a word common
+// in the others makes reading it cost their matches too, while walking a small workspace's whole
+// history costs at most its own rows.
+func (tx *Tx) searchSmallWorkspace(ctx context.Context, workspaceID string) (bool, error) {
+	var roots int64
+	err := tx.queryRow(ctx, `SELECT (SELECT coalesce(sum(last_seq), 0) FROM channels WHERE workspace_id = $1)
+		+ (SELECT coalesce(sum(last_seq), 0) FROM dms WHERE workspace_id = $1)`, workspaceID).Scan(&roots)
+	return roots <= searchWalkRoots, err
+}
+
+func (tx *Tx) searchRun(ctx context.Context, actor Actor, guest bool, p SearchParams, after *searchCursor, since time.Time, walk bool) (searchFound, error) {
+	sql, args := searchStatement(actor, guest, p, after, since, walk)
+	// Each search is planned for its own words (an unnamed statement, never a generic plan):
+	// the plan that suits a common word (the newest messages, until the page is full) is the
+	// wrong one for a rare word (the full-text index), and only the words tell them apart.
+	rows, err := tx.query(ctx, sql, append([]any{pgx.QueryExecModeCacheDescribe}, args...)...)
+	if err != nil {
+		return searchFound{}, err
+	}
 	defer rows.Close()
-	out := SearchPage{Results: []SearchResult{}}
+	f := searchFound{results: []SearchResult{}}
 	for rows.Next() {
 		var r SearchResult
 		var u User
 		var headline string
 		dest := []any{&r.ID, &r.WorkspaceID, &r.ChannelID, &r.DirectConversationID, &r.ParentMessageID,
-			&r.ThreadRootID, &r.ChannelSeq, &r.ThreadSeq, &r.CreatedAt, &r.EditedAt, &r.rank, &headline}
+			&r.ThreadRootID, &r.ChannelSeq, &r.ThreadSeq, &r.CreatedAt, &r.EditedAt, &r.rank, &headline,
+			&f.topAt, &f.topID, &f.candidates}
 		if err := rows.Scan(append(dest, userDest(&u)...)...); err != nil {
-			return SearchPage{}, err
+			return searchFound{}, err
 		}
 		r.AuthorID, r.Author = u.ID, u.Public()
 		r.Snippet, r.Highlights = highlightRanges(headline)
-		out.Results = append(out.Results, r)
+		f.results = append(f.results, r)
 	}
-	if err := rows.Err(); err != nil {
-		return SearchPage{}, err
-	}
-	if len(out.Results) > p.Limit {
-		out.Results = out.Results[:p.Limit]
-		last := out.Results[p.Limit-1]
-		next := encodeSearchCursor(searchCursor{Bound: bound, Rank: last.rank, At: last.CreatedAt, ID: last.ID})
-		out.NextCursor = &next
-	}
-	return out, nil
+	return f, rows.Err()
 }
 
 // searchValidate checks and defaults search parameters. Codes: invalid_request.
@@ -231,6 +281,9 @@ func decodeSearchCursor(s, bound string) (searchCursor, error) {
 		strings.IndexByte(c.ID, 0) >= 0 {
 		return searchCursor{}, Invalid("cursor does not belong to this search; start again without it")
 	}
+	if c.TopID != "" && (!utf8.ValidString(c.TopID) || strings.IndexByte(c.TopID, 0) >= 0) {
+		return searchCursor{}, Invalid("cursor does not belong to this search; start again without it")
+	}
 	return c, nil
 }
 
@@ -255,4 +308,75 @@ func highlightRanges(headline string) (string, []Highlight) {
 		}
 	}
 	return b.String(), hs
+}
+
+// searchStatement is the statement of a search page and its arguments. Both orders read the
+// matches newest first and stop early: sort=newest at the page (after the cursor), relevance at
+// the RelevanceWindow newest matches (below the first page's newest), which it then ranks.
+// Guests read only the guest channel, and private channels only their members (the rules of
+// ChannelForRead); direct conversations are read by their members, and by bot tokens only with dms:read (the rule of DMForRead); a
+// narrowed search was checked by the place's own read guard.
+func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCursor, since time.Time, walk bool) (string, []any) {
+	args := []any{p.WorkspaceID, p.Query, p.Limit + 1, markStart + markStop,
+		`StartSel="` + markStart + `", StopSel="` + markStop + `", MaxWords=35, MinWords=15, ShortWord=2`}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	var scope string
+	switch {
+	case p.ChannelID != "":
+		scope = `m.channel_id = ` + arg(p.ChannelID)
+	case p.DMID != "":
+		scope = `m.dm_id = ` + arg(p.DMID)
+	default:
+		var channels string
+		if guest {
+			channels = `m.channel_id = (SELECT id FROM channels WHERE workspace_id = $1 AND name = ` + arg(GuestChannel) + `)`
+		} else {
+			channels = `(m.channel_id IS NOT NULL AND m.channel_id NOT IN (` + channelsHidden("$1", arg(actor.UserID)) + `))`
+		}
+		scope = channels
+		if !actor.IsBotToken() || actor.HasScope(ScopeDMsRead) {
+			scope = `(` + channels + ` OR m.dm_id IN (SELECT dm_id FROM dm_members WHERE workspace_id = $1 AND user_id = ` +
+				arg(actor.UserID) + `))`
+		}
+	}
+	order, window, keyset, candidates := `s.rank DESC, s.created_at DESC, s.id DESC`, "true", "true", strconv.Itoa(RelevanceWindow)
+	switch {
+	case p.Sort == SearchSortNewest:
+		order, candidates = `s.created_at DESC, s.id DESC`, "$3"
+		if after != nil {
+			window = `(m.created_at, m.id) < (` + arg(after.At) + `, ` + arg(after.ID) + `)`
+		}
+	case after != nil:
+		window = `(m.created_at, m.id) <= (` + arg(after.TopAt) + `, ` + arg(after.TopID) + `)`
+		keyset = `(s.rank, s.created_at, s.id) < (` + arg(after.Rank) + `::real, ` + arg(after.At) + `, ` + arg(after.ID) + `)`
+	}
+	if !since.IsZero() {
+		window += ` AND m.created_at >= ` + arg(since)
+	}
+	// ts_match_vq is what @@ calls; written as a function the planner cannot serve it from the
+	// full-text index, so the statement walks the newest messages (see searchSmallWorkspace).
+	match := `m.search @@ websearch_to_tsquery('english', $2)`
+	if walk {
+		match = `ts_match_vq(m.search, websearch_to_tsquery('english', $2))`
+	}
+	return `WITH s AS (
+			SELECT m.id, m.workspace_id, m.channel_id, m.dm_id, m.parent_message_id, m.thread_root_id, m.channel_seq,
+				m.thread_seq, m.created_at, m.edited_at, m.author_id, m.body,
+				ts_rank(m.search, websearch_to_tsquery('english', $2)) AS rank
+			FROM messages m
+			WHERE m.workspace_id = $1 AND m.deleted_at IS NULL AND ` + match + `
+				AND ` + scope + ` AND ` + window + `
+			ORDER BY m.created_at DESC, m.id DESC LIMIT ` + candidates + `),
+		page AS (SELECT s.* FROM s WHERE ` + keyset + ` ORDER BY ` + order + ` LIMIT $3)
+		SELECT s.id, s.workspace_id, coalesce(s.channel_id, ''), coalesce(s.dm_id, ''),
+			coalesce(s.parent_message_id, ''), s.thread_root_id, s.channel_seq, s.thread_seq, s.created_at,
+			s.edited_at, s.rank, ts_headline('english', translate(s.body, $4, ''), websearch_to_tsquery('english', $2), $5),
+			top.created_at, top.id, top.candidates, ` + userColumnsOf("u.") + `
+		FROM page s JOIN users u ON u.id = s.author_id
+			CROSS JOIN (SELECT created_at, id, (SELECT count(*) FROM s) AS candidates FROM s
+				ORDER BY created_at DESC, id DESC LIMIT 1) top
+		ORDER BY ` + order, args
 }

@@ -195,8 +195,7 @@ func (tx *Tx) BotSetupCodeClaim(ctx context.Context, raw string) (SetupClaim, er
 	if err != nil {
 		return SetupClaim{}, errSetupCodeGone()
 	}
-	if _, err := tx.requireMember(ctx, c.WorkspaceID, Actor{UserID: bot.ID, Kind: KindBot,
-		TokenWorkspaceID: c.WorkspaceID, OwnerUserID: bot.OwnerUserID}); err != nil {
+	if _, err := tx.requireMember(ctx, c.WorkspaceID, BotActor(BotToken{WorkspaceID: c.WorkspaceID, CreatedBy: c.CreatedBy}, bot)); err != nil {
 		return SetupClaim{}, errSetupCodeGone()
 	}
 	w, err := tx.WorkspaceGet(ctx, c.WorkspaceID)
@@ -206,7 +205,7 @@ func (tx *Tx) BotSetupCodeClaim(ctx context.Context, raw string) (SetupClaim, er
 	if c.Defaults.DefaultTo == "" {
 		var name string
 		err := tx.queryRow(ctx, `SELECT name FROM channels
-			WHERE workspace_id = $1 AND archived_at IS NULL AND name <> $2
+			WHERE workspace_id = $1 AND archived_at IS NULL AND name <> $2 AND visibility = 'public'
 			ORDER BY name = $3 DESC, created_at, id LIMIT 1`, c.WorkspaceID, GuestChannel, DevChannel).Scan(&name)
 		if err == nil {
 			c.Defaults.DefaultTo = "channel:" + name

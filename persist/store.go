@@ -159,3 +159,19 @@ func (s *Store) announceRevoked(rs []Revocation) {
 		s.revoked(rs)
 	}
 }
+
+// PoolStats is a reading of the connection pool, for metrics.
+type PoolStats struct {
+	Max, Open, Acquired, Idle int32
+	// Acquires counts connections handed out; Waits the acquires that had to wait, for WaitTime
+	// in all.
+	Acquires, Waits int64
+	WaitTime        time.Duration
+}
+
+// PoolStats reads the connection pool's counters.
+func (s *Store) PoolStats() PoolStats {
+	st := s.pool.Stat()
+	return PoolStats{Max: st.MaxConns(), Open: st.TotalConns(), Acquired: st.AcquiredConns(), Idle: st.IdleConns(),
+		Acquires: st.AcquireCount(), Waits: st.EmptyAcquireCount(), WaitTime: st.EmptyAcquireWaitTime()}
+}

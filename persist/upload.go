@@ -215,7 +215,7 @@ func (tx *Tx) UploadGet(ctx context.Context, actor Actor, id string) (Upload, er
 		return Upload{}, err
 	}
 	if m.Role != RoleGuest {
-		return u, nil
+		return u, tx.uploadPrivacyCheck(ctx, actor, u)
 	}
 	var visible bool
 	if err := tx.queryRow(ctx, `SELECT
@@ -231,6 +231,28 @@ func (tx *Tx) UploadGet(ctx context.Context, actor Actor, id string) (Upload, er
 		return Upload{}, NotFound("upload")
 	}
 	return u, nil
+}
+
+// uploadPrivacyCheck hides from a member an upload that is known only through private channels
+// they are not in: someone else's file, not the workspace icon, attached only to messages of
+// such channels. A file attached anywhere they read stays readable. Codes: not_found.
+func (tx *Tx) uploadPrivacyCheck(ctx context.Context, actor Actor, u Upload) error {
+	var hidden bool
+	if err := tx.queryRow(ctx, `SELECT $3 <> $4
+			AND NOT EXISTS (SELECT 1 FROM workspaces WHERE id = $1 AND icon_upload_id = $2)
+			AND EXISTS (SELECT 1 FROM message_attachments a JOIN messages msg ON msg.id = a.message_id
+				WHERE a.workspace_id = $1 AND a.upload_id = $2 AND msg.channel_id IS NOT NULL
+					AND `+channelHidden("msg.channel_id", "$3")+`)
+			AND NOT EXISTS (SELECT 1 FROM message_attachments a JOIN messages msg ON msg.id = a.message_id
+				WHERE a.workspace_id = $1 AND a.upload_id = $2
+					AND (msg.channel_id IS NULL OR NOT `+channelHidden("msg.channel_id", "$3")+`))`,
+		u.WorkspaceID, u.ID, actor.UserID, u.OwnerID).Scan(&hidden); err != nil {
+		return err
+	}
+	if hidden {
+		return NotFound("upload")
+	}
+	return nil
 }
 
 // UploadGetByNonce returns the actor's own upload made with nonce in a workspace the actor

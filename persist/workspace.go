@@ -321,3 +321,16 @@ func (tx *Tx) requireManagerWriter(ctx context.Context, m Member) error {
 	}
 	return tx.requireWriter(ctx, m)
 }
+
+// WorkspacesExisting returns those of ids that name a workspace: what a process checks before it
+// acts on a workspace it only heard of over NATS (a stream-created advisory, a stream's name).
+func (tx *Reader) WorkspacesExisting(ctx context.Context, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.query(ctx, `SELECT id FROM workspaces WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

@@ -42,7 +42,7 @@ func TestBotTokenActors(t *testing.T) {
 	c := persisttest.Channel(t, store, persist.ActorFor(owner), w.ID, "general")
 	service := botUser(t, store, w.ID, "")
 	persisttest.Member(t, store, other.ID, service.ID, persist.RoleBot)
-	token := persist.Actor{UserID: service.ID, Kind: persist.KindBot, TokenWorkspaceID: w.ID, Scopes: []string{"channels:write"}}
+	token := persist.Actor{UserID: service.ID, Kind: persist.KindBot, TokenWorkspaceID: w.ID, IssuerUserID: owner.ID, Scopes: []string{"channels:write"}}
 
 	t.Run("TokenUpdatesChannels", func(t *testing.T) {
 		t.Parallel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -57,10 +58,15 @@ type feed struct {
 	guestCh string
 	guestOK bool
 	dms     map[string][]string
+	// private holds the members of the private channels seen so far, followed through
+	// channel.member_added and channel.member_removed as they are dispatched. A member list is
+	// replaced, never changed in place: the facts of events already dispatched share it.
+	private map[string][]string
 }
 
 func newFeed(h *Hub, workspaceID string) *feed {
-	return &feed{hub: h, workspaceID: workspaceID, sockets: map[*socket]int{}, dms: map[string][]string{}}
+	return &feed{hub: h, workspaceID: workspaceID, sockets: map[*socket]int{}, dms: map[string][]string{},
+		private: map[string][]string{}}
 }
 
 // attach adds a socket that is about to catch up; live events reach its pending list until then.
@@ -131,7 +137,7 @@ func (f *feed) tryStart() {
 	f.mu.Unlock()
 	go func() {
 		defer close(done)
-		f.lookUpFacts("") // the guest channel, before the first event needs it
+		f.lookUpFacts("", "") // the guest channel, before the first event needs it
 		err := streams.Follow(ctx, streams.FollowConfig{NATS: h.cfg.NATS, WorkspaceID: f.workspaceID,
 			Logger: h.logger, OnLive: f.onLive, Handle: f.onEvent})
 		if err != nil {
@@ -274,38 +280,77 @@ func (f *feed) fanOutLocked(fn func(s *socket)) {
 	wg.Wait()
 }
 
-// onEphemeral delivers an ephemeral event to the live sockets that may see it.
+// onEphemeral delivers an ephemeral event to the live sockets that may see it. Only the
+// ephemeral types travel here (EphemeralAuthorize), and the message teaches the feed nothing: its
+// visibility facts come from the feed's own or Postgres, never from what was published (the
+// relay's header does not come with ephemeral events), so nothing published here can widen who
+// sees a conversation or change the guest channel.
 func (f *feed) onEphemeral(m *nats.Msg) {
 	_, scope, typ, ok := streams.ParseSubject(m.Subject)
-	if !ok {
+	if !ok || !persist.IsEphemeralType(typ) {
 		return
 	}
-	f.learn(typ, m.Data)
-	ev := &liveEvent{scope: scope, facts: f.factsFor(scope, m.Header), frame: textFrame(m.Data)}
+	ev := &liveEvent{scope: scope, facts: f.factsFor(scope, nil), frame: textFrame(m.Data)}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fanOutLocked(func(s *socket) { s.deliver(ev) })
 }
 
-// learn follows the guest channel through channel.created and channel.updated, as they are
+// learn follows the guest channel through channel.created and channel.updated, and the members
+// of private channels through channel.member_added and channel.member_removed, as they are
 // dispatched (not as catch-up reads them: those are older than what the feed knows).
 func (f *feed) learn(eventType string, data []byte) {
-	if eventType == "channel.created" || eventType == "channel.updated" {
+	switch eventType {
+	case "channel.created", "channel.updated":
 		f.factsMu.Lock()
 		f.learnGuestChannel(data)
+		f.factsMu.Unlock()
+	case "channel.member_added", "channel.member_removed":
+		f.factsMu.Lock()
+		f.learnChannelMember(eventType == "channel.member_added", data)
 		f.factsMu.Unlock()
 	}
 }
 
+// learnChannelMember applies a membership event to a private channel's members, when the feed
+// knows them (otherwise they are read when an event of the channel needs them). Caller holds
+// factsMu.
+func (f *feed) learnChannelMember(added bool, data []byte) {
+	var ev struct {
+		Payload struct {
+			ChannelID string `json:"channel_id"`
+			UserID    string `json:"user_id"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(data, &ev) != nil || ev.Payload.ChannelID == "" || ev.Payload.UserID == "" {
+		return
+	}
+	members, known := f.private[ev.Payload.ChannelID]
+	if !known {
+		return
+	}
+	next := slices.DeleteFunc(slices.Clone(members), func(id string) bool { return id == ev.Payload.UserID })
+	if added {
+		next = append(next, ev.Payload.UserID)
+	}
+	f.private[ev.Payload.ChannelID] = next
+}
+
 // factsFor returns the visibility facts an event needs. They travel with the event or are kept
 // here, learned from events: a direct conversation's members come in the relay's header
-// (streams.HeaderDMMembers; member sets never change), and the guest channel is loaded when the
-// feed starts and followed through channel.created and channel.updated (learn). Only what neither
+// (streams.HeaderDMMembers; member sets never change), the guest channel is loaded when the
+// feed starts and followed through channel.created and channel.updated, and a private channel's
+// members are loaded when its first event comes and followed through its membership events
+// (learn), so a member removed sees none of the channel's events after the removal. Only what neither
 // gives (an ephemeral event of a conversation not seen yet, a guest channel not loaded) is read
 // from the database, without holding the feed's facts lock across the query. A failed lookup
 // yields facts that show the event to nobody who needs them.
 func (f *feed) factsFor(scope persist.EventScope, header nats.Header) *persist.VisibilityFacts {
 	dm := scope.DirectConversationID
+	ch := ""
+	if scope.PrivateChannel {
+		ch = scope.ChannelID
+	}
 	f.factsMu.Lock()
 	_, dmKnown := f.dms[dm]
 	if dm != "" && !dmKnown {
@@ -314,16 +359,20 @@ func (f *feed) factsFor(scope persist.EventScope, header nats.Header) *persist.V
 			dmKnown = true
 		}
 	}
-	lookup := !f.guestOK || (dm != "" && !dmKnown)
+	_, chKnown := f.private[ch]
+	lookup := !f.guestOK || (dm != "" && !dmKnown) || (ch != "" && !chKnown)
 	f.factsMu.Unlock()
 	if lookup {
-		f.lookUpFacts(dm)
+		f.lookUpFacts(dm, ch)
 	}
 	f.factsMu.Lock()
 	defer f.factsMu.Unlock()
 	out := &persist.VisibilityFacts{GuestChannelID: f.guestCh}
 	if dm != "" {
 		out.DMMembers = map[string][]string{dm: f.dms[dm]}
+	}
+	if ch != "" {
+		out.PrivateMembers = map[string][]string{ch: f.private[ch]}
 	}
 	return out
 }
@@ -359,6 +408,17 @@ func (f *feed) rememberDM(dm string, members []string) {
 	f.dms[dm] = members
 }
 
+// rememberPrivate keeps a private channel's members. Caller holds factsMu.
+func (f *feed) rememberPrivate(ch string, members []string) {
+	if len(f.private) > 10000 {
+		clear(f.private)
+	}
+	if members == nil {
+		members = []string{} // known to have no members (or not to be private: then unused)
+	}
+	f.private[ch] = members
+}
+
 func splitMembers(v string) []string {
 	if v == "" {
 		return []string{}
@@ -366,15 +426,19 @@ func splitMembers(v string) []string {
 	return strings.Split(v, ",")
 }
 
-// lookUpFacts reads the guest channel and, when dm is set, its members from the database.
-func (f *feed) lookUpFacts(dm string) {
-	var ids []string
+// lookUpFacts reads the guest channel and, when dm or ch (a private channel) is set, its members
+// from the database.
+func (f *feed) lookUpFacts(dm, ch string) {
+	var ids, chs []string
 	if dm != "" {
 		ids = []string{dm}
 	}
+	if ch != "" {
+		chs = []string{ch}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	facts, err := persist.ReadV(ctx, f.hub.store, func(tx *persist.Reader) (persist.VisibilityFacts, error) {
-		return tx.VisibilityFactsFor(ctx, f.workspaceID, ids)
+		return tx.VisibilityFactsFor(ctx, f.workspaceID, ids, chs)
 	})
 	cancel()
 	if err != nil {
@@ -389,5 +453,9 @@ func (f *feed) lookUpFacts(dm string) {
 	}
 	if dm != "" {
 		f.rememberDM(dm, facts.DMMembers[dm])
+	}
+	if _, known := f.private[ch]; ch != "" && !known {
+		// Members followed through the events since the read began are newer than the read.
+		f.rememberPrivate(ch, facts.PrivateMembers[ch])
 	}
 }

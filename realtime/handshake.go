@@ -60,7 +60,8 @@ type sessionEntry struct {
 type viewerKey struct{ workspaceID, userID string }
 
 // botViewerKey is what a bot token's standing in a workspace rests on (persist's ViewerFor for a
-// bot): the bot, its owner for a user bot, and the workspace its token is for.
+// bot): the bot, its owner for a user bot or its token's issuer for a service bot (ownerID: see
+// persist.Actor.BoundBy), and the workspace its token is for.
 type botViewerKey struct{ workspaceID, botID, ownerID, tokenWorkspaceID string }
 
 type viewerEntry struct {
@@ -238,8 +239,8 @@ func (c *handshakeCache) fillViewer(gen uint64, key viewerKey, e viewerEntry) {
 // botViewer checks that a bot token's actor may read a workspace, from memory when it can.
 func (c *handshakeCache) botViewer(ctx context.Context, store *persist.Store, actor persist.Actor, workspaceID string) (
 	v persist.Viewer, checked time.Time, err error) {
-	key := botViewerKey{workspaceID, actor.UserID, actor.OwnerUserID, actor.TokenWorkspaceID}
-	e, err := cached(ctx, c, "membership", workspaceID+"|"+actor.UserID+"|"+actor.OwnerUserID+"|"+actor.TokenWorkspaceID,
+	key := botViewerKey{workspaceID, actor.UserID, actor.BoundBy(), actor.TokenWorkspaceID}
+	e, err := cached(ctx, c, "membership", workspaceID+"|"+actor.UserID+"|"+actor.BoundBy()+"|"+actor.TokenWorkspaceID,
 		func(now time.Time) (viewerEntry, bool) {
 			e, ok := c.bots[key]
 			return e, ok && now.Sub(e.at) < c.ttl
@@ -288,7 +289,7 @@ func (c *handshakeCache) revoke(r persist.Revocation) {
 		}
 	case r.WorkspaceID != "" && r.UserID != "":
 		delete(c.viewers, viewerKey{r.WorkspaceID, r.UserID})
-		// A user bot stands on its owner's membership. Bots are few: a scan.
+		// A bot stands on its owner's (or its token issuer's) membership. Bots are few: a scan.
 		for k := range c.bots {
 			if k.workspaceID == r.WorkspaceID && (k.botID == r.UserID || k.ownerID == r.UserID) {
 				delete(c.bots, k)

@@ -365,7 +365,7 @@ func (s *socket) staleLocked() bool {
 func (s *socket) revalidates() bool { return s.sessionID != "" || s.tokenID != "" }
 
 // uses reports whether the socket rests on what r revoked: its session, its bot token, its (or
-// its user bot owner's) membership of the socket's workspace, or the workspace itself. Set once
+// its user bot owner's, or its service bot token issuer's) membership of the socket's workspace, or the workspace itself. Set once
 // at accept, read freely.
 func (s *socket) uses(r persist.Revocation) bool {
 	switch {
@@ -376,7 +376,7 @@ func (s *socket) uses(r persist.Revocation) bool {
 	case r.WorkspaceID != s.workspaceID:
 		return false
 	default:
-		return r.UserID == "" || r.UserID == s.actor.UserID || (s.actor.OwnerUserID != "" && r.UserID == s.actor.OwnerUserID)
+		return r.UserID == "" || r.UserID == s.actor.UserID || (s.actor.BoundBy() != "" && r.UserID == s.actor.BoundBy())
 	}
 }
 

@@ -367,8 +367,22 @@ func isLocalHost(hostport string) bool {
 // checkCSRF applies to unsafe requests authenticated by cookie or identity-proxy assertion
 // (which a browser also sends on its own): the browser must say the request is same-origin
 // (Origin or Sec-Fetch-Site) and send X-Natter-CSRF: 1, a header no cross-site form can set.
+//
+// The development header and fallback need no credentials at all, so any page a developer
+// visits could use them: their unsafe requests must be same-origin too (a cross-site fetch
+// always carries Origin or Sec-Fetch-Site), while curl and the CLI, which send neither, and
+// bearer tokens are unaffected (issue 22, defect 6). They need no X-Natter-CSRF header.
 func (s *Server) checkCSRF(r *http.Request, c *Caller) error {
-	if (c.Via != viaCookie && c.Via != viaProxy) || isSafeMethod(r.Method) {
+	if isSafeMethod(r.Method) {
+		return nil
+	}
+	if c.Via == viaDevHeader || c.Via == viaDevFallback {
+		if !s.sameOrigin(r) {
+			return persist.Errorf(persist.CodeCSRF, "cross-site requests are refused for the development user")
+		}
+		return nil
+	}
+	if c.Via != viaCookie && c.Via != viaProxy {
 		return nil
 	}
 	if !s.sameOrigin(r) {

@@ -98,6 +98,41 @@ func TestDevFallback(t *testing.T) {
 		r := h.Do(t, servertest.Request{Method: http.MethodGet, Path: "/api/me", Header: map[string]string{"Host": "chat.example.com"}})
 		r.RequireError(t, http.StatusUnauthorized, persist.CodeUnauthenticated)
 	})
+	// A page on another site can post to 127.0.0.1 with no credentials; the development user
+	// must not act for it (issue 22, defect 6), while curl and the CLI (no Origin, no
+	// Sec-Fetch-Site) and a same-origin page still do.
+	t.Run("DevUserRefusesCrossSiteWrites", func(t *testing.T) {
+		t.Parallel()
+		h := servertest.New(t, servertest.WithConfig(func(c *server.Config) { c.DevBootstrap = true; c.LocalImpersonation = true }))
+		first := h.NewUser(t)
+		other := h.NewUser(t)
+		patch := func(header map[string]string, body string) *servertest.Response {
+			return h.Do(t, servertest.Request{Method: http.MethodPatch, Path: "/api/me", Body: body, Header: header})
+		}
+		for _, id := range []string{"", other.User.ID} {
+			for _, header := range []map[string]string{
+				{"Origin": "https://evil.example", "Content-Type": "text/plain"},
+				{"Origin": "http://localhost:3000", "Sec-Fetch-Site": "same-site"},
+				{"Sec-Fetch-Site": "cross-site", "Content-Type": "text/plain"},
+			} {
+				if id != "" {
+					header["X-Natter-User"] = id
+				}
+				patch(header, `{"display_name":"Pwned"}`).RequireError(t, http.StatusForbidden, persist.CodeCSRF)
+			}
+		}
+		for _, u := range []servertest.Actor{first, other} {
+			me := h.Get(t, "/api/me", u.Token)
+			require.NotEqual(t, "Pwned", me.JSON(t)["user"].(map[string]any)["display_name"])
+		}
+		// curl (no browser headers), a same-origin page, and the impersonation header from curl.
+		patch(nil, `{"display_name":"Curl"}`).RequireStatus(t, http.StatusOK)
+		patch(map[string]string{"Origin": h.URL, "Sec-Fetch-Site": "same-origin"}, `{"display_name":"Page"}`).RequireStatus(t, http.StatusOK)
+		patch(map[string]string{"X-Natter-User": other.User.ID}, `{"display_name":"Other"}`).RequireStatus(t, http.StatusOK)
+		// Bearer tokens are not the development user: a cross-site Origin changes nothing for them.
+		h.Do(t, servertest.Request{Method: http.MethodPatch, Path: "/api/me", Token: first.Token, Body: map[string]string{"display_name": "Bearer"},
+			Header: map[string]string{"Origin": "https://evil.example"}}).RequireStatus(t, http.StatusOK)
+	})
 	t.Run("SocketsAsTheFirstUserAndProfileChangesAtOnce", func(t *testing.T) {
 		t.Parallel()
 		h := servertest.New(t, servertest.WithConfig(func(c *server.Config) { c.DevBootstrap = true }))

@@ -9,7 +9,8 @@ import (
 )
 
 // handleChannelList serves GET /api/workspaces/{workspace_id}/channels: ordered by name,
-// archived ones included; a guest sees the guest channel only.
+// archived ones included, private ones only for their members; a guest sees the guest channel
+// only.
 func (s *Server) handleChannelList(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	list, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) ([]persist.Channel, error) {
@@ -30,9 +31,11 @@ type channelCreateRequest struct {
 	ExternalRef     string `json:"external_ref"`
 	ExternalURL     string `json:"external_url"`
 	SidebarSection  string `json:"sidebar_section"`
+	Visibility      string `json:"visibility"`
 }
 
-// handleChannelCreate serves POST /api/workspaces/{workspace_id}/channels.
+// handleChannelCreate serves POST /api/workspaces/{workspace_id}/channels; "visibility":
+// "private" makes a channel only its members read, its creator the first.
 func (s *Server) handleChannelCreate(w http.ResponseWriter, r *http.Request) {
 	var req channelCreateRequest
 	if err := decodeJSON(w, r, &req); err != nil {
@@ -60,6 +63,7 @@ type channelUpdateRequest struct {
 	ExternalRef     *string `json:"external_ref"`
 	ExternalURL     *string `json:"external_url"`
 	SidebarSection  *string `json:"sidebar_section"`
+	Visibility      *string `json:"visibility"`
 }
 
 // handleChannelUpdate serves PATCH /api/channels/{channel_id}: any subset of the fields; an

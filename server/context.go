@@ -41,14 +41,13 @@ type Caller struct {
 }
 
 // Actor is the caller as the store sees it: for a bot token, the bot with the token's workspace,
-// scopes and (for a user bot) owner.
+// scopes and (for a user bot) owner or (for a service bot) the token's issuer.
 func (c *Caller) Actor() persist.Actor {
 	a := persist.ActorFor(c.User)
-	a.CorrelationID = c.correlationID
 	if c.Token != nil {
-		a.TokenWorkspaceID = c.Token.WorkspaceID
-		a.Scopes = c.Token.Scopes
+		a = persist.BotActor(*c.Token, c.User)
 	}
+	a.CorrelationID = c.correlationID
 	return a
 }
 

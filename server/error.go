@@ -117,6 +117,7 @@ var statusOf = map[persist.Code]int{
 	persist.CodeMethodNotAllowed:     http.StatusMethodNotAllowed,
 	persist.CodeConflict:             http.StatusConflict,
 	persist.CodeMessageDeleted:       http.StatusConflict,
+	persist.CodeTooManyReactions:     http.StatusConflict,
 	persist.CodeResyncRequired:       http.StatusGone,
 	persist.CodeRateLimited:          http.StatusTooManyRequests,
 	persist.CodeUpgradeRequired:      http.StatusUpgradeRequired,

@@ -73,7 +73,7 @@ func TestDatabaseTextNeverReachesClients(t *testing.T) {
 
 	ready := h.Get(t, "/readyz", "")
 	require.Equal(t, http.StatusServiceUnavailable, ready.Status)
-	require.JSONEq(t, `{"status":"unavailable"}`, string(ready.Body))
+	require.JSONEq(t, `{"status":"unavailable","failing":["database"]}`, string(ready.Body))
 }
 
 func TestCorrelationID(t *testing.T) {

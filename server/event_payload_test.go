@@ -29,6 +29,10 @@ func TestEventPayloadIDs(t *testing.T) {
 
 	channelID := str(t, send(http.MethodPost, "/api/workspaces/"+c.ws.ID+"/channels", map[string]any{"name": "ids"}), "channel", "id")
 	send(http.MethodPatch, "/api/channels/"+channelID, map[string]any{"archived": true})
+	secret := str(t, send(http.MethodPost, "/api/workspaces/"+c.ws.ID+"/channels", map[string]any{"name": "secret",
+		"visibility": "private"}), "channel", "id")
+	send(http.MethodPost, "/api/channels/"+secret+"/members", map[string]any{"user_id": c.mod.User.ID})
+	send(http.MethodDelete, "/api/channels/"+secret+"/members/"+c.mod.User.ID, nil)
 	root := str(t, send(http.MethodPost, channelMessages(c.general.ID), map[string]any{"body": "root", "nonce": "n-root"}), "message", "id")
 	reply := str(t, send(http.MethodPost, "/api/messages/"+root+"/thread/replies", map[string]any{"body": "reply", "nonce": "n-reply"}), "message", "id")
 	send(http.MethodPatch, "/api/messages/"+root, map[string]any{"body": "root, edited"})
@@ -83,6 +87,8 @@ func TestEventPayloadIDs(t *testing.T) {
 		{"reaction.removed", "message_id", root, want{"message_id": root, "emoji": "👀", "user_id": owner.User.ID, "count": float64(0)}},
 		{"pin.added", "message_id", root, want{"channel_id": c.general.ID, "message_id": root, "pinned_by": owner.User.ID}},
 		{"pin.removed", "message_id", root, want{"channel_id": c.general.ID, "message_id": root, "pinned_by": owner.User.ID}},
+		{"channel.member_added", "user_id", c.mod.User.ID, want{"channel_id": secret, "user_id": c.mod.User.ID}},
+		{"channel.member_removed", "user_id", c.mod.User.ID, want{"channel_id": secret, "user_id": c.mod.User.ID}},
 		{"member.moderation_updated", "user_id", alice.User.ID, want{"user_id": alice.User.ID}},
 		{"member.removed", "user_id", alice.User.ID, want{"user_id": alice.User.ID}},
 		{"workspace.updated", "workspace_id", c.ws.ID, want{"workspace_id": c.ws.ID}},

@@ -162,6 +162,13 @@ func TestEventSubscriptionDelivery(t *testing.T) {
 	e.h.Get(t, path+"?limit=201", e.owner.Token).Decode(t, &page)
 	require.Len(t, page.Deliveries, 2, "a limit above 200 reads as 200")
 
+	// Who may read them (SPEC §Integrations rule 1: human members may list): a member, not a
+	// waiting-room guest, not someone of another workspace.
+	e.h.Get(t, path, member.Token).Decode(t, &page)
+	require.Len(t, page.Deliveries, 2, "a member reads the attempts")
+	e.h.Get(t, path, e.join(t, persist.RoleGuest).Token).RequireError(t, http.StatusForbidden, persist.CodeForbidden)
+	e.h.Get(t, path, e.h.NewUser(t).Token).RequireError(t, http.StatusForbidden, persist.CodeForbidden)
+
 	// Retention: pruning the events removes their attempts, and a cursor naming one is 400.
 	ctx := context.Background()
 	_, err := persist.WithTxV(ctx, e.h.Store, func(tx *persist.Tx) (persist.EventPruneResult, error) {

@@ -241,7 +241,9 @@ func TestGitHubCapacity(t *testing.T) {
 			}
 		}
 		require.Equal(t, 8, persist.DefaultOAuthLimits.PerBinding)
-		w.start(t, b).RequireError(t, http.StatusServiceUnavailable, persist.CodeOverCapacity)
+		r := w.start(t, b)
+		r.RequireError(t, http.StatusServiceUnavailable, persist.CodeOverCapacity)
+		require.Equal(t, "600", r.Header.Get("Retry-After"), "the oldest pending start expires in 10 minutes")
 		// Another browser is not affected.
 		location(t, w.start(t, newBrowser(t, w.h)))
 		// Finishing one frees a place.
@@ -262,9 +264,39 @@ func TestGitHubCapacity(t *testing.T) {
 		for range 3 {
 			location(t, w.start(t, newBrowser(t, w.h)))
 		}
-		w.start(t, newBrowser(t, w.h)).RequireError(t, http.StatusServiceUnavailable, persist.CodeOverCapacity)
-		w.clock.Advance(10 * time.Minute)
+		w.clock.Advance(time.Minute)
+		r := w.start(t, newBrowser(t, w.h))
+		r.RequireError(t, http.StatusServiceUnavailable, persist.CodeOverCapacity)
+		require.Equal(t, "540", r.Header.Get("Retry-After"))
+		w.clock.Advance(9 * time.Minute)
 		location(t, w.start(t, newBrowser(t, w.h)))
+	})
+
+	// An attacker sends no binding cookie, so every start of theirs is a new browser: the
+	// pending starts of one client address are bounded too, and the rest of the world can still
+	// sign in. The address is the peer's; a forwarding header changes nothing.
+	t.Run("SixtyFourPendingStartsPerAddress", func(t *testing.T) {
+		t.Parallel()
+		w := newGitHubWorld(t, nil)
+		anonymous := func(from string, header map[string]string) *servertest.Response {
+			return w.h.Do(t, servertest.Request{Method: http.MethodGet, Path: "/api/auth/github/start", From: from, Header: header})
+		}
+		const attacker = "127.0.0.2"
+		for range 64 {
+			anonymous(attacker, nil).RequireStatus(t, http.StatusFound)
+		}
+		r := anonymous(attacker, nil)
+		r.RequireError(t, http.StatusServiceUnavailable, persist.CodeOverCapacity)
+		require.Equal(t, "600", r.Header.Get("Retry-After"))
+		anonymous(attacker, map[string]string{"X-Forwarded-For": "198.51.100.7", "X-Real-IP": "198.51.100.7"}).
+			RequireError(t, http.StatusServiceUnavailable, persist.CodeOverCapacity)
+		// Everyone else signs in as usual.
+		b := newBrowser(t, w.h)
+		require.Equal(t, "/", location(t, w.signIn(t, b, octocat())).String())
+		anonymous("127.0.0.3", nil).RequireStatus(t, http.StatusFound)
+		// The attacker's starts expire like any others.
+		w.clock.Advance(10 * time.Minute)
+		anonymous(attacker, nil).RequireStatus(t, http.StatusFound)
 	})
 }
 

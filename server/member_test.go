@@ -145,6 +145,18 @@ func TestMemberDirectory(t *testing.T) {
 		require.Equal(t, 0, *p.TotalCount)
 	})
 
+	t.Run("TotalLeavesOutDeletedPeople", func(t *testing.T) {
+		t.Parallel()
+		e := newWSEnv(t)
+		gone := e.joinNamed(t, persist.RoleModerator, "Gone Person", "")
+		e.joinNamed(t, persist.RoleModerator, "Staying Person", "")
+		e.joinNamed(t, persist.RoleMember, "Another Person", "")
+		require.NoError(t, e.h.Store.WithTx(t.Context(), func(tx *persist.Tx) error { return tx.UserDelete(t.Context(), gone.ID) }))
+		require.Equal(t, 3, *e.members(t, e.owner.Token, nil).TotalCount, "the owner and two living members")
+		require.Equal(t, 1, *e.members(t, e.owner.Token, url.Values{"role": {"moderator"}}).TotalCount)
+		require.Equal(t, 2, *e.members(t, e.owner.Token, url.Values{"q": {"person"}}).TotalCount)
+	})
+
 	t.Run("LimitDefaultsTo100AndCapsAt200", func(t *testing.T) {
 		t.Parallel()
 		e := newWSEnv(t)

@@ -52,3 +52,9 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 }
+
+// MetricsHandler serves the registry's Prometheus text, for a listener of its own
+// (--metrics-addr), whatever Config.Metrics says about /metrics on the API's.
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})
+}

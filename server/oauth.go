@@ -89,7 +89,7 @@ func (s *Server) startOAuth(w http.ResponseWriter, r *http.Request, st oauthStar
 	ctx := r.Context()
 	err = s.store.WithTx(ctx, func(tx *persist.Tx) error {
 		return tx.OAuthTransactionStart(ctx, persist.OAuthStart{Provider: st.provider, State: state, Binding: binding,
-			Verifier: verifier, RedirectURI: st.redirectURI, DesktopChallenge: st.desktopChallenge,
+			Client: clientAddress(r), Verifier: verifier, RedirectURI: st.redirectURI, DesktopChallenge: st.desktopChallenge,
 			DesktopProtocol: st.desktopProtocol}, s.cfg.OAuthLimits)
 	})
 	if err != nil {

@@ -47,6 +47,10 @@ func (s *Server) routeTable() []route {
 		{"GET", "/api/workspaces/{workspace_id}/channels", member(persist.ScopeChannelsRead), s.handleChannelList},
 		{"POST", "/api/workspaces/{workspace_id}/channels", member(persist.ScopeChannelsWrite), s.handleChannelCreate},
 		{"PATCH", "/api/channels/{channel_id}", member(persist.ScopeChannelsWrite), s.handleChannelUpdate},
+		{"GET", "/api/channels/{channel_id}/members", member(persist.ScopeChannelsRead), s.handleChannelMemberList},
+		{"POST", "/api/channels/{channel_id}/members", member(persist.ScopeChannelsWrite), s.handleChannelMemberAdd},
+		{"DELETE", "/api/channels/{channel_id}/members/{user_id}", member(persist.ScopeChannelsWrite), s.handleChannelMemberRemove},
+		{"GET", "/api/workspaces/{workspace_id}/moderation/channels", human, s.handleModerationChannelList},
 		{"GET", "/api/routes/{workspace_route_id}/{target_route_id}", member(persist.ScopeWorkspacesRead), s.handleRouteResolve},
 
 		// Messages, threads, reactions, pins, direct conversations, search and read state.

@@ -79,6 +79,10 @@ var expectedAccess = map[string]requirement{
 	"GET /api/workspaces/{workspace_id}/channels":                       scoped("channels:read"),
 	"POST /api/workspaces/{workspace_id}/channels":                      scoped("channels:write"),
 	"PATCH /api/channels/{channel_id}":                                  scoped("channels:write"),
+	"GET /api/channels/{channel_id}/members":                            scoped("channels:read"),   // issue 27: private channels
+	"POST /api/channels/{channel_id}/members":                           scoped("channels:write"),  // issue 27
+	"DELETE /api/channels/{channel_id}/members/{user_id}":               scoped("channels:write"),  // issue 27
+	"GET /api/workspaces/{workspace_id}/moderation/channels":            admits("human"),           // issue 27: owners and moderators
 	"GET /api/routes/{workspace_route_id}/{target_route_id}":            scoped("workspaces:read"), // spec silent
 
 	"GET /api/channels/{channel_id}/messages":             scoped("messages:read"),

@@ -81,6 +81,9 @@ type Config struct {
 	// Collectors are other components' metrics (relay, realtime), served at /metrics beside
 	// the server's own. Default none.
 	Collectors []prometheus.Collector
+	// ReadyChecks are what /readyz asks besides the database, by name: each returns nil when
+	// its component does its work (the relay: events reach the streams). Default none.
+	ReadyChecks map[string]func(context.Context) error
 	// PasswordAuth turns on password sign-in and change; off, both answer 501. Default false.
 	PasswordAuth bool
 	// Passwords derives and checks password hashes; its slots bound derivations for the whole

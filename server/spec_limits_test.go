@@ -258,7 +258,7 @@ func TestSpecLimits(t *testing.T) {
 			require.Equal(t, 5*time.Minute, persist.DesktopGrantLifetime)
 		}},
 		{"OAuthPendingCapacity", func(t *testing.T) {
-			require.Equal(t, persist.OAuthLimits{Transactions: 8192, PerBinding: 8, DesktopGrants: 4096}, persist.DefaultOAuthLimits)
+			require.Equal(t, persist.OAuthLimits{Transactions: 8192, PerBinding: 8, PerAddress: 64, DesktopGrants: 4096}, persist.DefaultOAuthLimits)
 		}},
 		{"OIDCDiscovery30Seconds64KiB", func(t *testing.T) {
 			require.Equal(t, 30*time.Second, signin.DefaultTimeout)

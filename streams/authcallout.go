@@ -85,6 +85,9 @@ type admission struct {
 // AuthCalloutSubject is where a NATS server sends its authorization requests.
 const AuthCalloutSubject = natsserver.AuthCalloutSubject
 
+// serverInboxPrefix is where a NATS server awaits the answers to its own requests.
+const serverInboxPrefix = natsserver.InboxPrefix
+
 // NewAuthCallout validates cfg and applies defaults.
 func NewAuthCallout(cfg AuthCalloutConfig) (*AuthCallout, error) {
 	if cfg.Store == nil || cfg.NATS == nil || cfg.Issuer == nil || cfg.Account == "" {
@@ -174,6 +177,12 @@ func (a *AuthCallout) Run(ctx context.Context) error {
 // answer decides one request and replies with a signed answer; an undecodable request gets no
 // reply (the server times out and refuses).
 func (a *AuthCallout) answer(ctx context.Context, m *nats.Msg) {
+	if !strings.HasPrefix(m.Reply, serverInboxPrefix) {
+		// A server asks from its system inbox; an answer elsewhere would be a publish of
+		// natter's for whoever sent the request.
+		a.cfg.Logger.Warn("authorization request not from a server's inbox", "reply", m.Reply)
+		return
+	}
 	data := m.Data
 	serverXKey := m.Header.Get(natsserver.AuthRequestXKeyHeader)
 	if serverXKey != "" {

@@ -29,10 +29,18 @@ import (
 //     visibility rule, so a bot resumes exactly where it stopped.
 //
 // Nothing else: no JetStream API (a consumer's deliver subject could publish into any stream),
-// no other subject. Connected bots are rechecked every RevalidateInterval: a revoked token, a
+// no other subject. A replay is answered only on a reply subject in the bot's own inbox (one
+// with a reply elsewhere is ignored): the answer goes out on natter's own connection, which may
+// publish anywhere. Connected bots are rechecked every RevalidateInterval: a revoked token, a
 // deleted bot, a lost membership (or a user bot's owner gone) or a lost realtime:read cuts the
 // connection off, and so does a change in the bot's conversations, so that it reconnects with
 // permissions that name the new set. Replay requests are checked each time.
+
+// replayPendingMsgs and replayPendingBytes bound the replay requests waiting to be answered.
+const (
+	replayPendingMsgs  = 4096
+	replayPendingBytes = 8 << 20
+)
 
 const (
 	botRoot       = "natter.bots."
@@ -105,6 +113,11 @@ func (b *BotAccess) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("subscribe to bot replay requests: %w", err)
 	}
+	// A flood of requests waits in a bounded queue; beyond it requests are dropped (the bot's
+	// request times out and it asks again) rather than held in natter's memory.
+	if err := sub.SetPendingLimits(replayPendingMsgs, replayPendingBytes); err != nil {
+		return fmt.Errorf("bound bot replay requests: %w", err)
+	}
 	if b.cfg.Server != nil {
 		b.cfg.Server.bots.Store(b)
 	}
@@ -168,6 +181,9 @@ func BotSubjects(st persist.BotStream) []string {
 			out = append(out, base+".ws.>", base+".ch.>")
 		case st.GuestChannelID != "":
 			out = append(out, base+".ch."+st.GuestChannelID+".>")
+		}
+		for _, ch := range st.PrivateChannels {
+			out = append(out, base+".pch."+ch+".>")
 		}
 		for _, dm := range st.DMs {
 			out = append(out, base+".dm."+dm+".>")
@@ -290,10 +306,14 @@ func (b *BotAccess) onReplay(m *nats.Msg) {
 	b.inflight.Add(1)
 	b.mu.Unlock()
 	defer b.inflight.Done()
-	if m.Reply == "" {
+	tokenID := strings.TrimSuffix(strings.TrimPrefix(m.Subject, botRoot), replaySuffix)
+	if !inBotInbox(tokenID, m.Reply) {
+		// The answer goes out on natter's own connection, which may publish anywhere: a reply
+		// subject elsewhere would make a bot's request a publish of natter's (into another
+		// workspace's stream, a JetStream API call, a forged advisory). Ignored, not answered.
 		return
 	}
-	reply, err := b.replay(m)
+	reply, err := b.replay(tokenID, m.Data)
 	if err != nil {
 		e, ok := persist.ErrorOf(err)
 		if !ok {
@@ -307,9 +327,24 @@ func (b *BotAccess) onReplay(m *nats.Msg) {
 	}
 }
 
-func (b *BotAccess) replay(m *nats.Msg) ([]byte, error) {
-	tokenID := strings.TrimSuffix(strings.TrimPrefix(m.Subject, botRoot), replaySuffix)
-	req, after, err := parseReplayRequest(m.Data)
+// inBotInbox reports whether reply is a literal subject in the inbox of the bot holding tokenID,
+// _INBOX.<token_id>.<one or more tokens>: the only subjects that bot may receive on, so natter
+// publishes there nothing the bot could not have asked for itself.
+func inBotInbox(tokenID, reply string) bool {
+	rest, ok := strings.CutPrefix(reply, BotInboxPrefix(tokenID)+".")
+	if tokenID == "" || !ok {
+		return false
+	}
+	for _, tok := range strings.Split(rest, ".") {
+		if tok == "" || tok == "*" || tok == ">" || strings.ContainsAny(tok, " \t\r\n") {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *BotAccess) replay(tokenID string, data []byte) ([]byte, error) {
+	req, after, err := parseReplayRequest(data)
 	if err != nil {
 		return nil, err
 	}

@@ -4,17 +4,23 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/natterchat/natter/persist"
 )
 
 // DiscoverConfig configures Discover.
 type DiscoverConfig struct {
 	// NATS is the connection whose JetStream holds the workspace streams. Required.
 	NATS *nats.Conn
+	// Store vouches for the workspaces: a stream's name or an advisory is only a hint. Required.
+	Store *persist.Store
 	// Found is called, from one goroutine, for every workspace whose stream exists at each
 	// rescan, and for each stream created: the same workspace is reported many times, and the
 	// caller keeps what it already follows. It must not block for long. Required.
@@ -26,13 +32,22 @@ type DiscoverConfig struct {
 	Logger *slog.Logger
 }
 
+// discoverBatch bounds the workspaces checked against Postgres in one query, and the
+// stream-created advisories waiting to be checked.
+const discoverBatch = 256
+
 // Discover is the one way to learn the workspaces with a stream: it calls Found for every
 // workspace stream that exists, then for each one created (the relay retires idle streams and
 // creates them again at the next event), and again for every one at each rescan, until ctx
 // ends.
+//
+// Whatever names a workspace on NATS (an advisory, which anyone able to publish there can forge;
+// a stream's name) is checked against Postgres first: only a workspace that exists there is
+// reported, so a flood of forged names starts nothing and holds nothing but a bounded queue. A
+// name the check could not settle (the database is unreachable) is reported at a later rescan.
 func Discover(ctx context.Context, cfg DiscoverConfig) error {
-	if cfg.NATS == nil || cfg.Found == nil {
-		return errors.New("streams: DiscoverConfig.NATS and Found are required")
+	if cfg.NATS == nil || cfg.Store == nil || cfg.Found == nil {
+		return errors.New("streams: DiscoverConfig.NATS, Store and Found are required")
 	}
 	if cfg.Rescan <= 0 {
 		cfg.Rescan = 30 * time.Second
@@ -44,7 +59,7 @@ func Discover(ctx context.Context, cfg DiscoverConfig) error {
 	if err != nil {
 		return err
 	}
-	created := make(chan string, 256)
+	created := make(chan string, discoverBatch)
 	sub, err := cfg.NATS.Subscribe(streamCreatedAdvisory("*"), func(m *nats.Msg) {
 		name := strings.TrimPrefix(m.Subject, streamCreatedAdvisory(""))
 		select {
@@ -56,9 +71,36 @@ func Discover(ctx context.Context, cfg DiscoverConfig) error {
 		return err
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	found := func(stream string) {
-		if ws, ok := strings.CutPrefix(stream, StreamName("")); ok && ws != "" {
-			cfg.Found(ws)
+	// confirmed holds the workspaces Postgres vouched for whose stream the last rescan listed (or
+	// that were confirmed since): no more than the workspaces that exist and have a stream.
+	confirmed := map[string]bool{}
+	found := func(names []string) {
+		var ids, unknown []string
+		for _, name := range names {
+			if ws, ok := strings.CutPrefix(name, StreamName("")); ok && ws != "" && !slices.Contains(ids, ws) {
+				ids = append(ids, ws)
+				if !confirmed[ws] {
+					unknown = append(unknown, ws)
+				}
+			}
+		}
+		if len(unknown) > 0 {
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			known, err := persist.ReadV(cctx, cfg.Store, func(tx *persist.Reader) ([]string, error) {
+				return tx.WorkspacesExisting(cctx, unknown)
+			})
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				cfg.Logger.Warn("cannot check discovered workspaces", "error", err)
+			}
+			for _, ws := range known {
+				confirmed[ws] = true
+			}
+		}
+		for _, ws := range ids { // in the order heard of
+			if confirmed[ws] {
+				cfg.Found(ws)
+			}
 		}
 	}
 	scan := time.NewTimer(0)
@@ -68,15 +110,35 @@ func Discover(ctx context.Context, cfg DiscoverConfig) error {
 		case <-ctx.Done():
 			return nil
 		case name := <-created:
-			found(name)
+			names := []string{name}
+			for more := true; more && len(names) < discoverBatch; {
+				select {
+				case name := <-created:
+					names = append(names, name)
+				default:
+					more = false
+				}
+			}
+			found(names)
 		case <-scan.C:
 			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			names := js.StreamNames(lctx)
-			for name := range names.Name() {
-				found(name)
+			list := js.StreamNames(lctx)
+			listed := map[string]bool{}
+			var names []string
+			for name := range list.Name() {
+				listed[strings.TrimPrefix(name, StreamName(""))] = true
+				if names = append(names, name); len(names) == discoverBatch {
+					found(names)
+					names = names[:0]
+				}
 			}
-			if err := names.Err(); err != nil && ctx.Err() == nil {
+			found(names)
+			err := list.Err()
+			if err != nil && ctx.Err() == nil {
 				cfg.Logger.Warn("cannot list workspace streams", "error", err)
+			}
+			if err == nil { // a workspace whose stream is gone is checked again when it is back
+				maps.DeleteFunc(confirmed, func(ws string, _ bool) bool { return !listed[ws] })
 			}
 			cancel()
 			scan.Reset(cfg.Rescan)

@@ -55,6 +55,7 @@ func decodeMsg(m jetstream.Msg) (Event, error) {
 	if !ok {
 		return Event{}, fmt.Errorf("%w: %q", ErrNotAnEvent, m.Subject())
 	}
+	scope.MemberID = m.Headers().Get(HeaderChannelMember)
 	return Event{WorkspaceID: ws, Cursor: int64(meta.Sequence.Stream), Scope: scope, Type: typ, Envelope: m.Data(),
 		Header: m.Headers()}, nil
 }

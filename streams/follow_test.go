@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/streams"
 	"github.com/natterchat/natter/streams/streamstest"
 )
@@ -303,19 +304,29 @@ func TestEventIDs(t *testing.T) {
 func TestDiscover(t *testing.T) {
 	t.Parallel()
 	b := followSetup(t)
+	store := persisttest.NewStore(t)
+	owner := persisttest.User(t, store, nil)
+	b.ws = persisttest.Workspace(t, store, owner.ID).ID
 	b.createStream(t)
 	_, err := b.js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "other", Subjects: []string{"other.>"},
 		Storage: jetstream.MemoryStorage})
 	require.NoError(t, err)
+	ghost := &followBundle{nc: b.nc, js: b.js, ws: persist.NewID("wsp_", time.Now())}
+	ghost.createStream(t) // a stream no workspace in Postgres stands behind
 	found := make(chan string, 10)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- streams.Discover(ctx, streams.DiscoverConfig{NATS: b.nc, Rescan: time.Hour,
+		done <- streams.Discover(ctx, streams.DiscoverConfig{NATS: b.nc, Store: store, Rescan: time.Hour,
 			Found: func(ws string) { found <- ws }})
 	}()
 	require.Equal(t, b.ws, receive(t, found), "an existing stream")
-	later := &followBundle{nc: b.nc, js: b.js, ws: persist.NewID("wsp_", time.Now())}
+	// Forged stream-created advisories (anyone who may publish on NATS can send them) for
+	// workspaces Postgres does not know start nothing.
+	for i := range 100 {
+		require.NoError(t, b.nc.Publish("$JS.EVENT.ADVISORY.STREAM.CREATED."+streams.StreamName(fmt.Sprintf("wsp_forged%d", i)), nil))
+	}
+	later := &followBundle{nc: b.nc, js: b.js, ws: persisttest.Workspace(t, store, owner.ID).ID}
 	later.createStream(t)
 	require.Equal(t, later.ws, receive(t, found), "a stream created afterwards, heard at once (the rescan is an hour away)")
 	cancel()

@@ -39,6 +39,7 @@ type EmbeddedConfig struct {
 // with their ccb_ token once a BotAccess admits them; anyone else is refused.
 type Embedded struct {
 	srv      *natsserver.Server
+	storeDir string
 	internal string // natter's own token
 	bots     atomic.Pointer[BotAccess]
 }
@@ -103,7 +104,7 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		srv.Shutdown()
 		return nil, fmt.Errorf("embedded nats did not become ready within %s", cfg.ReadyTimeout)
 	}
-	e.srv = srv
+	e.srv, e.storeDir = srv, cfg.StoreDir
 	return e, nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +40,16 @@ type RelayConfig struct {
 	VerifyInterval time.Duration
 	// Batch is how many events are read and published per round trip. Default 256.
 	Batch int
+	// RecoverStore, when set, is called when a publish went unanswered (with back-off, at most
+	// every 30s): the embedded server's Embedded.RecoverStore, since its store stops taking
+	// writes after a write error such as a full disk. Default nil (an external cluster).
+	RecoverStore func(ctx context.Context) error
+	// StallAfter is how long a workspace's events may fail to reach its stream before Health
+	// reports the relay stalled. Default 10s.
+	StallAfter time.Duration
+	// OnHealth, when set, is called each time Health changes (stalled or not): a signal for
+	// tests. It must not block. Default nil.
+	OnHealth func(stalled bool)
 	// RetireAfter is how long a workspace's stream stays after its last relayed event: once
 	// idle that long, with no consumer on it but caught-up followers that leave with it
 	// (FollowConfig.WhileStreamExists), it is deleted, and created again at the workspace's next
@@ -64,7 +73,9 @@ type Relay struct {
 	owned   []bool
 	streams map[string]streamMark // verified streams of owned workspaces
 	handoff *handoff
+	private *privateChannels
 	metrics relayMetrics
+	health  relayHealth
 }
 
 // streamMark is what the relay knows of a stream it verified.
@@ -81,11 +92,19 @@ type relayMetrics struct {
 	owned     prometheus.Gauge
 }
 
+// pollBackOff bounds the poll's back-off at rest: 8 × 500 ms by default.
+const pollBackOff = 8
+
 // DefaultStreamMaxMsgs is RelayConfig.StreamMaxMsgs's default: see docs/realtime.md for why.
 const DefaultStreamMaxMsgs = 100_000
 
-// retireBatch bounds the streams one retirement sweep looks at.
-const retireBatch = 256
+// A retirement sweep looks at up to retireBatches batches of retireBatch streams, and retires
+// at least retireAtLeast of them before it gives way to wake-ups.
+const (
+	retireBatch   = 256
+	retireBatches = 4
+	retireAtLeast = 32
+)
 
 // relayLockBase is the first advisory lock key of the relay's shards ("natt" "rl" …).
 const relayLockBase int64 = 0x6e617474_726c0000
@@ -122,6 +141,9 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 	if cfg.Batch == 0 {
 		cfg.Batch = 256
 	}
+	if cfg.StallAfter == 0 {
+		cfg.StallAfter = 10 * time.Second
+	}
 	if cfg.RetireAfter == 0 {
 		cfg.RetireAfter = 15 * time.Minute
 	}
@@ -139,7 +161,8 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 		return nil, fmt.Errorf("streams: jetstream: %w", err)
 	}
 	return &Relay{cfg: cfg, js: js, logger: cfg.Logger.With("component", "relay"), owned: make([]bool, cfg.Shards),
-		streams: map[string]streamMark{}, handoff: newHandoff(), metrics: relayMetrics{
+		streams: map[string]streamMark{}, handoff: newHandoff(), private: newPrivateChannels(), health: newRelayHealth(),
+		metrics: relayMetrics{
 			published: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_published_total",
 				Help: "Events the relay published into workspace streams."}),
 			handedOff: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_handed_off_total",
@@ -155,7 +178,8 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 
 // Collectors are the relay's metrics, for the server's registry.
 func (r *Relay) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{r.metrics.published, r.metrics.handedOff, r.metrics.rebuilds, r.metrics.retired, r.metrics.owned}
+	return []prometheus.Collector{r.metrics.published, r.metrics.handedOff, r.metrics.rebuilds, r.metrics.retired, r.metrics.owned,
+		r.health.stalledGauge, r.health.backlog, r.health.recoveries}
 }
 
 // WakeRelay returns the store's OnEventsCommitted hook: a core NATS message per workspace on
@@ -197,7 +221,12 @@ func (r *Relay) Run(ctx context.Context) error {
 			_ = locks.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	poll := time.NewTicker(r.cfg.PollInterval)
+	// The poll backs off while the deployment rests: each poll that finds nothing, with no
+	// wake-up since, doubles the wait up to pollBackOff × PollInterval; a wake-up or a find sets
+	// it back. Its query reads every workspace's head, so at rest with thousands of dormant
+	// workspaces it was most of Postgres's work.
+	pollEvery := r.cfg.PollInterval
+	poll := time.NewTimer(pollEvery)
 	defer poll.Stop()
 	claim := time.NewTimer(0)
 	defer claim.Stop()
@@ -217,27 +246,52 @@ func (r *Relay) Run(ctx context.Context) error {
 			if id := m.Subject[len(wakeRoot):]; r.owned[r.shardOf(id)] {
 				dirty[id] = true
 			}
+			if pollEvery != r.cfg.PollInterval {
+				pollEvery = r.cfg.PollInterval
+				if poll.Stop() {
+					poll.Reset(pollEvery)
+				}
+			}
 		case <-poll.C:
-			r.markPending(ctx, dirty)
+			if r.markPending(ctx, dirty) || len(wakes) > 0 {
+				pollEvery = r.cfg.PollInterval
+			} else {
+				pollEvery = min(2*pollEvery, pollBackOff*r.cfg.PollInterval)
+			}
+			poll.Reset(pollEvery)
 		case <-claim.C:
 			locks = r.claim(ctx, locks)
 			claim.Reset(r.cfg.ClaimInterval)
 			r.markPending(ctx, dirty)
 		case <-retire:
-			r.retireIdle(ctx, dirty)
+			// Retiring gives way to relaying: it stops at the first wake-up waiting.
+			r.retireIdle(ctx, dirty, func() bool { return len(wakes) > 0 })
 		}
 		for id := range dirty {
 			if ctx.Err() != nil {
 				return nil
 			}
+			select {
+			case <-retire: // a backlog of thousands of workspaces must not hold retirement back
+				r.retireIdle(ctx, dirty, func() bool { return true })
+			default:
+			}
 			if err := r.relayWorkspace(ctx, id); err != nil {
-				// The workspace stays behind; the next poll retries it from a fresh look.
-				r.logger.Warn("relay failed", "workspace_id", id, "error", err)
+				// The workspace stays behind; the next poll retries it from a fresh look. A
+				// wake-up for a workspace Postgres does not know (deleted since, or forged by
+				// whoever may publish on NATS) is no failure worth a line each.
+				if e, ok := persist.ErrorOf(err); !ok || e.Code != persist.CodeNotFound {
+					r.logger.Warn("relay failed", "workspace_id", id, "error", err)
+				}
 				delete(r.streams, id)
 				r.handoff.forget(id)
+				r.passFailed(ctx, id, err)
+			} else {
+				r.passDone(id)
 			}
 			delete(dirty, id)
 		}
+		r.checkHealth()
 	}
 }
 
@@ -255,6 +309,7 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 		}
 		_ = locks.Close(context.WithoutCancel(ctx))
 		locks = nil
+		r.health.databaseLost()
 	}
 	if locks == nil {
 		r.dropAll()
@@ -262,9 +317,11 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 		if locks, err = r.cfg.Store.Locks(ctx); err != nil {
 			if ctx.Err() == nil {
 				r.logger.Warn("relay cannot reach the database", "error", err)
+				r.health.databaseLost()
 			}
 			return nil
 		}
+		r.health.databaseBack(r.logger)
 	}
 	n := 0
 	for shard, owned := range r.owned {
@@ -290,6 +347,7 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 
 func (r *Relay) dropAll() {
 	clear(r.owned)
+	clear(r.health.failing)
 	clear(r.streams)
 	r.handoff.reset()
 	r.metrics.owned.Set(0)
@@ -307,21 +365,46 @@ func (r *Relay) OwnedShards() int {
 	return n
 }
 
-func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) {
+// pendingLimit bounds the workspaces one poll reads.
+const pendingLimit = 10000
+
+// markPending marks the owned workspaces whose stream is behind their log, and reports whether
+// there were any (or the poll failed).
+func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) bool {
 	pending, err := persist.WithTxV(ctx, r.cfg.Store, func(tx *persist.Tx) ([]persist.RelayState, error) {
-		return tx.RelayPending(ctx, 10000)
+		return tx.RelayPending(ctx, pendingLimit)
 	})
 	if err != nil {
 		if ctx.Err() == nil {
 			r.logger.Warn("relay poll failed", "error", err)
+			if !persist.IsRefusal(err) {
+				r.health.databaseLost()
+			}
 		}
-		return
+		return true
 	}
+	r.health.databaseBack(r.logger)
+	var backlog int64
+	found := false
+	behind := make(map[string]bool, len(pending))
 	for _, s := range pending {
 		if r.owned[r.shardOf(s.WorkspaceID)] {
-			dirty[s.WorkspaceID] = true
+			dirty[s.WorkspaceID], behind[s.WorkspaceID] = true, true
+			found = true
+			backlog += s.Head - s.Relayed
 		}
 	}
+	r.health.backlog.Set(float64(backlog))
+	if len(pending) < pendingLimit {
+		// A failed workspace that is no longer behind (deleted, or relayed by another
+		// replica since) is not stalled.
+		for id := range r.health.failing {
+			if !behind[id] {
+				delete(r.health.failing, id)
+			}
+		}
+	}
+	return found
 }
 
 // relayWorkspace brings one workspace's stream up to its log: verify (or rebuild) the stream,
@@ -335,6 +418,13 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 	})
 	if err != nil {
 		return err
+	}
+	if st.StreamRetired && st.Head == st.Relayed {
+		// Nothing new, and no stream: a prune has nothing to purge, only to be recorded.
+		if st.PrunedThrough == st.StreamPrunedThrough {
+			return nil
+		}
+		return r.record(ctx, workspaceID, st.Relayed, st.PrunedThrough)
 	}
 	mark, ok := r.streams[workspaceID]
 	if !ok || time.Since(mark.verifiedAt) > r.cfg.VerifyInterval {
@@ -416,12 +506,13 @@ func (r *Relay) record(ctx context.Context, workspaceID string, pos, prunedThrou
 // last sequence, and waits for every acknowledgement. A retry after a crash is answered as a
 // duplicate (same Nats-Msg-Id) or refused as out of sequence; either way nothing is stored twice.
 func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
-	members, err := r.dmMembers(ctx, events)
+	members, private, err := r.placeFacts(ctx, events)
 	if err != nil {
 		return err
 	}
 	futures := make([]jetstream.PubAckFuture, 0, len(events))
 	for _, e := range events {
+		e.PrivateChannel = private[e.ChannelID]
 		subject, body, err := EncodeEvent(e)
 		if err != nil {
 			return err
@@ -429,6 +520,9 @@ func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 		msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
 		if e.DirectConversationID != "" {
 			msg.Header.Set(HeaderDMMembers, strings.Join(members[e.DirectConversationID], ","))
+		}
+		if id := e.Scope().MemberID; id != "" {
+			msg.Header.Set(HeaderChannelMember, id)
 		}
 		f, err := r.js.PublishMsgAsync(msg, jetstream.WithMsgID(relayMsgID(e.WorkspaceID, e.Cursor)),
 			jetstream.WithExpectLastSequence(uint64(e.Cursor-1)))
@@ -451,24 +545,6 @@ func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
 	}
 	r.metrics.published.Add(float64(len(events)))
 	return nil
-}
-
-// dmMembers reads, in one query, the members of the direct conversations a batch of events is
-// about (none when it is about none).
-func (r *Relay) dmMembers(ctx context.Context, events []persist.Event) (map[string][]string, error) {
-	var ids []string
-	for _, e := range events {
-		if e.DirectConversationID != "" && !slices.Contains(ids, e.DirectConversationID) {
-			ids = append(ids, e.DirectConversationID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	facts, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Reader) (persist.VisibilityFacts, error) {
-		return tx.VisibilityFactsFor(ctx, events[0].WorkspaceID, ids)
-	})
-	return facts.DMMembers, err
 }
 
 // verifyStream checks a workspace's stream against its log and returns the stream's last

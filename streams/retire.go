@@ -13,24 +13,34 @@ import (
 // retireIdle deletes the streams of this relay's workspaces that have been idle for
 // RetireAfter: a stream is a cache of the log, and the streams of dormant workspaces would
 // otherwise cost memory, goroutines and start-up time in NATS for each of them. A workspace
-// woken meanwhile (dirty) is left to its pass.
-func (r *Relay) retireIdle(ctx context.Context, dirty map[string]bool) {
-	ids, err := r.cfg.Store.RelayIdle(ctx, r.cfg.RetireAfter, retireBatch)
-	if err != nil {
-		if ctx.Err() == nil {
-			r.logger.Warn("relay cannot list idle streams", "error", err)
-		}
-		return
-	}
-	for _, id := range ids {
-		if ctx.Err() != nil {
+// woken meanwhile (dirty) is left to its pass. A sweep takes up to retireBatches batches while
+// they come full; past the first retireAtLeast streams it stops as soon as wakeful reports events
+// waiting to be relayed, so relaying is not held behind a backlog of retirements, and a steady
+// stream of wake-ups does not starve retirement either.
+func (r *Relay) retireIdle(ctx context.Context, dirty map[string]bool, wakeful func() bool) {
+	done := 0
+	for range retireBatches {
+		ids, err := r.cfg.Store.RelayIdle(ctx, r.cfg.RetireAfter, retireBatch)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.logger.Warn("relay cannot list idle streams", "error", err)
+			}
 			return
 		}
-		if !r.owned[r.shardOf(id)] || dirty[id] {
-			continue
+		for _, id := range ids {
+			if ctx.Err() != nil || (done >= retireAtLeast && wakeful()) {
+				return
+			}
+			done++
+			if !r.owned[r.shardOf(id)] || dirty[id] {
+				continue
+			}
+			if err := r.retire(ctx, id); err != nil && ctx.Err() == nil {
+				r.logger.Warn("relay cannot retire an idle stream", "workspace_id", id, "error", err)
+			}
 		}
-		if err := r.retire(ctx, id); err != nil && ctx.Err() == nil {
-			r.logger.Warn("relay cannot retire an idle stream", "workspace_id", id, "error", err)
+		if len(ids) < retireBatch {
+			return
 		}
 	}
 }

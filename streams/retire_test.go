@@ -42,7 +42,8 @@ func TestRelayRetiresAnIdleStreamAndCreatesItAtTheNextEvent(t *testing.T) {
 	ch, r, _ := b.start(t, func(c *streams.RelayConfig) { c.RetireAfter = 300 * time.Millisecond })
 	ch.waitFor(t, 3)
 	b.waitStreamGone(t)
-	require.Equal(t, 1.0, counterValue(t, r, "natter_relay_streams_retired_total"))
+	require.Eventually(t, func() bool { return counterValue(t, r, "natter_relay_streams_retired_total") == 1 },
+		5*time.Second, 10*time.Millisecond) // counted once the deletion is answered
 	_, err := streams.ReadAfter(ctx, b.nc, b.ws.ID, 0, 10)
 	require.ErrorIs(t, err, jetstream.ErrStreamNotFound)
 
@@ -209,4 +210,37 @@ func TestRelayBoundsAStream(t *testing.T) {
 	require.Equal(t, uint64(14), state.LastSeq)
 	require.Len(t, msgs, 5)
 	require.Equal(t, 1.0, counterValue(t, r, "natter_relay_stream_rebuilds_total"))
+}
+
+// TestRelayRecordsAPruneWithoutWakingTheStream: pruning a dormant workspace's log creates no
+// stream; the prune holds when the stream comes back at the next event.
+func TestRelayRecordsAPruneWithoutWakingTheStream(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.appendEvents(t, 4, persist.EventInput{})
+	ch, _, _ := b.start(t, func(c *streams.RelayConfig) {
+		c.RetireAfter = 200 * time.Millisecond
+		c.PollInterval = 20 * time.Millisecond
+	})
+	ch.waitFor(t, 4)
+	b.waitStreamGone(t)
+	keep := int64(1)
+	_, err := persist.WithTxV(ctx, b.store, func(tx *persist.Tx) (persist.EventPruneResult, error) {
+		return tx.EventPrune(ctx, b.ws.ID, persist.EventPruneParams{KeepLatest: &keep})
+	})
+	require.NoError(t, err)
+	ch.waitFor(t, 4) // the poll finds the prune and records it
+	require.Eventually(t, func() bool {
+		pending, err := persist.WithTxV(ctx, b.store, func(tx *persist.Tx) ([]persist.RelayState, error) { return tx.RelayPending(ctx, 10) })
+		return err == nil && len(pending) == 0
+	}, 10*time.Second, 20*time.Millisecond, "the prune was not recorded")
+	_, err = b.js.Stream(ctx, streams.StreamName(b.ws.ID))
+	require.ErrorIs(t, err, jetstream.ErrStreamNotFound, "a prune woke the stream")
+
+	b.appendEvents(t, 1, persist.EventInput{})
+	ch.waitFor(t, 5)
+	state, _ := b.streamState(t)
+	require.Equal(t, uint64(5), state.FirstSeq)
+	require.Equal(t, uint64(5), state.LastSeq)
 }

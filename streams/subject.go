@@ -18,6 +18,11 @@ const (
 // visibility rule needs, so consumers need not ask Postgres while they deliver.
 const HeaderDMMembers = "Natter-Dm-Members"
 
+// HeaderChannelMember is the header the relay puts on channel.member_added and
+// channel.member_removed: the person the event is about, who sees it though they are not (or no
+// longer) in the channel.
+const HeaderChannelMember = "Natter-Channel-Member"
+
 // StreamName is the JetStream stream that carries a workspace's log.
 func StreamName(workspaceID string) string { return "natter_events_" + workspaceID }
 
@@ -40,7 +45,9 @@ func WorkspaceEventSubject(workspaceID, eventType string) string {
 func EphemeralSubjects(workspaceID string) string { return ephemeralRoot + workspaceID + ".>" }
 
 // EventSubject is where a durable event is published: natter.events.<workspace_id> followed by
-// .ws.<type> (workspace-wide), .ch.<channel_id>.<type> or .dm.<conversation_id>.<type>.
+// .ws.<type> (workspace-wide), .ch.<channel_id>.<type> (a public channel),
+// .pch.<channel_id>.<type> (a private channel: a subject of its own, so that a bot's permission
+// for .ch.> never covers one) or .dm.<conversation_id>.<type>.
 func EventSubject(e persist.Event) string { return subjectOf(eventsRoot, e) }
 
 // EphemeralSubject is the same shape under natter.ephemeral.
@@ -55,6 +62,9 @@ func subjectOf(root string, e persist.Event) string {
 	case e.DirectConversationID != "":
 		b.WriteString(".dm.")
 		b.WriteString(e.DirectConversationID)
+	case e.ChannelID != "" && e.PrivateChannel:
+		b.WriteString(".pch.")
+		b.WriteString(e.ChannelID)
 	case e.ChannelID != "":
 		b.WriteString(".ch.")
 		b.WriteString(e.ChannelID)
@@ -80,8 +90,9 @@ func ParseSubject(subject string) (workspaceID string, scope persist.EventScope,
 	switch kind {
 	case "ws":
 		eventType = rest
-	case "ch":
+	case "ch", "pch":
 		scope.ChannelID, eventType, _ = strings.Cut(rest, ".")
+		scope.PrivateChannel = kind == "pch"
 		if scope.ChannelID == "" {
 			return "", scope, "", false // would read as workspace-wide
 		}

@@ -23,9 +23,18 @@ const (
 	benchMaxDuration = 10 * time.Minute
 )
 
-// Command is `natter bench`.
-func Command() *cli.Command {
-	return &cli.Command{
+// Mode is a mode of `natter bench` that a package with other imports provides (admin's data
+// mode reaches Postgres): its flags join the command's, and --mode <Name> runs it in place of
+// the load generator's own modes.
+type Mode struct {
+	Name  string
+	Flags []cli.Flag
+	Run   func(*cli.Context) error
+}
+
+// Command is `natter bench`, with the extra modes given.
+func Command(modes ...Mode) *cli.Command {
+	cmd := &cli.Command{
 		Name: "bench",
 		Usage: "load a Natter server on this machine: N WebSocket clients over several 127.0.0.x source addresses, M HTTP " +
 			"posters at a target rate; reports messages/s, post-to-delivery p50/p99/p999, lost and duplicate deliveries, " +
@@ -45,7 +54,7 @@ func Command() *cli.Command {
 			&cli.DurationFlag{Name: "drain", EnvVars: []string{"NATTER_DRAIN"}, Value: 10 * time.Second, Usage: "how long to wait for the last deliveries"},
 			&cli.BoolFlag{Name: "reconnect", EnvVars: []string{"NATTER_RECONNECT"}, Usage: "at the end, drop every socket, post a burst, and reconnect all at once from their cursors"},
 			&cli.IntFlag{Name: "server-pid", EnvVars: []string{"NATTER_SERVER_PID"}, Usage: "the server's pid for RSS and CPU (default: found by its listening port)"},
-			&cli.StringFlag{Name: "mode", EnvVars: []string{"NATTER_BENCH_MODE"}, Value: "fanout", Usage: "fanout (sockets and posters), posts (posters only: posts/s, answer latency, CPU per post) or tenants (its own server at --url's address: dormant workspaces' cost, restart, wake-up)"},
+			&cli.StringFlag{Name: "mode", EnvVars: []string{"NATTER_BENCH_MODE"}, Value: "fanout", Usage: "fanout (sockets and posters), posts (posters only: posts/s, answer latency, CPU per post), tenants (its own server at --url's address: dormant workspaces' cost, restart, wake-up) or data (seeds a large team's history into the database and times every read of the web client against a 10,000-message workspace)"},
 			&cli.IntFlag{Name: "workspaces", EnvVars: []string{"NATTER_BENCH_WORKSPACES"}, Value: 2000, Usage: "tenants mode: workspaces in all, at most 50000"},
 			&cli.IntFlag{Name: "active", EnvVars: []string{"NATTER_BENCH_ACTIVE"}, Value: 20, Usage: "tenants mode: of those, the active ones, whose sockets (--sockets in all) get the posts"},
 			&cli.DurationFlag{Name: "stream-idle", EnvVars: []string{"NATTER_BENCH_STREAM_IDLE"}, Value: 20 * time.Second, Usage: "tenants mode: the server's --stream-idle"},
@@ -56,8 +65,19 @@ func Command() *cli.Command {
 			&cli.IntFlag{Name: "postgres-pid", EnvVars: []string{"NATTER_POSTGRES_PID"}, Usage: "posts mode: the postmaster's pid, to report Postgres CPU per post"},
 			&cli.StringFlag{Name: "postgres-data-dir", EnvVars: []string{"NATTER_POSTGRES_DATA_DIR"}, Usage: "posts mode: the cluster's data directory (its postmaster.pid names the postmaster; `natter dev` keeps it in <data-dir>/pg/data)"},
 		},
-		Action: runBench,
 	}
+	for _, m := range modes {
+		cmd.Flags = append(cmd.Flags, m.Flags...)
+	}
+	cmd.Action = func(c *cli.Context) error {
+		for _, m := range modes {
+			if c.String("mode") == m.Name {
+				return m.Run(c)
+			}
+		}
+		return runBench(c)
+	}
+	return cmd
 }
 
 // configError says which flag is wrong, in the words of admin's own configuration errors.
@@ -94,7 +114,7 @@ func readBenchConfig(c *cli.Context) (benchConfig, error) {
 		b.pgPID = pid
 	}
 	if b.mode != "fanout" && b.mode != "posts" && b.mode != "tenants" {
-		return b, configError("mode", "must be fanout, posts or tenants")
+		return b, configError("mode", "must be fanout, posts, tenants or data")
 	}
 	if t := b.tenants; b.mode == "tenants" {
 		switch {

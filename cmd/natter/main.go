@@ -17,6 +17,9 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "natter:", err)
+		if admin.IsUsageError(err) {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }

@@ -345,3 +345,18 @@ func lockFile(path string) (unlock func(), err error) {
 	}
 	return func() { f.Close() }, nil
 }
+
+// PID is the postmaster's process id, from its postmaster.pid; 0 when it cannot be read.
+func (c *Cluster) PID() int {
+	b, err := os.ReadFile(filepath.Join(c.dataDir, "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	pid, _ := strconv.Atoi(strings.TrimSpace(line))
+	return pid
+}
+
+// Started reports whether Open started the cluster (and Stop will stop it), rather than reusing
+// one already running.
+func (c *Cluster) Started() bool { return c.started }

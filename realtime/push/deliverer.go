@@ -227,7 +227,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	discovered := make(chan struct{})
 	go func() {
 		defer close(discovered)
-		err := streams.Discover(followCtx, streams.DiscoverConfig{NATS: d.cfg.NATS, Rescan: d.cfg.DiscoverInterval,
+		err := streams.Discover(followCtx, streams.DiscoverConfig{NATS: d.cfg.NATS, Store: d.cfg.Store, Rescan: d.cfg.DiscoverInterval,
 			Logger: d.logger, Found: d.followers(followCtx, ctx, &followers)})
 		if err != nil {
 			d.logger.Error("push cannot discover workspace streams", "error", err)

@@ -2,8 +2,10 @@ package push_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -228,4 +230,53 @@ func TestPushSweepAtStart(t *testing.T) {
 	}
 	cancel()
 	require.NoError(t, <-stopped)
+}
+
+// TestPushQueueHolds1024: SPEC §Limits, "Push queue: 1,024 pending pushes, in memory; overflow
+// dropped and counted", with the deliverer's default size. The only worker holds one push at
+// its gate; 11 people with 10 devices each are mentioned in 10 messages (1,100 pushes): 1,024
+// wait in the queue and the other 76 are dropped.
+func TestPushQueueHolds1024(t *testing.T) {
+	t.Parallel()
+	var queued atomic.Int64
+	w := newPushWorld(t, func(c *push.Config) {
+		c.OnQueued = func(push.Push) { queued.Add(1) }
+		c.OnDone = func(push.Push, push.Outcome) {} // 1,100 outcomes would fill the world's channel
+	})
+	w.gated.Store(true)
+	w.inGeneral(t, "@bob first")
+	w.held(t)
+	// Registered after the harness's, so it runs first: a failing check must not leave the
+	// worker held while the deliverer shuts down.
+	t.Cleanup(func() {
+		w.gated.Store(false)
+		select {
+		case w.release <- struct{}{}:
+		case <-time.After(5 * time.Second):
+		}
+	})
+	people := []servertest.Actor{w.bob}
+	for i := range 10 {
+		p := w.person(t, fmt.Sprintf("Person %d", i), fmt.Sprintf("person%d", i))
+		persisttest.Member(t, w.h.Store, w.ws.ID, p.User.ID, persist.RoleMember)
+		people = append(people, p)
+	}
+	mentions := ""
+	for i, p := range people {
+		devices := 10
+		if i == 0 {
+			devices-- // bob's phone is registered already
+		}
+		for range devices {
+			w.subscribe(t, p)
+		}
+		mentions += "@" + p.User.Handle + " "
+	}
+	for i := range 10 {
+		w.inGeneral(t, fmt.Sprintf("%s %d", mentions, i))
+	}
+	require.Eventually(t, func() bool { return queued.Load()+w.h.Push.Overflowed() == 1+1100 },
+		20*time.Second, 10*time.Millisecond)
+	require.EqualValues(t, 1+1024, queued.Load(), "the held push and a full queue of 1,024")
+	require.EqualValues(t, 76, w.h.Push.Overflowed())
 }

@@ -39,6 +39,7 @@ export function replace(el, ...children) {
 const svgNS = 'http://www.w3.org/2000/svg';
 const paths = {
   hash: 'M5 9h14M5 15h14M10 4 8 20M16 4l-2 16',
+  lock: 'M6 11h12v10H6zM8 11V7a4 4 0 0 1 8 0v4',
   pin: 'M9 4h6l-1 6 4 4H6l4-4zM12 14v6',
   search: 'M11 18a7 7 0 1 1 0-14 7 7 0 0 1 0 14zM21 21l-5-5',
   people: 'M9 11a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM2 21v-1a6 6 0 0 1 12 0v1M16 3.5a4 4 0 0 1 0 7.5M22 21v-1a6 6 0 0 0-4-5.6',

@@ -1,7 +1,8 @@
 // panels.js: the calls behind the side panels and the sidebar's buttons: pins, search and
-// jump-to-message, the member directory, direct conversations and new channels.
+// jump-to-message, the member directory, direct conversations, new channels and the members of
+// private channels.
 import * as api from './api.js';
-import { state, touch, upsertMessage, rememberUser, placeOf } from './store.js';
+import { state, touch, upsertMessage, rememberUser, placeOf, hooks } from './store.js';
 import { openPlace, openPanel, viewOf, toast, pickDefaultPlace } from './actions.js';
 
 export async function togglePin(m) {
@@ -61,8 +62,11 @@ export async function hideDM(id) {
   touch('sidebar');
 }
 
-export async function createChannel(name) {
-  const res = await api.post(`/api/workspaces/${state.wsId}/channels`, { name });
+// sigilOf is the icon a channel goes by: a lock for a private one, a hash for the others.
+export const sigilOf = (c) => (c && c.visibility === 'private' ? 'lock' : 'hash');
+
+export async function createChannel(name, visibility = 'public') {
+  const res = await api.post(`/api/workspaces/${state.wsId}/channels`, { name, visibility });
   state.channels.set(res.channel.id, { ...res.channel, unread_count: 0, last_read_seq: 0 });
   await openPlace({ kind: 'channel', id: res.channel.id });
 }
@@ -74,4 +78,36 @@ export async function updateChannel(id, patch) {
   const old = state.channels.get(id) || {};
   state.channels.set(id, { ...old, ...res.channel, unread_count: old.unread_count || 0, last_read_seq: old.last_read_seq || 0 });
   touch('sidebar', 'header', 'channel');
+}
+
+// channelMembers is a page of a private channel's members (its members only may read it).
+export async function channelMembers(channelId, cursor) {
+  const res = await api.get(`/api/channels/${channelId}/members${api.q({ cursor, limit: 100 })}`);
+  for (const m of res.members || []) rememberUser(m.user);
+  return res;
+}
+
+export async function addChannelMember(channelId, userId) {
+  return api.post(`/api/channels/${channelId}/members`, { user_id: userId });
+}
+
+// removeChannelMember takes someone out of a private channel; taking oneself out is leaving, and
+// the channel leaves the sidebar at once (its channel.member_removed says the same later).
+export async function removeChannelMember(channelId, userId) {
+  await api.del(`/api/channels/${channelId}/members/${userId}`);
+  if (state.me && userId === state.me.id) await forgetChannel(channelId);
+}
+
+hooks.channelLost = (channelId) => { forgetChannel(channelId).catch(() => {}); };
+
+// forgetChannel drops a channel the person can no longer read, and moves off it if it is open.
+export async function forgetChannel(channelId) {
+  state.channels.delete(channelId);
+  if (state.panel && (state.panel.channelId === channelId)) state.panel = null;
+  touch('sidebar', 'panel');
+  if (state.view && state.view.id === channelId) {
+    const next = pickDefaultPlace();
+    if (next) await openPlace(viewOf(next));
+    else { state.view = null; touch('view', 'header', 'messages'); }
+  }
 }

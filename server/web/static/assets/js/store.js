@@ -155,8 +155,9 @@ function isViewing(placeId) {
 }
 
 // hooks.unknownPlace is called with a place the sidebar does not list yet (a conversation
-// someone just started, or one this person had hidden); actions loads it.
-export const hooks = { unknownPlace: () => {} };
+// someone just started, or one this person had hidden); actions loads it. hooks.channelLost is
+// called with a private channel this person was removed from; panels drops it.
+export const hooks = { unknownPlace: () => {}, channelLost: () => {} };
 
 function bumpPlace(m) {
   const placeId = placeOf(m);
@@ -220,6 +221,20 @@ const reducers = {
     const old = state.channels.get(c.id) || {};
     state.channels.set(c.id, { ...old, ...c, unread_count: old.unread_count || 0, last_read_seq: old.last_read_seq || 0 });
     return ['sidebar', 'header', 'channel'];
+  },
+  // A private channel's membership: the person added learns of the channel, the person removed
+  // loses it at once (hooks.channelLost moves their page off it); members redraw the list.
+  'channel.member_added'(ev) {
+    const p = ev.payload || {};
+    if (state.me && p.user_id === state.me.id && p.channel && !state.channels.has(p.channel.id)) {
+      state.channels.set(p.channel.id, { ...p.channel, unread_count: 0, last_read_seq: 0 });
+    }
+    return ['sidebar', 'channel-members'];
+  },
+  'channel.member_removed'(ev) {
+    const p = ev.payload || {};
+    if (state.me && p.user_id === state.me.id) hooks.channelLost(p.channel_id || ev.channel_id);
+    return ['sidebar', 'channel-members'];
   },
   'workspace.updated'(ev) {
     const w = ev.payload && ev.payload.workspace;

@@ -97,7 +97,7 @@ class Switcher {
     const me = state.me && state.me.id;
     const out = [];
     for (const c of state.channels.values()) {
-      if (!c.archived) out.push({ kind: 'channel', id: c.id, label: c.name, extra: c.display_title && c.display_title !== c.name ? c.display_title : '' });
+      if (!c.archived) out.push({ kind: 'channel', id: c.id, label: c.name, sigil: actions.sigilOf(c), extra: c.display_title && c.display_title !== c.name ? c.display_title : '' });
     }
     const withDM = new Set();
     for (const d of state.dms.values()) {
@@ -130,7 +130,7 @@ class Switcher {
       class: `qs-item${i === this.sel ? ' sel' : ''}`, role: 'option', id: `qs-${i}`, 'aria-selected': i === this.sel ? 'true' : 'false',
       dataset: { kind: c.kind, id: c.id },
       onmousedown: (e) => { e.preventDefault(); this.choose(i); },
-    }, c.kind === 'channel' ? h('span', { class: 'sigil' }, icon('hash')) : avatar(c.user, 'xs'),
+    }, c.kind === 'channel' ? h('span', { class: 'sigil', title: c.sigil === 'lock' ? 'Private channel' : null }, icon(c.sigil)) : avatar(c.user, 'xs'),
     h('span', { class: 'qs-label' }, c.label), c.extra ? h('span', { class: 'qs-extra muted' }, c.extra) : null,
     h('span', { class: 'qs-kind muted' }, kinds[c.kind]))));
     this.input.setAttribute('aria-activedescendant', `qs-${this.sel}`);

@@ -29,14 +29,14 @@ export class Header {
     if (!v) { this.key = null; replace(this.title); replace(this.buttons); return; }
     if (state.wsId) this.count();
     const place = state.channels.get(v.id) || state.dms.get(v.id) || {};
-    const key = JSON.stringify([v.id, place.name, place.display_title, place.archived, place.members && dmName(place),
+    const key = JSON.stringify([v.id, place.name, place.display_title, place.archived, place.visibility, place.members && dmName(place),
       state.memberCount, state.panel && state.panel.kind]);
     if (key === this.key) return;
     this.key = key;
     if (v.kind === 'channel') {
       const c = state.channels.get(v.id) || {};
       replace(this.title,
-        h('h1', null, h('span', { class: 'sigil' }, icon('hash')), c.name || ''),
+        h('h1', null, h('span', { class: 'sigil', title: c.visibility === 'private' ? 'Private channel' : null }, icon(actions.sigilOf(c))), c.name || ''),
         c.display_title && c.display_title !== c.name ? h('p', { class: 'topic' }, c.display_title) : null,
         c.archived ? h('span', { class: 'tag' }, 'archived') : null);
     } else {
@@ -49,6 +49,8 @@ export class Header {
       typeof state.memberCount === 'number' ? h('button', { class: 'members-count', title: 'People in this workspace', onclick: () => actions.openPanel({ kind: 'members' }) },
         icon('people'), String(state.memberCount)) : null,
       v.kind === 'channel' ? tool('pin', 'Pinned messages', { kind: 'pins' }) : null,
+      v.kind === 'channel' && (state.channels.get(v.id) || {}).visibility === 'private'
+        ? tool('people', 'Channel members', { kind: 'channel-members', channelId: v.id }) : null,
       v.kind === 'channel' ? tool('gear', 'Channel settings', { kind: 'channel', channelId: v.id }) : null);
   }
 }

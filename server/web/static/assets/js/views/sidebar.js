@@ -81,7 +81,7 @@ export class Sidebar {
     const f = this.filter.value.trim().toLowerCase();
     // Redraw only what changed: a list rebuilt under the pointer would swallow clicks.
     const places = [...state.channels.values(), ...state.dms.values()];
-    const navKey = JSON.stringify([f, state.view && state.view.id, [...state.mentions], places.map((p) => [p.id, p.name, p.display_title,
+    const navKey = JSON.stringify([f, state.view && state.view.id, [...state.mentions], places.map((p) => [p.id, p.name, p.display_title, p.visibility,
       p.archived, p.sidebar_section, p.unread_count, p.last_activity_at, p.members && dmName(p)])]);
     if (navKey !== this.navKey) { this.navKey = navKey; this.renderNav(f); }
     const me = state.me;
@@ -99,11 +99,14 @@ export class Sidebar {
     const match = (id) => !f || this.label(id).toLowerCase().includes(f);
     const groups = [];
     for (const [section, list] of this.channels()) {
-      const items = list.filter((c) => match(c.id)).map((c) => this.item(c.id, h('span', { class: 'sigil' }, icon('hash')), c.display_title || c.name));
+      const items = list.filter((c) => match(c.id)).map((c) => this.item(c.id,
+        h('span', { class: 'sigil', title: c.visibility === 'private' ? 'Private channel' : null }, icon(actions.sigilOf(c))), c.display_title || c.name));
       if (!items.length) continue;
       groups.push(h('div', { class: 'group' },
         h('div', { class: 'group-head' }, h('span', null, section || 'Channels'),
-          section ? null : h('button', { class: 'icon-btn', title: 'New channel', 'aria-label': 'New channel', onclick: () => this.newChannel() }, icon('plus'))),
+          section ? null : h('button', { class: 'icon-btn', title: 'New channel', 'aria-label': 'New channel', onclick: () => this.newChannel() }, icon('plus')),
+          section ? null : h('button', { class: 'icon-btn', title: 'Create private channel', 'aria-label': 'Create private channel',
+            onclick: () => this.newChannel('private') }, icon('lock'))),
         h('ul', { role: 'list' }, ...items)));
     }
     const dmItems = this.dms().filter((d) => match(d.id)).map((d) => {
@@ -133,13 +136,16 @@ export class Sidebar {
     trailing));
   }
 
-  // newChannel asks for the name in place, at the top of the channel list.
-  newChannel() {
-    const input = h('input', { type: 'text', class: 'new-channel', placeholder: 'new-channel-name', 'aria-label': 'Name of the new channel',
+  // newChannel asks for the name in place, at the top of the channel list; a private channel's
+  // creator is its only member until they add others (the members panel).
+  newChannel(visibility = 'public') {
+    const priv = visibility === 'private';
+    const input = h('input', { type: 'text', class: 'new-channel', placeholder: priv ? 'private-channel-name' : 'new-channel-name',
+      'aria-label': priv ? 'Name of the new private channel' : 'Name of the new channel',
       onkeydown: async (e) => {
         if (e.key === 'Escape') { e.stopPropagation(); this.navKey = null; this.render(); return; }
         if (e.key !== 'Enter' || !input.value.trim()) return;
-        try { await actions.createChannel(input.value.trim()); } catch (err) { actions.toast(err.message); }
+        try { await actions.createChannel(input.value.trim(), visibility); } catch (err) { actions.toast(err.message); }
         this.navKey = null;
         this.render();
       } });

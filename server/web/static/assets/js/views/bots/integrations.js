@@ -1,6 +1,7 @@
 // views/bots/integrations.js: the workspace's integrations in the side panel, for its owners
-// and moderators (SPEC §Integrations rule 1; the menu entry is hidden from others and the API
-// refuses them all the same): app installations, their slash commands and their event
+// and moderators, who alone may change them (SPEC §Integrations rule 1; the menu entry is hidden
+// from others, though the API lets every human member but a waiting-room guest list them and
+// read delivery attempts): app installations, their slash commands and their event
 // subscriptions (subscriptions.js). A signing secret is shown once, on create and on rotate.
 import { h, replace, displayName } from '../../dom.js';
 import { state } from '../../store.js';

@@ -1,0 +1,127 @@
+// views/privatechannel.js: private channels (issue 27) in the side panel: a private channel's
+// members, to add someone, remove them or leave; the browse view of the channels the person
+// reads (public ones and the private ones they are in); and, for the owner and moderators, the
+// workspace's private channels with their member counts, to archive one without reading it.
+// The API decides who may; a refusal is shown with its own sentence.
+import { h, replace, icon, avatar, displayName } from '../dom.js';
+import { state, touch } from '../store.js';
+import * as api from '../api.js';
+import * as actions from '../actions.js';
+import { registerPanel, registerMenuItem } from './registry.js';
+import { isManager, myRole } from './moderation/common.js';
+
+// note is the outcome of the last action of the members panel, kept across its redraws.
+let note = { said: '', error: '' };
+
+const outcome = () => [
+  note.error ? h('p', { class: 'error pad', role: 'alert' }, note.error) : null,
+  note.said ? h('p', { class: 'muted pad', role: 'status' }, note.said) : null,
+];
+
+async function act(fn, said) {
+  note = { said: '', error: '' };
+  try {
+    await fn();
+    note.said = said;
+  } catch (e) {
+    note.error = e.message;
+  }
+  touch('channel-members');
+}
+
+async function renderMembers(body, channelId) {
+  const c = state.channels.get(channelId);
+  if (!c) { replace(body, h('p', { class: 'muted pad' }, 'You are no longer in this channel.')); return; }
+  let page;
+  let directory;
+  try {
+    [page, directory] = await Promise.all([actions.channelMembers(channelId), actions.members('')]);
+  } catch (e) {
+    replace(body, h('p', { class: 'error pad', role: 'alert' }, e.message));
+    return;
+  }
+  // The panel may have moved on while the calls were out.
+  if (!state.panel || state.panel.kind !== 'channel-members' || state.panel.channelId !== channelId) return;
+  const me = state.me && state.me.id;
+  const inIt = new Set((page.members || []).map((m) => m.user.id));
+  const candidates = (directory.members || []).filter((m) => !inIt.has(m.user.id) && m.role !== 'guest');
+  const pick = h('select', { class: 'add-member', 'aria-label': 'Person or bot to add' },
+    h('option', { value: '' }, 'Add someone…'),
+    ...candidates.map((m) => h('option', { value: m.user.id }, displayName(m.user) + (m.user.kind === 'bot' ? ' (bot)' : ''))));
+  const add = h('form', { class: 'row-btns pad', 'aria-label': 'Add to the channel',
+    onsubmit: (e) => {
+      e.preventDefault();
+      const who = (directory.members || []).find((m) => m.user.id === pick.value);
+      if (who) act(() => actions.addChannelMember(channelId, who.user.id), `${displayName(who.user)} was added.`);
+    } }, pick, h('button', { type: 'submit', class: 'btn primary' }, 'Add'));
+  const row = (m) => h('li', { class: 'channel-member', dataset: { user: m.user.id } },
+    avatar(m.user, 'sm'),
+    h('span', { class: 'who' }, h('span', { class: 'author' }, displayName(m.user)), m.user.kind === 'bot' ? h('span', { class: 'tag' }, 'bot') : null),
+    m.user.id === me
+      ? h('button', { type: 'button', class: 'btn small danger leave', onclick: () => act(() => actions.removeChannelMember(channelId, me), 'You left.') }, 'Leave')
+      : isManager()
+        ? h('button', { type: 'button', class: 'btn small remove', 'aria-label': `Remove ${displayName(m.user)}`,
+          onclick: () => act(() => actions.removeChannelMember(channelId, m.user.id), `${displayName(m.user)} was removed.`) }, 'Remove')
+        : null);
+  replace(body,
+    h('p', { class: 'muted pad' }, icon('lock'), ` #${c.name} is private: only the people and bots below read it.`),
+    ...outcome(),
+    h('ul', { class: 'people channel-members', role: 'list' }, ...(page.members || []).map(row)),
+    typeof page.total_count === 'number' ? h('p', { class: 'muted pad' }, `${page.total_count} in this channel`) : null,
+    add);
+}
+
+registerPanel('channel-members', {
+  title: 'Channel members',
+  topics: ['channel-members'],
+  render(body, panel, { fresh }) {
+    if (fresh) note = { said: '', error: '' };
+    renderMembers(body, panel.channelId);
+  },
+});
+
+// The browse view: every channel this person reads, public and private, archived ones marked.
+registerPanel('browse', {
+  title: 'Browse channels',
+  topics: ['sidebar'],
+  render(body) {
+    const list = [...state.channels.values()].sort((a, b) => a.name.localeCompare(b.name));
+    replace(body, list.length ? h('ul', { class: 'people browse-list', role: 'list' }, ...list.map((c) => h('li', { dataset: { channel: c.id } },
+      h('span', { class: 'sigil', title: c.visibility === 'private' ? 'Private channel' : 'Public channel' }, icon(actions.sigilOf(c))),
+      h('span', { class: 'who' }, h('span', { class: 'author' }, c.name), c.display_title ? h('span', { class: 'muted' }, ` ${c.display_title}`) : null,
+        c.archived ? h('span', { class: 'tag' }, 'archived') : null),
+      h('button', { type: 'button', class: 'btn small', onclick: () => actions.openPlace({ kind: 'channel', id: c.id }) }, 'Open'))))
+      : h('p', { class: 'muted pad' }, 'No channels yet.'),
+    h('p', { class: 'muted pad' }, 'Public channels are open to everyone in the workspace; private ones (with a lock) only to their members.'));
+  },
+});
+
+// The moderation view of private channels: that they exist, never what is said in them.
+async function renderPrivate(body) {
+  try {
+    const res = await api.get(`/api/workspaces/${state.wsId}/moderation/channels`);
+    const list = res.channels || [];
+    replace(body, ...outcome(), list.length ? h('ul', { class: 'people private-list', role: 'list' }, ...list.map((c) => h('li', { dataset: { channel: c.id } },
+      h('span', { class: 'sigil' }, icon('lock')),
+      h('span', { class: 'who' }, h('span', { class: 'author' }, c.name), h('span', { class: 'muted' }, ` ${c.member_count} members`),
+        c.archived ? h('span', { class: 'tag' }, 'archived') : null),
+      h('button', { type: 'button', class: 'btn small', onclick: () => act(() => actions.updateChannel(c.id, { archived: !c.archived }).then(() => touch('private-view')),
+        c.archived ? `#${c.name} was unarchived.` : `#${c.name} was archived.`) }, c.archived ? 'Unarchive' : 'Archive'))))
+      : h('p', { class: 'muted pad' }, 'No private channels.'),
+    h('p', { class: 'muted pad' }, 'You see that these channels exist; you read one only if its members add you.'));
+  } catch (e) {
+    replace(body, h('p', { class: 'error pad', role: 'alert' }, e.message));
+  }
+}
+
+registerPanel('private-channels', {
+  title: 'Private channels',
+  topics: ['private-view', 'channel-members'],
+  render(body, panel, { fresh }) {
+    if (fresh) note = { said: '', error: '' };
+    renderPrivate(body);
+  },
+});
+
+registerMenuItem('workspace', { label: 'Browse channels', order: 5, visible: () => myRole() !== 'guest', panel: { kind: 'browse' } });
+registerMenuItem('workspace', { label: 'Private channels', order: 22, visible: isManager, panel: { kind: 'private-channels' } });
