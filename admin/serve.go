@@ -72,6 +72,8 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "create a local owner, default workspace and #general when none exist, and let local requests fall back to the first user"},
 		&cli.BoolFlag{Name: "dev-auth", EnvVars: []string{"NATTER_DEV_AUTH"}, Value: dev,
 			Usage: "local development sign-in: loopback clients may mint magic-link tokens through POST /api/auth/magic/request and act as any person with X-Natter-User"},
+		&cli.BoolFlag{Name: "remote-avatars", EnvVars: []string{"NATTER_REMOTE_AVATARS"},
+			Usage: "let the web client load avatars from other hosts (Gravatar for people without a picture, GitHub, any https avatar_url); off, it shows initials and its CSP allows images only from this server"},
 		&cli.BoolFlag{Name: "metrics", EnvVars: []string{"NATTER_METRICS"},
 			Usage: "serve Prometheus metrics at /metrics on --addr (prefer --metrics-addr, which keeps them off the public listener)"},
 		&cli.StringFlag{Name: "metrics-addr", EnvVars: []string{"NATTER_METRICS_ADDR"},
@@ -201,6 +203,7 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 		// The impersonation header is a development shortcut like magic links by API.
 		LocalImpersonation: c.Bool("dev-auth"),
 		Metrics:            c.Bool("metrics"),
+		RemoteAvatars:      c.Bool("remote-avatars"),
 		CookieNamespace:    c.String("cookie-namespace"),
 		AccessLog:          c.Bool("access-log"),
 		APIBaseURL:         c.String("api-base-url"),

@@ -44,6 +44,9 @@ type Config struct {
 	DevBootstrap bool
 	// DevAuth lets local clients mint magic links through the API. Default false.
 	DevAuth bool
+	// RemoteAvatars lets the web client load avatars from other hosts (Gravatar, GitHub), which
+	// tells those hosts who looks at whom. Default false: initials unless the picture is here.
+	RemoteAvatars bool
 	// WebVersion names the web client's bundle, which open clients compare on each reconnect.
 	// Default "": web.Version as set at build time, else a digest of the embedded files.
 	WebVersion string
@@ -207,7 +210,8 @@ func New(cfg Config) (*Server, error) {
 	if err := s.configureSignIn(cfg); err != nil {
 		return nil, err
 	}
-	client, err := web.New(web.Config{Version: cfg.WebVersion, DevAuth: cfg.DevAuth, Password: cfg.PasswordAuth, Providers: s.AuthMethods()})
+	client, err := web.New(web.Config{Version: cfg.WebVersion, DevAuth: cfg.DevAuth, Password: cfg.PasswordAuth, Providers: s.AuthMethods(),
+		RemoteAvatars: cfg.RemoteAvatars})
 	if err != nil {
 		return nil, err
 	}

@@ -167,3 +167,35 @@ func TestWebClientSource(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, files, 10)
 }
+
+// TestWebClientAvatarPolicy: by default the page may load images only from this server, so an
+// avatar on Gravatar or GitHub is never fetched (it would tell that host who looks at whom);
+// an operator who turns remote avatars on gets https images back, and the page is told so.
+func TestWebClientAvatarPolicy(t *testing.T) {
+	t.Parallel()
+	imgSrc := func(t *testing.T, h *servertest.Harness) (string, bool) {
+		res := h.Do(t, servertest.Request{Method: "GET", Path: "/"})
+		res.RequireStatus(t, http.StatusOK)
+		m := regexp.MustCompile(`img-src ([^;]*);`).FindStringSubmatch(res.Header.Get("Content-Security-Policy"))
+		require.Len(t, m, 2, "the CSP names img-src")
+		meta := regexp.MustCompile(`<meta name="natter-auth" content="([^"]*)">`).FindStringSubmatch(string(res.Body))
+		require.Len(t, meta, 2)
+		var methods struct {
+			RemoteAvatars bool `json:"remote_avatars"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(html.UnescapeString(meta[1])), &methods))
+		return m[1], methods.RemoteAvatars
+	}
+	t.Run("OffByDefault", func(t *testing.T) {
+		t.Parallel()
+		src, remote := imgSrc(t, servertest.New(t))
+		require.Equal(t, "'self' data: blob:", src)
+		require.False(t, remote)
+	})
+	t.Run("OnWhenTheOperatorSaysSo", func(t *testing.T) {
+		t.Parallel()
+		src, remote := imgSrc(t, servertest.New(t, servertest.WithConfig(func(c *server.Config) { c.RemoteAvatars = true })))
+		require.Equal(t, "'self' data: blob: https:", src)
+		require.True(t, remote)
+	})
+}

@@ -27,16 +27,22 @@ var static embed.FS
 // with GET /web-version and offer a reload when it differs.
 var Version string
 
-// ContentSecurityPolicy is sent with every response of the client: scripts and styles only from
+// contentSecurityPolicy is sent with every response of the client: scripts and styles only from
 // this origin (no inline script or style element), connections only to this origin (the API and
-// its WebSocket), images from this origin or https avatars, workers from this origin (the push
-// service worker, the previews' parsers), frames only of this origin (a PDF upload in the
-// browser's viewer; an HTML preview is a sandboxed srcdoc frame), the page itself framed by
-// nobody, no plugins.
-const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; " +
-	"img-src 'self' data: blob: https:; connect-src 'self'; font-src 'self'; manifest-src 'self'; " +
-	"worker-src 'self'; frame-src 'self'; " +
-	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'"
+// its WebSocket), images from this origin only (uploads, pictures; https avatars of other hosts
+// only when the operator turns remote avatars on), workers from this origin (the push service
+// worker, the previews' parsers), frames only of this origin (a PDF upload in the browser's
+// viewer; an HTML preview is a sandboxed srcdoc frame), the page itself framed by nobody, no
+// plugins. An image from another host tells that host who looks at whom, so it is opt-in.
+func contentSecurityPolicy(remoteAvatars bool) string {
+	img := "img-src 'self' data: blob:; "
+	if remoteAvatars {
+		img = "img-src 'self' data: blob: https:; "
+	}
+	return "default-src 'none'; script-src 'self'; style-src 'self'; " + img +
+		"connect-src 'self'; font-src 'self'; manifest-src 'self'; worker-src 'self'; frame-src 'self'; " +
+		"base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'"
+}
 
 // serviceWorker is the push service worker's file, served at /sw.js: a worker's scope is the
 // folder of its script, and at the root it covers every page of the client.
@@ -62,6 +68,9 @@ type Config struct {
 	Password bool
 	// Providers are the configured OAuth providers ("github", "oidc"). Default none.
 	Providers []string
+	// RemoteAvatars lets the page load avatars from other hosts (Gravatar, GitHub, any https
+	// avatar_url). Default false: a person without a picture on this server shows their initial.
+	RemoteAvatars bool
 }
 
 // asset is one embedded file ready to serve: its bytes, their gzip form and a strong ETag.
@@ -75,6 +84,7 @@ type asset struct {
 // routes by path), its files under /assets/, the service worker at /sw.js, and /web-version.
 type Handler struct {
 	version string
+	csp     string
 	assets  map[string]*asset
 	page    *asset
 }
@@ -109,6 +119,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, err
 	}
 	h.version = cfg.Version
+	h.csp = contentSecurityPolicy(cfg.RemoteAvatars)
 	if h.version == "" {
 		h.version = Version
 	}
@@ -123,7 +134,8 @@ func New(cfg Config) (*Handler, error) {
 	if providers == nil {
 		providers = []string{}
 	}
-	methods, err := json.Marshal(map[string]any{"dev_auth": cfg.DevAuth, "password": cfg.Password, "providers": providers})
+	methods, err := json.Marshal(map[string]any{"dev_auth": cfg.DevAuth, "password": cfg.Password, "providers": providers,
+		"remote_avatars": cfg.RemoteAvatars})
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +199,7 @@ func contentType(p string) string {
 // ServeHTTP answers GET and HEAD; the caller sends /api paths elsewhere.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
-	hd.Set("Content-Security-Policy", ContentSecurityPolicy)
+	hd.Set("Content-Security-Policy", h.csp)
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "same-origin")
 	hd.Set("X-Frame-Options", "DENY")

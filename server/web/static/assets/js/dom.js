@@ -68,6 +68,22 @@ export function icon(name) {
   return svg;
 }
 
+// remoteAvatars says the operator lets the page load avatars from other hosts (the server's
+// remote_avatars setting); off, an avatar_url elsewhere (Gravatar, GitHub) is never fetched, as
+// the fetch would tell that host who is looking at whom, and the CSP would block it anyway.
+let remoteAvatars = false;
+export function setRemoteAvatars(on) { remoteAvatars = !!on; }
+
+function loadableAvatar(url) {
+  if (!url || failedAvatars.has(url)) return false;
+  if (url.startsWith('/') && !url.startsWith('//')) return true;
+  try {
+    const u = new URL(url);
+    if (u.origin === location.origin) return true;
+    return remoteAvatars && /^https?:$/.test(u.protocol);
+  } catch { return false; }
+}
+
 // avatar shows a person's picture, or their initial on a colour derived from their id.
 export function avatar(user, size = 'md') {
   const name = (user && (user.display_name || user.handle)) || '?';
@@ -77,7 +93,7 @@ export function avatar(user, size = 'md') {
     return h('span', { class: `avatar ${size} hue${hash % 8}`, 'aria-hidden': 'true' }, [...name][0].toUpperCase());
   };
   const url = user && user.avatar_url;
-  if (url && /^https?:\/\//i.test(url) && !failedAvatars.has(url)) {
+  if (loadableAvatar(url)) {
     const img = h('img', { class: `avatar ${size}`, src: url, alt: '', loading: 'lazy', referrerPolicy: 'no-referrer' });
     // An unreachable avatar (offline, blocked) falls back to the initial, and is not tried again.
     img.addEventListener('error', () => { failedAvatars.add(url); img.replaceWith(initial()); }, { once: true });

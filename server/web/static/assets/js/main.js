@@ -5,7 +5,7 @@ import { state, touch, subscribe } from './store.js';
 import { openWorkspace, prefetchWorkspace } from './actions.js';
 import { renderSignIn } from './views/signin.js';
 import { mountShell } from './views/shell.js';
-import { fmt } from './dom.js';
+import { fmt, setRemoteAvatars } from './dom.js';
 
 const root = document.getElementById('app');
 
@@ -19,6 +19,7 @@ let workspaces = null; // the list requested at boot, used once
 async function boot() {
   state.version = meta('natter-version');
   try { state.auth = { ...state.auth, ...JSON.parse(meta('natter-auth')) }; } catch { /* defaults */ }
+  setRemoteAvatars(state.auth.remote_avatars);
   api.setUnauthenticatedHandler(() => { state.phase = 'signin'; touch('phase'); });
   subscribe((topics) => { if (topics.has('phase')) show(); });
   let me = null;
