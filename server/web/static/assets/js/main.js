@@ -31,8 +31,11 @@ async function boot() {
   try { me = (await api.get('/api/me', { quiet401: true })).user; } catch { me = null; }
   state.me = me;
   // After signing out, the development fallback would sign the person straight back in; the
-  // sign-in view offers it as a choice instead.
-  if (!me || localStorage.getItem('natter.signedOut') === '1') {
+  // sign-in view offers it as a choice instead. A magic link in the address (/#token=…) wins
+  // over whoever the browser already is (the development owner included): the sign-in view
+  // consumes it.
+  const linkToken = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (!me || linkToken || localStorage.getItem('natter.signedOut') === '1') {
     state.phase = 'signin';
     show();
     return;
