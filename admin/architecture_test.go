@@ -18,17 +18,14 @@ const module = "github.com/natterchat/natter/"
 
 // TestImportsMatchArchitecture reads the package table of docs/architecture.md and checks that
 // its imports column is exactly what the code imports: for every top-level package (its
-// sub-packages included; test files and the …test support packages left out), the other
-// top-level packages it imports.
+// sub-packages included, the …test support packages among them; _test.go files left out), the
+// other top-level packages it imports.
 func TestImportsMatchArchitecture(t *testing.T) {
 	t.Parallel()
 	documented := documentedImports(t)
 	imports := packageImports(t)
 	actual := map[string][]string{}
 	for dir, deps := range imports {
-		if strings.HasSuffix(dir, "test") {
-			continue // test support (servertest, streamstest …): compiled into tests only
-		}
 		from := topLevel(dir)
 		if _, ok := actual[from]; !ok {
 			actual[from] = nil

@@ -31,12 +31,12 @@ func TestPushDisabled(t *testing.T) {
 			h := servertest.New(t, tc.opts...)
 			svc := pushtest.New(t)
 			a := h.NewUser(t)
-			st := pushtest.GetStatus(t, h, a.Token, "")
+			st := getPushStatus(t, h, a.Token, "")
 			require.False(t, st.Enabled)
 			require.Empty(t, st.PublicKey)
 			require.Empty(t, st.Devices)
-			pushtest.Subscribe(t, h, a, svc.NewDevice(t), "Firefox").RequireError(t, http.StatusNotFound, persist.CodePushDisabled)
-			pushtest.Unsubscribe(t, h, a.Token, a.User.ID, "https://push.example.com/x").RequireError(t, http.StatusNotFound, persist.CodePushDisabled)
+			pushSubscribe(t, h, a, svc.NewDevice(t), "Firefox").RequireError(t, http.StatusNotFound, persist.CodePushDisabled)
+			pushUnsubscribe(t, h, a.Token, a.User.ID, "https://push.example.com/x").RequireError(t, http.StatusNotFound, persist.CodePushDisabled)
 		})
 	}
 }
@@ -52,14 +52,14 @@ func TestPushRegister(t *testing.T) {
 		t.Parallel()
 		h, svc, a := setup(t)
 		d := svc.NewDevice(t)
-		r := pushtest.Subscribe(t, h, a, d, "Firefox on Linux")
+		r := pushSubscribe(t, h, a, d, "Firefox on Linux")
 		r.RequireStatus(t, http.StatusOK)
 		require.Equal(t, "Firefox on Linux", r.JSON(t)["device"].(map[string]any)["label"])
 		raw := h.Get(t, "/api/me/push?device="+d.Digest, a.Token)
 		for _, secret := range []string{d.Endpoint, d.P256dh, d.Auth, strings.TrimPrefix(d.Endpoint, svc.URL)} {
 			require.NotContains(t, string(raw.Body)+string(r.Body), secret)
 		}
-		st := pushtest.GetStatus(t, h, a.Token, d.Digest)
+		st := getPushStatus(t, h, a.Token, d.Digest)
 		require.True(t, st.Enabled)
 		require.NotEmpty(t, st.PublicKey)
 		require.True(t, st.ThisDevice)
@@ -67,9 +67,9 @@ func TestPushRegister(t *testing.T) {
 		require.Len(t, st.Devices, 1)
 		require.True(t, st.Devices[0].ThisDevice)
 		require.Zero(t, st.Devices[0].FailureCount)
-		other := pushtest.GetStatus(t, h, a.Token, svc.NewDevice(t).Digest)
+		other := getPushStatus(t, h, a.Token, svc.NewDevice(t).Digest)
 		require.False(t, other.ThisDevice, "a digest that names none of the caller's devices")
-		require.False(t, pushtest.GetStatus(t, h, h.NewUser(t).Token, d.Digest).ThisDevice, "another account's device")
+		require.False(t, getPushStatus(t, h, h.NewUser(t).Token, d.Digest).ThisDevice, "another account's device")
 	})
 
 	t.Run("Validation", func(t *testing.T) {
@@ -92,7 +92,7 @@ func TestPushRegister(t *testing.T) {
 			r := h.Do(t, servertest.Request{Method: http.MethodPut, Path: "/api/me/push/subscriptions", Token: a.Token, Body: body})
 			require.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", name, r.Body)
 		}
-		require.Empty(t, pushtest.GetStatus(t, h, a.Token, "").Devices)
+		require.Empty(t, getPushStatus(t, h, a.Token, "").Devices)
 		// The subscription may also come wrapped, as the browser's object.
 		r := h.Do(t, servertest.Request{Method: http.MethodPut, Path: "/api/me/push/subscriptions", Token: a.Token,
 			Body: map[string]any{"subscription": d.Subscription(), "user_id": a.User.ID}})
@@ -114,11 +114,11 @@ func TestPushRegister(t *testing.T) {
 		delete(body, "keys")
 		h.Do(t, servertest.Request{Method: http.MethodPut, Path: "/api/me/push/subscriptions", Token: a.Token, Body: body}).
 			RequireError(t, http.StatusConflict, persist.CodePushAccountMismatch)
-		require.Empty(t, pushtest.GetStatus(t, h, a.Token, "").Devices)
-		require.Empty(t, pushtest.GetStatus(t, h, b.Token, "").Devices)
-		pushtest.Subscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
-		pushtest.Unsubscribe(t, h, a.Token, b.User.ID, d.Endpoint).RequireError(t, http.StatusConflict, persist.CodePushAccountMismatch)
-		require.Len(t, pushtest.GetStatus(t, h, a.Token, "").Devices, 1, "the mismatched removal removed nothing")
+		require.Empty(t, getPushStatus(t, h, a.Token, "").Devices)
+		require.Empty(t, getPushStatus(t, h, b.Token, "").Devices)
+		pushSubscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
+		pushUnsubscribe(t, h, a.Token, b.User.ID, d.Endpoint).RequireError(t, http.StatusConflict, persist.CodePushAccountMismatch)
+		require.Len(t, getPushStatus(t, h, a.Token, "").Devices, 1, "the mismatched removal removed nothing")
 	})
 
 	t.Run("NeedsASessionOrTheDevelopmentIdentity", func(t *testing.T) {
@@ -135,23 +135,23 @@ func TestPushRegister(t *testing.T) {
 		r = h.Do(t, servertest.Request{Method: http.MethodPut, Path: "/api/me/push/subscriptions",
 			Header: map[string]string{"X-Natter-User": a.User.ID}, Body: body})
 		r.RequireStatus(t, http.StatusOK)
-		require.True(t, pushtest.GetStatus(t, h, a.Token, d.Digest).ThisDevice)
+		require.True(t, getPushStatus(t, h, a.Token, d.Digest).ThisDevice)
 	})
 
 	t.Run("SameEndpointReplaces", func(t *testing.T) {
 		t.Parallel()
 		h, svc, a := setup(t)
 		d := svc.NewDevice(t)
-		pushtest.Subscribe(t, h, a, d, "old label").RequireStatus(t, http.StatusOK)
-		pushtest.Subscribe(t, h, a, d, "new label").RequireStatus(t, http.StatusOK)
-		st := pushtest.GetStatus(t, h, a.Token, d.Digest)
+		pushSubscribe(t, h, a, d, "old label").RequireStatus(t, http.StatusOK)
+		pushSubscribe(t, h, a, d, "new label").RequireStatus(t, http.StatusOK)
+		st := getPushStatus(t, h, a.Token, d.Digest)
 		require.Len(t, st.Devices, 1)
 		require.Equal(t, "new label", st.Devices[0].Label)
 		// The same browser signed in as someone else takes the registration over.
 		b := h.NewUser(t)
-		pushtest.Subscribe(t, h, b, d, "b's").RequireStatus(t, http.StatusOK)
-		require.Empty(t, pushtest.GetStatus(t, h, a.Token, "").Devices)
-		require.True(t, pushtest.GetStatus(t, h, b.Token, d.Digest).ThisDevice)
+		pushSubscribe(t, h, b, d, "b's").RequireStatus(t, http.StatusOK)
+		require.Empty(t, getPushStatus(t, h, a.Token, "").Devices)
+		require.True(t, getPushStatus(t, h, b.Token, d.Digest).ThisDevice)
 	})
 
 	t.Run("TenDevicesTheEleventhDropsTheOldest", func(t *testing.T) {
@@ -161,44 +161,44 @@ func TestPushRegister(t *testing.T) {
 		for i := range 11 { // SPEC §Limits: 10 push devices; an eleventh drops the oldest
 			d := svc.NewDevice(t)
 			devices = append(devices, d)
-			pushtest.Subscribe(t, h, a, d, fmt.Sprintf("device %d", i)).RequireStatus(t, http.StatusOK)
+			pushSubscribe(t, h, a, d, fmt.Sprintf("device %d", i)).RequireStatus(t, http.StatusOK)
 		}
-		st := pushtest.GetStatus(t, h, a.Token, devices[0].Digest)
+		st := getPushStatus(t, h, a.Token, devices[0].Digest)
 		require.Len(t, st.Devices, 10)
 		require.False(t, st.ThisDevice, "the first registration was dropped")
-		require.True(t, pushtest.GetStatus(t, h, a.Token, devices[1].Digest).ThisDevice)
-		require.True(t, pushtest.GetStatus(t, h, a.Token, devices[10].Digest).ThisDevice)
+		require.True(t, getPushStatus(t, h, a.Token, devices[1].Digest).ThisDevice)
+		require.True(t, getPushStatus(t, h, a.Token, devices[10].Digest).ThisDevice)
 	})
 
 	t.Run("RemoveIsIdempotent", func(t *testing.T) {
 		t.Parallel()
 		h, svc, a := setup(t)
 		d := svc.NewDevice(t)
-		pushtest.Subscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
-		r := pushtest.Unsubscribe(t, h, a.Token, a.User.ID, d.Endpoint)
+		pushSubscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
+		r := pushUnsubscribe(t, h, a.Token, a.User.ID, d.Endpoint)
 		r.RequireStatus(t, http.StatusOK)
 		require.Equal(t, true, r.JSON(t)["removed"])
-		r = pushtest.Unsubscribe(t, h, a.Token, a.User.ID, d.Endpoint)
+		r = pushUnsubscribe(t, h, a.Token, a.User.ID, d.Endpoint)
 		r.RequireStatus(t, http.StatusOK)
 		require.Equal(t, false, r.JSON(t)["removed"])
-		require.Empty(t, pushtest.GetStatus(t, h, a.Token, "").Devices)
+		require.Empty(t, getPushStatus(t, h, a.Token, "").Devices)
 	})
 
 	t.Run("KeyRotationMakesRegistrationsStale", func(t *testing.T) {
 		t.Parallel()
 		h, svc, a := setup(t)
 		d := svc.NewDevice(t)
-		pushtest.Subscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
-		before := pushtest.GetStatus(t, h, a.Token, d.Digest)
+		pushSubscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
+		before := getPushStatus(t, h, a.Token, d.Digest)
 		_, retired, err := push.RotateKey(context.Background(), h.Store)
 		require.NoError(t, err)
 		require.NotEmpty(t, retired)
-		after := pushtest.GetStatus(t, h, a.Token, d.Digest)
+		after := getPushStatus(t, h, a.Token, d.Digest)
 		require.NotEqual(t, before.PublicKey, after.PublicKey)
 		require.True(t, after.ThisDevice)
 		require.True(t, after.ThisDeviceStale, "registered under the retired key: register again")
-		pushtest.Subscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
-		require.False(t, pushtest.GetStatus(t, h, a.Token, d.Digest).ThisDeviceStale)
+		pushSubscribe(t, h, a, d, "x").RequireStatus(t, http.StatusOK)
+		require.False(t, getPushStatus(t, h, a.Token, d.Digest).ThisDeviceStale)
 	})
 }
 

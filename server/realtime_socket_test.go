@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -52,38 +51,6 @@ func seq(from, to int) []string {
 		out = append(out, strconv.Itoa(i))
 	}
 	return out
-}
-
-// TestSocketHandOff appends events while sockets connect from several cursors: each receives
-// every later event exactly once, in cursor order, whether from the backfill or live.
-func TestSocketHandOff(t *testing.T) {
-	t.Parallel()
-	b := setupRealtime(t)
-	for i := 0; i < 8; i++ {
-		b.add(t, persist.EventInput{ChannelID: b.general}) // 3-10
-	}
-	const total = 60
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 10; i < total; i++ {
-			b.add(t, persist.EventInput{ChannelID: b.general})
-		}
-	}()
-	for _, after := range []string{"", "4", "10"} {
-		s := b.dial(t, b.owner.Token, after)
-		from := 1
-		if after != "" {
-			from, _ = strconv.Atoi(after)
-			from++
-		}
-		require.Equal(t, seq(from, total), readCursors(t, s, total-from+1), "after %q", after)
-	}
-	wg.Wait()
-	s := b.dial(t, b.owner.Token, strconv.Itoa(total))
-	b.add(t, persist.EventInput{ChannelID: b.general})
-	require.Equal(t, strconv.Itoa(total+1), s.Next(t).Cursor, "a socket at the head goes live")
 }
 
 // TestSocketVisibility gives each kind of reader a socket and checks what reaches it.

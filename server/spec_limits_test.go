@@ -227,9 +227,9 @@ func TestSpecLimits(t *testing.T) {
 			for i := range 11 {
 				d := svc.NewDevice(t)
 				devices = append(devices, d)
-				pushtest.Subscribe(t, h, me, d, fmt.Sprint("device ", i)).RequireStatus(t, http.StatusOK)
+				pushSubscribe(t, h, me, d, fmt.Sprint("device ", i)).RequireStatus(t, http.StatusOK)
 			}
-			st := pushtest.GetStatus(t, h, me.Token, devices[0].Digest)
+			st := getPushStatus(t, h, me.Token, devices[0].Digest)
 			require.Len(t, st.Devices, 10)
 			require.False(t, st.ThisDevice, "the oldest was dropped")
 		}},

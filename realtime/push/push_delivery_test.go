@@ -12,7 +12,6 @@ import (
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime/push"
-	"github.com/natterchat/natter/realtime/push/pushtest"
 )
 
 func TestPushDelivery(t *testing.T) {
@@ -27,9 +26,9 @@ func TestPushDelivery(t *testing.T) {
 		got := w.svc.Next(t)
 		require.Equal(t, push.Payload{UserID: w.bob.User.ID, Title: "Ada Lovelace", Body: "lunch?", Tag: id,
 			URL: "/" + w.ws.RouteID + "/" + persist.RouteID("D", dm)}, got.Payload)
-		require.Equal(t, pushtest.GetStatus(t, w.h, w.bob.Token, "").PublicKey, got.VAPIDKey, "signed with the current key")
+		require.Equal(t, w.status(t, w.bob, "").PublicKey, got.VAPIDKey, "signed with the current key")
 		require.Equal(t, "delivered", w.next(t).outcome.Result)
-		st := pushtest.GetStatus(t, w.h, w.bob.Token, w.bobPhone.Digest)
+		st := w.status(t, w.bob, w.bobPhone.Digest)
 		require.NotEmpty(t, st.Devices[0].LastSuccessAt)
 
 		// Never the author: bob's answer is the next push, and it goes to ada.
@@ -126,11 +125,11 @@ func TestPushRecheck(t *testing.T) {
 			require.NoError(t, err)
 		}, persist.PushDropKeyRetired},
 		{"DeviceRemoved", "@bob hi", func(t *testing.T, w *pushWorld, _ string) {
-			pushtest.Unsubscribe(t, w.h, w.bob.Token, w.bob.User.ID, w.bobPhone.Endpoint).RequireStatus(t, http.StatusOK)
+			w.unregister(t, w.bob, w.bobPhone)
 		}, persist.PushDropDeviceGone},
 		{"DeviceMovedToAnotherAccount", "@bob hi", func(t *testing.T, w *pushWorld, _ string) {
 			carol := w.person(t, "Carol", "carol")
-			pushtest.Subscribe(t, w.h, carol, w.bobPhone, "shared browser").RequireStatus(t, http.StatusOK)
+			register(t, w.h.Store, carol, w.bobPhone, "shared browser")
 		}, persist.PushDropDeviceGone},
 		{"NoLongerReadable", "@bob hi", func(t *testing.T, w *pushWorld, _ string) {
 			w.h.Do(t, servertest.Request{Method: http.MethodPatch, Path: "/api/workspaces/" + w.ws.ID + "/moderation/members/" + w.bob.User.ID,

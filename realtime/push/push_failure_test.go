@@ -19,7 +19,7 @@ import (
 	"github.com/natterchat/natter/realtime/push/pushtest"
 )
 
-// bobDevice is bob's only device as GET /api/me/push shows it, with its times parsed.
+// bobDevice is bob's only device as GET /api/me/push shows it.
 type bobDevice struct {
 	FailureCount               int
 	LastFailure, Backoff, Last time.Time
@@ -27,22 +27,20 @@ type bobDevice struct {
 
 func (w *pushWorld) bobDevice(t *testing.T) (bobDevice, bool) {
 	t.Helper()
-	st := pushtest.GetStatus(t, w.h, w.bob.Token, "")
+	st := w.status(t, w.bob, "")
 	if len(st.Devices) == 0 {
 		return bobDevice{}, false
 	}
 	require.Len(t, st.Devices, 1)
 	d := st.Devices[0]
-	parse := func(s string) time.Time {
-		if s == "" {
+	at := func(ts *time.Time) time.Time {
+		if ts == nil {
 			return time.Time{}
 		}
-		ts, err := time.Parse(time.RFC3339Nano, s)
-		require.NoError(t, err)
-		return ts
+		return *ts
 	}
-	return bobDevice{FailureCount: d.FailureCount, LastFailure: parse(d.LastFailureAt), Backoff: parse(d.BackoffUntil),
-		Last: parse(d.LastSuccessAt)}, true
+	return bobDevice{FailureCount: d.FailureCount, LastFailure: at(d.LastFailureAt), Backoff: at(d.BackoffUntil),
+		Last: at(d.LastSuccessAt)}, true
 }
 
 func answerAll(a pushtest.Answer) func(string) pushtest.Answer {
@@ -105,7 +103,7 @@ func TestPushFailures(t *testing.T) {
 		w.svc.Answer(answerAll(pushtest.Answer{Status: http.StatusInternalServerError}))
 		w.inGeneral(t, "@bob one")
 		require.Equal(t, "failed", w.next(t).outcome.Result)
-		pushtest.Subscribe(t, w.h, w.bob, w.bobPhone, "phone").RequireStatus(t, http.StatusOK)
+		register(t, w.h.Store, w.bob, w.bobPhone, "phone")
 		d, _ := w.bobDevice(t)
 		require.Zero(t, d.FailureCount)
 		require.True(t, d.Backoff.IsZero())

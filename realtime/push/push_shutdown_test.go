@@ -29,7 +29,7 @@ func TestPushShutdown(t *testing.T) {
 	ada, bob := h.NewUser(t), h.NewUser(t)
 	ws := persisttest.Workspace(t, h.Store, ada.User.ID)
 	persisttest.Member(t, h.Store, ws.ID, bob.User.ID, persist.RoleMember)
-	pushtest.Subscribe(t, h, bob, svc.NewDevice(t), "phone").RequireStatus(t, http.StatusOK)
+	register(t, h.Store, bob, svc.NewDevice(t), "phone")
 	dm := persisttest.DM(t, h.Store, ws.ID, ada.User.ID, bob.User.ID)
 
 	held, release := make(chan push.Push, 1), make(chan struct{})

@@ -74,8 +74,48 @@ func (w *pushWorld) person(t *testing.T, name, handle string) servertest.Actor {
 // subscribe registers a new device of a at the fake service.
 func (w *pushWorld) subscribe(t *testing.T, a servertest.Actor) *pushtest.Device {
 	d := w.svc.NewDevice(t)
-	pushtest.Subscribe(t, w.h, a, d, "phone").RequireStatus(t, http.StatusOK)
+	register(t, w.h.Store, a, d, "phone")
 	return d
+}
+
+// register registers d for a through persist, under a's session, as the registration route
+// does.
+func register(t *testing.T, store *persist.Store, a servertest.Actor, d *pushtest.Device, label string) {
+	t.Helper()
+	pushtest.Register(t, store, a.User.ID, sessionOf(t, store, a), d, label)
+}
+
+// sessionOf is the id of a's session.
+func sessionOf(t *testing.T, store *persist.Store, a servertest.Actor) string {
+	t.Helper()
+	s, err := persist.ReadV(t.Context(), store, func(tx *persist.Reader) (persist.Session, error) {
+		s, _, err := tx.SessionResolve(t.Context(), a.Token)
+		return s, err
+	})
+	require.NoError(t, err)
+	return s.ID
+}
+
+// unregister removes a's registration of d through persist.
+func (w *pushWorld) unregister(t *testing.T, a servertest.Actor, d *pushtest.Device) {
+	t.Helper()
+	session := sessionOf(t, w.h.Store, a)
+	removed, err := persist.WithTxV(t.Context(), w.h.Store, func(tx *persist.Tx) (bool, error) {
+		return tx.PushDeviceRemove(t.Context(), persist.PushRegistrant{UserID: a.User.ID, SessionID: session},
+			persist.PushRegistration{UserID: a.User.ID, Subscription: persist.PushSubscription{Endpoint: d.Endpoint}})
+	})
+	require.NoError(t, err)
+	require.True(t, removed)
+}
+
+// status is a's push status, digest naming the device asked about.
+func (w *pushWorld) status(t *testing.T, a servertest.Actor, digest string) persist.PushStatus {
+	t.Helper()
+	st, err := persist.WithTxV(t.Context(), w.h.Store, func(tx *persist.Tx) (persist.PushStatus, error) {
+		return tx.PushStatusGet(t.Context(), a.User.ID, digest, false)
+	})
+	require.NoError(t, err)
+	return st
 }
 
 // post posts body to a channel or DM path as a and returns the message id.
