@@ -20,6 +20,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/natterchat/natter/server"
 )
 
 // The spec's client limits for previews (SPEC §Limits, "Artifact preview"), as literals.
@@ -116,7 +118,10 @@ func (p *previews) fallsBack(t *testing.T, name, ctype string, data []byte, why 
 // under and just over each, plus malformed files, HTML with script, and the time limits.
 func TestBrowserPreviews(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	// Remote images are allowed to the page (the operator's --remote-avatars), so the HTML
+	// preview's control frame can reach its image server and the preview's own block is what is
+	// tested, not the page's stricter default img-src.
+	e := newEnv(t, func(c *server.Config) { c.RemoteAvatars = true })
 	ana := e.person(t, "Ana Lima")
 	ws := e.workspace(t, ana, "Acme")
 	ch := e.channel(t, ana, ws.ID, "files")

@@ -19,8 +19,7 @@ export function toast(text) {
 // openWorkspace loads a workspace and connects its socket from the tail cursor taken before the
 // loads, so every change after it arrives over the socket (reducers ignore what they already know).
 export async function openWorkspace(wsId, target, route) {
-  if (socket) socket.close();
-  socket = null;
+  socket?.close(); socket = null;
   state.wsId = wsId;
   state.channels = new Map();
   state.dms = new Map();
@@ -281,15 +280,11 @@ export async function loadThread(rootId, older = false) {
   touch('thread');
 }
 
-// lastTyping is when typing was last announced, per place: moving to another place and typing
-// there is announced at once, whatever was said in the first.
+// typing tells the others at most every 3 seconds per place (lastTyping) that this person types.
 const lastTyping = new Map();
-// typing tells the others at most every 3 seconds per place that this person is typing there.
 export function typing() {
-  const view = state.view;
-  if (!view) return;
-  const now = Date.now();
-  if (now - (lastTyping.get(view.id) || 0) < 3000) return;
+  const view = state.view, now = Date.now();
+  if (!view || now - (lastTyping.get(view.id) || 0) < 3000) return;
   for (const [id, at] of lastTyping) if (now - at >= 3000) lastTyping.delete(id);
   lastTyping.set(view.id, now);
   const target = view.kind === 'dm' ? { direct_conversation_id: view.id } : { channel_id: view.id };
@@ -297,8 +292,7 @@ export function typing() {
 }
 
 export async function signOut() {
-  if (socket) socket.close();
-  socket = null;
+  socket?.close(); socket = null;
   await api.post('/api/auth/logout').catch(() => {});
   localStorage.setItem('natter.signedOut', '1');
   location.assign('/');
