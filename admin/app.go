@@ -120,6 +120,7 @@ func adminCommand() *cli.Command {
 			botCommand(),
 			passwordCommand(),
 			pushCommand(),
+			emailCommand(),
 			uploadsCommand(),
 			workspaceCommand(),
 		},
