@@ -117,6 +117,7 @@ func adminCommand() *cli.Command {
 			ownerCommand(),
 			memberCommand(),
 			eventsCommand(),
+			importCommand(),
 			botCommand(),
 			passwordCommand(),
 			pushCommand(),
