@@ -117,6 +117,7 @@ func adminCommand() *cli.Command {
 			ownerCommand(),
 			memberCommand(),
 			eventsCommand(),
+			exportCommand(),
 			botCommand(),
 			passwordCommand(),
 			pushCommand(),
