@@ -113,6 +113,8 @@ func adminCommand() *cli.Command {
 		Name:  "admin",
 		Usage: "operator commands; each works against --database-url or the data dir of a running `natter dev`",
 		Subcommands: []*cli.Command{
+			backupCommand(),
+			restoreCommand(),
 			magicLinkCommand(),
 			ownerCommand(),
 			memberCommand(),
