@@ -119,6 +119,7 @@ func adminCommand() *cli.Command {
 			ownerCommand(),
 			memberCommand(),
 			eventsCommand(),
+			exportCommand(),
 			importCommand(),
 			botCommand(),
 			passwordCommand(),
