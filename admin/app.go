@@ -119,6 +119,8 @@ func adminCommand() *cli.Command {
 			ownerCommand(),
 			memberCommand(),
 			eventsCommand(),
+			exportCommand(),
+			importCommand(),
 			botCommand(),
 			passwordCommand(),
 			pushCommand(),
