@@ -3,7 +3,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,10 +15,7 @@ func main() {
 	err := admin.Run(ctx, os.Args, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "natter:", err)
-		if admin.IsUsageError(err) {
-			os.Exit(2)
-		}
-		os.Exit(1)
+		admin.PrintError(os.Stderr, os.Args, os.Getenv, err)
 	}
+	os.Exit(admin.ExitStatus(err))
 }
