@@ -91,6 +91,8 @@ func openMenuPanel(t *testing.T, tab context.Context, label, title string) {
 // fill sets a field of the form labelled form in the panel.
 func fill(t *testing.T, tab context.Context, form, name, value string) {
 	t.Helper()
+	// The panel draws its forms after its first request answers.
+	waitFor(t, tab, "the "+name+" field of "+form, fmt.Sprintf(`!!document.querySelector('.panel form[aria-label=%q] [name=%s]')`, form, name))
 	eval[bool](t, tab, fmt.Sprintf(`(i => (i.value = %q, i.dispatchEvent(new Event('input')), true))(document.querySelector('.panel form[aria-label=%q] [name=%s]'))`, value, form, name))
 }
 
