@@ -1,12 +1,12 @@
 // actions.js turns what a person does into API calls and their answers into store changes.
 import * as api from './api.js';
-import { state, touch, conv, thread, upsertMessage, rememberUser, apply, hooks } from './store.js';
+import { state, touch, thread, upsertMessage, rememberUser, apply, hooks } from './store.js';
 import { Socket } from './socket.js';
+import { openPlace } from './reading.js';
+import { resendWaiting } from './send.js';
 
-const PAGE = 100; // the API's default page of root messages
 let socket = null;
 
-const placePath = (view) => (view.kind === 'dm' ? `/api/dms/${view.id}` : `/api/channels/${view.id}`);
 export const viewOf = (placeId) => (state.dms.has(placeId) ? { kind: 'dm', id: placeId } : { kind: 'channel', id: placeId });
 
 export function toast(text) {
@@ -54,12 +54,17 @@ function connect(cursor) {
     onState: (s) => {
       state.conn = s;
       touch('conn');
-      if (s === 'open') checkVersion();
+      if (s === 'open') { checkVersion(); resendWaiting(); }
     },
     onResync: () => resync(),
     onRevoked: () => { state.phase = 'signin'; touch('phase'); },
   });
 }
+
+// The network came back: the socket may be dead without knowing it, so it reconnects at once
+// (from its cursor: nothing lost, nothing twice), and what waited is sent.
+window.addEventListener('online', () => { socket?.kick(); resendWaiting(); touch('conn'); });
+window.addEventListener('offline', () => touch('conn'));
 
 // resync answers close code 4001: the log no longer reaches our cursor, so the view is rebuilt
 // from the message endpoints and the socket reopened from a fresh tail.
@@ -122,118 +127,8 @@ hooks.unknownPlace = async (placeId, m) => {
   if (d && d.unread_count) { state.mentions.set(placeId, d.unread_count); touch('sidebar'); }
 };
 
-// openPlace shows a channel or conversation: at the first unread message, or at the bottom.
-export async function openPlace(view, aroundSeq) {
-  state.view = view;
-  state.editing = null;
-  localStorage.setItem(`natter.place.${state.wsId}`, view.id);
-  if (state.panel && state.panel.kind === 'pins' && view.kind !== 'channel') state.panel = null;
-  state.mentions.delete(view.id);
-  const place = state.channels.get(view.id) || state.dms.get(view.id) || {};
-  const c = conv(view.id);
-  touch('view', 'sidebar', 'header', 'messages', 'panel');
-  history.replaceState(null, '', routeOf(view));
-  if (!c.loaded || aroundSeq) {
-    const unread = place.unread_count > 0 && place.last_read_seq ? place.last_read_seq + 1 : null;
-    c.firstUnreadSeq = unread;
-    const around = aroundSeq || unread;
-    await loadPage(view, around ? { around_seq: around } : { mode: 'latest' }, true);
-    c.focus = aroundSeq ? { seq: aroundSeq, highlight: true } : unread ? { seq: unread } : null;
-    touch('messages');
-  }
-  // A place left before its messages arrived was not read.
-  if (state.view === view) markRead(view, 0);
-}
-
-function routeOf(view) {
-  const ws = state.workspaces.find((w) => w.id === state.wsId);
-  const place = state.channels.get(view.id) || state.dms.get(view.id);
-  return ws && place ? `/${ws.route_id}/${place.route_id}` : '/';
-}
-
-// loadPage reads one page of root messages; reset replaces the window, otherwise the page joins
-// it on the side it was asked for.
-export async function loadPage(view, params, reset = false) {
-  const c = conv(view.id);
-  if (c.busy) return;
-  c.busy = true;
-  try {
-    const res = await api.get(`${placePath(view)}/messages${api.q({ limit: PAGE, ...params })}`);
-    const ids = (res.messages || []).map((m) => upsertMessage(m, true).id);
-    if (reset) {
-      c.ids = ids;
-      c.hasOlder = res.has_older;
-      c.hasNewer = res.has_newer;
-    } else if (params.before_seq) {
-      c.ids = ids.filter((id) => !c.ids.includes(id)).concat(c.ids);
-      c.hasOlder = res.has_older;
-    } else {
-      c.ids = c.ids.concat(ids.filter((id) => !c.ids.includes(id)));
-      c.hasNewer = res.has_newer;
-    }
-    c.loaded = true;
-    trim(c, params.before_seq ? 'newer' : 'older');
-  } finally {
-    c.busy = false;
-  }
-  touch('messages');
-}
-
-// A window keeps at most 600 messages: past that, the side away from the reader is dropped and
-// loaded again on the way back, so memory stays flat however far back someone scrolls.
-const KEEP = 600;
-function trim(c, side) {
-  if (c.ids.length <= KEEP) return;
-  const drop = c.ids.length - KEEP + 100;
-  const gone = side === 'newer' ? c.ids.splice(c.ids.length - drop, drop) : c.ids.splice(0, drop);
-  if (side === 'newer') c.hasNewer = true; else c.hasOlder = true;
-  const inThreads = new Set([...state.threads.keys()]);
-  for (const id of gone) if (!inThreads.has(id)) state.messages.delete(id);
-}
-
-export async function loadOlder(view) {
-  const c = conv(view.id);
-  if (!c.hasOlder || c.busy || !c.ids.length) return;
-  // Older pages are the API's largest: someone scrolling back is usually going far.
-  await loadPage(view, { before_seq: state.messages.get(c.ids[0]).channel_seq, limit: 200 });
-}
-
-export async function loadNewer(view) {
-  const c = conv(view.id);
-  if (!c.hasNewer || c.busy || !c.ids.length) return;
-  await loadPage(view, { after_seq: state.messages.get(c.ids[c.ids.length - 1]).channel_seq });
-}
-
-export async function jumpToLatest(view) {
-  const c = conv(view.id);
-  c.focus = null;
-  await loadPage(view, { mode: 'latest' }, true);
-}
-
-let readTimer = null, readView = null;
-// markRead records the newest message seen: at once when a place opens, then at most every 500 ms
-// while messages arrive. Leaving a place records its pending read first (Alt+↓ moves on fast).
-export function markRead(view, delay = 500) {
-  clearTimeout(readTimer);
-  if (readView && readView.id !== view.id) recordRead(readView);
-  readView = view;
-  readTimer = setTimeout(() => { readView = null; recordRead(view); }, delay);
-}
-
-async function recordRead(view) {
-  const c = conv(view.id);
-  const place = state.channels.get(view.id) || state.dms.get(view.id);
-  if (!place || c.hasNewer || !c.ids.length) return;
-  const seq = state.messages.get(c.ids[c.ids.length - 1]).channel_seq;
-  if (!seq || (place.last_read_seq >= seq && !place.unread_count)) return;
-  place.last_read_seq = seq;
-  place.unread_count = 0;
-  state.mentions.delete(view.id);
-  touch('sidebar');
-  await api.post(`${placePath(view)}/read`, { seq }).catch(() => {});
-}
-
-export { send, retry, sendReply } from './send.js';
+export { send, retry, sendReply, discard } from './send.js';
+export * from './reading.js';
 export * from './panels.js';
 
 export async function editMessage(id, body) {

@@ -55,6 +55,7 @@ const paths = {
   out: 'M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10',
   chevron: 'M6 9l6 6 6-6',
   more: 'M5 12h.01M12 12h.01M19 12h.01',
+  menu: 'M4 6h16M4 12h16M4 18h16',
   gear: 'M12 15a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM12 2v3M12 19v3M2 12h3M19 12h3M4.9 4.9l2.1 2.1M17 17l2.1 2.1M4.9 19.1 7 17M17 7l2.1-2.1',
 };
 export function icon(name) {

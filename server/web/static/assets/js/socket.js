@@ -56,6 +56,16 @@ export class Socket {
     this.timer = setTimeout(() => this.open(), base * (0.75 + Math.random() * 0.5));
   }
 
+  // kick reconnects now, from the cursor (the network changed under an open socket).
+  kick() {
+    if (this.closed) return;
+    clearTimeout(this.timer);
+    const old = this.ws;
+    this.ws = null;
+    if (old) old.close(1000, 'network changed');
+    this.open();
+  }
+
   close() {
     this.closed = true;
     clearTimeout(this.timer);

@@ -142,7 +142,7 @@ function insertReply(m) {
   t.pending = t.pending.filter((p) => !m.nonce || p.nonce !== m.nonce);
 }
 
-function mentionsMe(body) {
+export function mentionsMe(body) {
   const me = state.me;
   if (!me || !body) return false;
   const handle = me.handle && `@${me.handle}`.toLowerCase();

@@ -1,4 +1,4 @@
-// views/channel.js: a channel's settings in the side panel: name, topic, sidebar section,
+// views/channel.js: a channel's settings in the side panel: name, display title, sidebar section,
 // archive and unarchive. The API decides who may (the workspace owner); a refusal is shown
 // with the API's own sentence, and nothing changes.
 import { h, replace } from '../dom.js';
@@ -51,7 +51,8 @@ function renderChannelSettings(body, channelId, fresh = false) {
       run(patch, 'Saved.');
     } },
   field('Name', 'name', c.name, 'channel-name'),
-  field('Topic', 'display_title', c.display_title, 'What this channel is about'),
+  // display_title is shown beside the name (the header, the sidebar's tooltip), never for it.
+  field('Display title', 'display_title', c.display_title, 'Shown beside the name, e.g. Launch planning'),
   field('Sidebar section', 'sidebar_section', c.sidebar_section, 'Channels'),
   h('div', { class: 'row-btns' },
     h('button', { type: 'submit', class: 'btn primary' }, 'Save'),

@@ -6,19 +6,21 @@ import * as actions from '../actions.js';
 import { dmName } from './sidebar.js';
 import { CommandMenu } from './commands.js';
 import { slashOf, invokeSlash } from '../slash.js';
+import { LengthNote } from './limit.js';
 
 export class Composer {
   constructor() {
     this.box = h('textarea', { class: 'compose-box', rows: 1, 'aria-label': 'Message', placeholder: 'Message',
       'aria-controls': 'cmd-menu', onkeydown: (e) => this.key(e),
-      oninput: () => { this.grow(); this.menu.update(this.box.value); if (this.box.value) actions.typing(); },
+      oninput: () => { this.grow(); this.menu.update(this.box.value); this.limit.update(this.box.value); if (this.box.value) actions.typing(); },
       onblur: () => this.menu.close(),
       onpaste: (e) => this.paste(e) });
     this.file = h('input', { type: 'file', multiple: true, hidden: true, onchange: () => { this.sendFiles([...this.file.files]); this.file.value = ''; } });
     this.quote = h('div', { class: 'quote-chip', hidden: true });
+    this.limit = new LengthNote((file) => { const quote = state.quote; this.clear(); actions.send(file.name, { file, quote }); });
     this.menu = new CommandMenu((text) => { this.box.value = text; this.box.focus(); this.grow(); });
     this.el = h('form', { class: 'composer', onsubmit: (e) => { e.preventDefault(); this.submit(); } },
-      this.quote, this.menu.el,
+      this.quote, this.menu.el, this.limit.el,
       h('div', { class: 'compose-row' },
         h('button', { class: 'icon-btn', type: 'button', title: 'Attach files', 'aria-label': 'Attach files', onclick: () => this.file.click() }, icon('clip')),
         this.box, this.file,
@@ -72,6 +74,8 @@ export class Composer {
   submit() {
     const body = this.box.value;
     if (!body.trim() || !state.view) return;
+    // Over the limit the server would refuse it: the note above the box says what to do.
+    if (this.limit.update(body)) { this.limit.el.querySelector('button')?.focus(); return; }
     const slash = state.view.kind === 'channel' && !state.quote ? slashOf(body) : null;
     // An ephemeral answer is for the sender alone: shown here, posted nowhere.
     if (slash) {
@@ -79,9 +83,14 @@ export class Composer {
         (e) => { actions.toast(e.message); this.box.value = this.box.value || body; });
     }
     else actions.send(body, { quote: state.quote });
+    this.clear();
+  }
+
+  clear() {
     state.quote = null;
     this.box.value = '';
     this.grow();
+    this.limit.update('');
     touch('quote');
   }
 

@@ -4,6 +4,7 @@ import { h, replace, icon } from '../dom.js';
 import { state } from '../store.js';
 import * as actions from '../actions.js';
 import { dmName } from './sidebar.js';
+import { openDrawer } from './drawer.js';
 
 export class Header {
   constructor() {
@@ -12,7 +13,9 @@ export class Header {
       onkeydown: (e) => { if (e.key === 'Enter' && this.search.value.trim()) actions.openPanel({ kind: 'search', q: this.search.value.trim() }); } });
     this.buttons = h('div', { class: 'tools' });
     // The search box stays in place across renders, so typing in it is never interrupted.
-    this.el = h('header', { class: 'conv-header' }, this.title, this.buttons, this.search);
+    this.menu = h('button', { class: 'icon-btn nav-toggle', title: 'Channels and people', 'aria-label': 'Channels and people',
+      'aria-expanded': 'false', onclick: (e) => openDrawer(e.currentTarget) }, icon('menu'));
+    this.el = h('header', { class: 'conv-header' }, this.menu, this.title, this.buttons, this.search);
   }
 
   // count asks the directory for the workspace's head count once per opening of a workspace

@@ -2,7 +2,7 @@
 // each row is measured once per version of its message, spacers stand in for the rest, and the
 // row at the top of the viewport stays where it was when pages load above it.
 import { h } from '../dom.js';
-import { state, conv } from '../store.js';
+import { state, conv, seqOf } from '../store.js';
 import * as actions from '../actions.js';
 import { renderRow } from './row.js';
 import { rowPartsKey } from './registry.js';
@@ -19,7 +19,11 @@ export class MessageList {
     this.rows = h('div', { class: 'rows' });
     this.jump = h('button', { class: 'jump', hidden: true, onclick: () => actions.jumpToLatest(state.view) }, 'Jump to latest ↓');
     this.el = h('div', { class: 'list', role: 'log', 'aria-label': 'Messages', tabIndex: -1 }, this.top, this.rows, this.bottom);
-    this.wrap = h('div', { class: 'list-wrap' }, this.el, this.jump);
+    // The "N new messages" bar, while the line at the first unread message is above the viewport.
+    this.newText = h('span');
+    this.newBar = h('div', { class: 'new-bar', role: 'status', hidden: true }, this.newText, ' ',
+      h('button', { class: 'link', onclick: () => this.toLine() }, 'Jump'));
+    this.wrap = h('div', { class: 'list-wrap' }, this.el, this.newBar, this.jump);
     this.heights = new Map(); // id → measured px
     this.nodes = new Map(); // id → { el, key }
     this.placeId = null;
@@ -37,11 +41,24 @@ export class MessageList {
 
   atBottom() { return this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < 40; }
 
+  // entries is the window's messages with the unsent ones each after the message that was last
+  // when it was written (first, in a place that was empty; last, when that one is not here).
   entries() {
     const c = conv(state.view.id);
+    const after = new Map();
+    for (const p of c.pending) {
+      const k = p.after || '';
+      if (!after.has(k)) after.set(k, []);
+      after.get(k).push(p);
+    }
     const out = [];
-    for (const id of c.ids) { const m = state.messages.get(id); if (m) out.push(m); }
-    if (!c.hasNewer) out.push(...c.pending);
+    if (!c.hasOlder && after.has('')) { out.push(...after.get('')); after.delete(''); }
+    for (const id of c.ids) {
+      const m = state.messages.get(id);
+      if (m) out.push(m);
+      if (after.has(id)) { out.push(...after.get(id)); after.delete(id); }
+    }
+    if (!c.hasNewer) for (const list of after.values()) out.push(...list);
     return out;
   }
 
@@ -56,6 +73,7 @@ export class MessageList {
       this.anchor = null;
     }
     const c = conv(state.view.id);
+    if (c.toBottom) { c.toBottom = false; this.stick = true; this.anchor = null; }
     const list = this.entries();
     const el = this.el;
     // Remember where the reader is: the first row on screen and its distance from the top.
@@ -116,9 +134,32 @@ export class MessageList {
       }
     }
     this.jump.hidden = !c.hasNewer;
+    this.showNewBar(list, offsets, c);
     if (el.scrollTop < OVERSCAN && c.hasOlder && !c.busy) actions.loadOlder(state.view);
     if (el.scrollHeight - el.scrollTop - el.clientHeight < OVERSCAN && c.hasNewer && !c.busy) actions.loadNewer(state.view);
     if (!onScroll && this.stick && document.visibilityState === 'visible') actions.markRead(state.view);
+  }
+
+  showNewBar(list, offsets, c) {
+    let above = false;
+    if (c.firstUnreadSeq) {
+      const i = list.findIndex((m) => m.channel_seq === c.firstUnreadSeq);
+      // Not in the window: above it when the window starts after the line.
+      above = i >= 0 ? offsets[i + 1] <= this.el.scrollTop : list.length > 0 && seqOf(list[0]) > c.firstUnreadSeq;
+    }
+    this.newBar.hidden = !above;
+    if (above) this.newText.textContent = `${c.newCount} new message${c.newCount === 1 ? '' : 's'}`;
+  }
+
+  async toLine() {
+    const view = state.view, c = conv(view.id);
+    if (!c.firstUnreadSeq) return;
+    if (!c.ids.some((id) => state.messages.get(id)?.channel_seq === c.firstUnreadSeq)) {
+      await actions.loadPage(view, { around_seq: c.firstUnreadSeq }, true);
+    }
+    c.focus = { seq: c.firstUnreadSeq };
+    this.stick = false;
+    this.render();
   }
 
   draw(list, first, last, c) {
@@ -131,7 +172,7 @@ export class MessageList {
       const grouped = !day && prev && prev.author_id === m.author_id && !prev.deleted_at &&
         new Date(m.created_at) - new Date(prev.created_at) < GROUP_MS && !m.quoted_message_id;
       const unreadLine = c.firstUnreadSeq && m.channel_seq === c.firstUnreadSeq;
-      const key = `${grouped}|${day}|${unreadLine}|${state.editing === m.id}|${m.failed}|${m.progress}|${rowPartsKey(m)}`;
+      const key = `${grouped}|${day}|${unreadLine}|${state.editing === m.id}|${m.failed}|${m.waiting}|${m.progress}|${rowPartsKey(m)}`;
       let n = this.nodes.get(m.id);
       if (!n || n.msg !== m || n.key !== key) {
         const el = renderRow(m, { grouped, day, unreadLine });

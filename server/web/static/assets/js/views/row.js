@@ -40,11 +40,7 @@ export function renderRow(m, opts) {
     bar.style.width = `${Math.round(m.progress * 100)}%`;
     content.appendChild(h('div', { class: 'progress', role: 'progressbar', 'aria-valuenow': Math.round(m.progress * 100) }, bar));
   }
-  if (m.pending) {
-    content.appendChild(m.failed
-      ? h('div', { class: 'send-state error' }, m.failed, ' ', h('button', { class: 'link', onclick: () => actions.retry(m) }, 'Retry'))
-      : h('div', { class: 'send-state' }, 'Sending…'));
-  }
+  if (m.pending) content.appendChild(sendState(m));
   if (!deleted && m.reactions && m.reactions.length) content.appendChild(reactions(m));
   const ts = m.thread_state;
   if (!opts.inThread && !m.parent_message_id && ts && ts.reply_count > 0) {
@@ -60,6 +56,26 @@ export function renderRow(m, opts) {
   if (opts.unreadLine) wrap.appendChild(h('div', { class: 'new-line', role: 'separator' }, h('span', null, 'New messages')));
   wrap.appendChild(row);
   return wrap;
+}
+
+// sendState says where an unsent message is: sending, waiting for the network, or refused or
+// given up (Retry unless a retry would be refused again; Edit hands the text back; Discard).
+function sendState(m) {
+  const btn = (label, fn) => h('button', { class: 'link', type: 'button', onclick: fn }, label);
+  const discard = btn('Discard', () => actions.discard(m));
+  if (m.waiting) return h('div', { class: 'send-state' }, 'Waiting for the connection…', ' ', discard);
+  if (!m.failed) return h('div', { class: 'send-state' }, 'Sending…');
+  return h('div', { class: 'send-state error' }, m.failed, ' ', m.refused ? null : btn('Retry', () => actions.retry(m)), ' ',
+    m.file ? null : btn('Edit', () => editUnsent(m)), ' ', discard);
+}
+
+function editUnsent(m) {
+  const box = document.querySelector(m.reply ? '.thread-composer .compose-box' : 'form.composer .compose-box');
+  if (!box) return;
+  box.value = box.value.trim() ? `${box.value}\n\n${m.body}` : m.body;
+  box.dispatchEvent(new Event('input', { bubbles: true }));
+  box.focus();
+  actions.discard(m);
 }
 
 function quoteBlock(id) {

@@ -10,6 +10,7 @@ import { Composer } from './composer.js';
 import { Panel } from './panel.js';
 import { renderProgress } from './progress.js';
 import { panelWants } from './registry.js';
+import { backdrop as drawerBackdrop, closeDrawer, isDrawerOpen, syncInert } from './drawer.js';
 import '../features.js';
 
 export function mountShell(root) {
@@ -25,10 +26,12 @@ export function mountShell(root) {
   const empty = h('div', { class: 'empty', hidden: true });
   const conversation = h('section', { class: 'conversation', 'aria-label': 'Conversation' },
     header.el, banner, empty, list.wrap, progress, typing, composer.el);
-  replace(root, h('div', { class: 'shell' }, sidebar.el, conversation, panel.el, toast));
+  replace(root, h('div', { class: 'shell' }, sidebar.el, drawerBackdrop, conversation, panel.el, toast));
+  syncInert();
 
   let offlineSince = 0;
   subscribe((t) => {
+    if (t.has('view') || t.has('panel')) closeDrawer();
     if (t.has('sidebar') || t.has('view') || t.has('conn')) sidebar.render();
     if (t.has('header') || t.has('view') || t.has('sidebar') || t.has('panel')) header.render();
     if (t.has('messages') || t.has('view')) list.render();
@@ -66,6 +69,12 @@ function renderBanner(el, offlineSince) {
     el.hidden = false;
     return;
   }
+  // The browser knows the network is gone before the socket does (a dead socket can look open).
+  if (!navigator.onLine) {
+    el.textContent = 'You are offline. What you write is sent when the connection returns.';
+    el.hidden = false;
+    return;
+  }
   const down = state.conn === 'reconnecting' || state.conn === 'connecting';
   if (!down) { el.hidden = true; return; }
   // A blip shorter than a second shows nothing; after that, a thin banner.
@@ -92,6 +101,7 @@ function shortcuts(e, sidebar) {
   }
   if (e.altKey && (e.key === 'ArrowUp' || e.key === 'ArrowDown')) { e.preventDefault(); sidebar.step(e.key === 'ArrowUp' ? -1 : 1, e.shiftKey); return; }
   if (e.key === 'Escape') {
+    if (isDrawerOpen()) { closeDrawer(true); return; }
     if (state.panel) { actions.openPanel(null); return; }
     if (state.view) actions.markRead(state.view);
     return;

@@ -40,7 +40,8 @@ export class Sidebar {
 
   label(id) {
     const c = state.channels.get(id);
-    if (c) return c.display_title || c.name;
+    // The name is what people type and link; the display title only adds to it.
+    if (c) return c.display_title && c.display_title !== c.name ? `${c.name} ${c.display_title}` : c.name;
     const d = state.dms.get(id);
     return d ? dmName(d) : '';
   }
@@ -85,7 +86,7 @@ export class Sidebar {
       p.archived, p.sidebar_section, p.unread_count, p.last_activity_at, p.members && dmName(p)])]);
     if (navKey !== this.navKey) { this.navKey = navKey; this.renderNav(f); }
     const me = state.me;
-    const dot = state.conn === 'open' ? 'online' : 'offline';
+    const dot = state.conn === 'open' && navigator.onLine ? 'online' : 'offline';
     const meKey = JSON.stringify([displayName(me), dot, me && me.avatar_url]);
     if (meKey === this.meKey) return;
     this.meKey = meKey;
@@ -100,7 +101,7 @@ export class Sidebar {
     const groups = [];
     for (const [section, list] of this.channels()) {
       const items = list.filter((c) => match(c.id)).map((c) => this.item(c.id,
-        h('span', { class: 'sigil', title: c.visibility === 'private' ? 'Private channel' : null }, icon(actions.sigilOf(c))), c.display_title || c.name));
+        h('span', { class: 'sigil', title: c.visibility === 'private' ? 'Private channel' : null }, icon(actions.sigilOf(c))), c.name, null, c.display_title && c.display_title !== c.name ? c.display_title : null));
       if (!items.length) continue;
       groups.push(h('div', { class: 'group' },
         h('div', { class: 'group-head' }, h('span', null, section || 'Channels'),
@@ -121,14 +122,14 @@ export class Sidebar {
     replace(this.nav, ...groups);
   }
 
-  item(id, lead, label, trailing) {
+  item(id, lead, label, trailing, title) {
     const p = state.channels.get(id) || state.dms.get(id);
     const active = state.view && state.view.id === id;
     const mentions = state.mentions.get(id) || 0;
     const unread = p.unread_count > 0 && !active;
     return h('li', null, h('a', {
       class: `place${active ? ' active' : ''}${unread ? ' unread' : ''}`, href: '#', 'aria-current': active ? 'page' : null,
-      dataset: { place: id },
+      dataset: { place: id }, title,
       onclick: (e) => { e.preventDefault(); actions.openPlace(actions.viewOf(id)); },
     }, lead, h('span', { class: 'label' }, label),
     mentions && !active ? h('span', { class: 'badge', 'aria-label': `${mentions} mentions` }, String(mentions)) :
