@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -77,7 +78,8 @@ func runBackup(c *cli.Context) (m *backupManifest, missing int, err error) {
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	dump, err := os.CreateTemp("", "natter-dump-*")
+	// Beside --output, where the operator made room for the backup (not a small /tmp).
+	dump, err := os.CreateTemp(filepath.Dir(out), ".natter-dump-*")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -123,9 +125,14 @@ func runBackup(c *cli.Context) (m *backupManifest, missing int, err error) {
 	if err := tmp.Close(); err != nil {
 		return nil, 0, fmt.Errorf("write --output: %w", err)
 	}
-	// Link rather than rename: a file created at --output meanwhile is not replaced.
-	if err := os.Link(tmp.Name(), out); err != nil {
-		return nil, 0, fmt.Errorf("write --output: %w", err)
+	// Link rather than rename: a file created at --output meanwhile is not replaced. A
+	// filesystem without hard links gets the rename.
+	if err := os.Link(tmp.Name(), out); errors.Is(err, fs.ErrExist) {
+		return nil, 0, fmt.Errorf("--output %s exists: a backup never overwrites a file; choose a new name", out)
+	} else if err != nil {
+		if err := os.Rename(tmp.Name(), out); err != nil {
+			return nil, 0, fmt.Errorf("write --output: %w", err)
+		}
 	}
 	_ = os.Remove(tmp.Name())
 	return m, missing, nil
