@@ -172,3 +172,42 @@ func (s *Server) mailInvites(w http.ResponseWriter, r *http.Request, req inviteC
 // htmlText and htmlAttr escape text for an email's HTML part.
 func htmlText(s string) string { return html.EscapeString(s) }
 func htmlAttr(s string) string { return html.EscapeString(s) }
+
+// unsubscribePage is the page of the unsubscribe link opened in a browser: a link opened (or
+// fetched by a mail scanner) changes nothing; the button posts, as a mail client's one-click
+// unsubscribe (RFC 8058) does.
+const unsubscribePage = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>Natter email notifications</title></head><body style="font-family:sans-serif;max-width:32em;margin:3em auto">%s</body></html>`
+
+// handleUnsubscribe serves GET and POST /api/email/unsubscribe?token=…: GET shows a button;
+// POST (the button, or a mail client's List-Unsubscribe-Post) turns the person's notification
+// emails off, without signing in: the token, from one of their emails, is the proof. Sign-in
+// links and invitations are not notifications and still come when asked for.
+func (s *Server) handleUnsubscribe(w http.ResponseWriter, r *http.Request) {
+	token := r.URL.Query().Get("token")
+	if !strings.HasPrefix(token, persist.PrefixUnsubscribeToken) || len(token) > 200 {
+		s.writeError(w, r, persist.NotFound("unsubscribe link"))
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	if r.Method == http.MethodGet {
+		fmt.Fprintf(w, unsubscribePage, `<h1>Stop notification emails?</h1><p>Natter will stop emailing you about mentions, direct messages and replies you have not read. You can turn them on again in the notification settings.</p>`+
+			`<form method="post" action="`+htmlAttr(UnsubscribeActionPath+"?token="+url.QueryEscape(token))+`"><button type="submit">Unsubscribe</button></form>`)
+		return
+	}
+	ctx := r.Context()
+	address, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (string, error) {
+		return tx.EmailUnsubscribe(ctx, token)
+	})
+	if err != nil {
+		w.Header().Del("Content-Type")
+		s.writeError(w, r, err)
+		return
+	}
+	fmt.Fprintf(w, unsubscribePage, `<h1>Unsubscribed</h1><p>Natter will send no more notification emails to `+htmlText(address)+`. You can turn them on again in the notification settings.</p>`)
+}
+
+// UnsubscribeActionPath is the path of handleUnsubscribe.
+const UnsubscribeActionPath = "/api/email/unsubscribe"

@@ -21,6 +21,8 @@ func (s *Server) routeTable() []route {
 
 		{"POST", "/api/auth/magic/request", public, s.handleMagicLinkRequest},
 		{"POST", "/api/auth/magic/consume", public, s.handleMagicLinkConsume},
+		{"GET", "/api/email/unsubscribe", public, s.handleUnsubscribe},
+		{"POST", "/api/email/unsubscribe", public, s.handleUnsubscribe},
 		{"POST", "/api/auth/logout", optional, s.handleLogout},
 
 		{"GET", "/api/me", member(persist.ScopeProfileRead), s.handleMeGet},

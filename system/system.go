@@ -25,6 +25,7 @@ import (
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/realtime/delivery"
+	"github.com/natterchat/natter/realtime/mailer"
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/streams"
@@ -70,6 +71,9 @@ type Config struct {
 	// push key pair on first start.
 	Push      *push.Config
 	PushSweep push.SweeperConfig
+	// Mail is the missed-activity email deliverer; it runs when Server.Mail is set (email is
+	// configured), with that relay and Server.PublicURL.
+	Mail mailer.Config
 }
 
 // ServerConfigError is New's error when the HTTP server refuses its configuration: the
@@ -92,6 +96,8 @@ type System struct {
 	// Push and PushSweeper are nil when web push is off.
 	Push        *push.Deliverer
 	PushSweeper *push.Sweeper
+	// Mail is nil when email is off.
+	Mail *mailer.Deliverer
 
 	logger *slog.Logger
 	// parts are the components Run runs beside the HTTP server, each until its context ends.
@@ -163,6 +169,18 @@ func New(ctx context.Context, cfg Config) (*System, error) {
 		if err := s.buildPush(ctx, cfg); err != nil {
 			return nil, err
 		}
+	}
+
+	if cfg.Server.Mail != nil {
+		mc := cfg.Mail
+		mc.Store, mc.NATS, mc.Logger, mc.Sender = store, nc, or(mc.Logger, logger), cfg.Server.Mail
+		if mc.PublicURL, err = server.ParsePublicURL(cfg.Server.PublicURL); err != nil {
+			return nil, &ServerConfigError{Err: fmt.Errorf("email needs --public-url for the links it sends: %w", err)}
+		}
+		if s.Mail, err = mailer.New(mc); err != nil {
+			return nil, err
+		}
+		s.add("email", s.Mail.Run)
 	}
 
 	hc := cfg.Realtime

@@ -25,6 +25,7 @@ import (
 	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/realtime/delivery"
+	"github.com/natterchat/natter/realtime/mailer"
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/blob"
@@ -67,6 +68,7 @@ type options struct {
 	storeOpts []persisttest.Option
 	push      func(*push.Config)
 	relay     func(*streams.RelayConfig)
+	mail      func(*mailer.Config)
 }
 
 // WithWebPush gives the server a push key pair and runs the web push deliverer, whose
@@ -81,6 +83,10 @@ func WithWebPush(fn func(*push.Config)) Option {
 		}
 	}
 }
+
+// WithMailer edits the missed-activity email deliverer's configuration, which runs when the
+// server's configuration (WithConfig) sets Mail. Its sender looks for due batches every 50ms.
+func WithMailer(fn func(*mailer.Config)) Option { return func(o *options) { o.mail = fn } }
 
 // WithCallbackPolicy replaces the address policy of outgoing callbacks, which by default admits
 // public addresses and loopback (the tests' receivers); pass outbound.PublicOnly for the
@@ -144,6 +150,10 @@ func New(t testing.TB, opts ...Option) *Harness {
 		cfg.Push = &push.Config{Policy: outbound.PublicOrLoopback, DiscoverInterval: 50 * time.Millisecond}
 		o.push(cfg.Push)
 		cfg.Server.PushPolicy = outbound.PublicOrLoopback
+	}
+	cfg.Mail = mailer.Config{DiscoverInterval: 50 * time.Millisecond, PollInterval: 50 * time.Millisecond}
+	if o.mail != nil {
+		o.mail(&cfg.Mail)
 	}
 	if o.relay != nil {
 		o.relay(&cfg.Relay)

@@ -195,6 +195,30 @@ function pushoverSection() {
   return form;
 }
 
+// emailSection: missed-activity emails (on/off and the delay), when the server sends email.
+function emailSection() {
+  if (!state.auth || !state.auth.email) return null;
+  const ns = (state.me && state.me.notification_settings) || {};
+  const enabled = h('input', { type: 'checkbox', name: 'email_enabled', checked: ns.email_enabled !== false });
+  const delays = [['off', 'Never'], ['2m', 'After 2 minutes'], ['15m', 'After 15 minutes'], ['1h', 'After 1 hour']];
+  const delay = h('select', { name: 'email_delay', 'aria-label': 'Email me about unread messages' },
+    ...delays.map(([value, text]) => h('option', { value, selected: (ns.email_delay || '2m') === value }, text)));
+  const out = h('p', { class: 'muted', role: 'status' });
+  return h('form', { class: 'settings notify-block', 'aria-label': 'Email', onsubmit: async (e) => {
+    e.preventDefault();
+    out.className = 'muted';
+    try {
+      const res = await api.patch('/api/me', { notification_settings: { email_enabled: enabled.checked, email_delay: delay.value } });
+      state.me = { ...state.me, ...res.user };
+      out.textContent = 'Saved.';
+    } catch (err) { out.className = 'error'; out.textContent = err.message; }
+  } },
+  h('h3', null, 'Email'),
+  h('label', { class: 'check' }, enabled, ' Email me about mentions, direct messages and thread replies I have not read'),
+  h('label', { class: 'field' }, h('span', null, 'Send after they stay unread'), delay),
+  h('div', { class: 'row-btns' }, h('button', { type: 'submit', class: 'btn' }, 'Save email')), out);
+}
+
 let parts = null;
 registerPanel('notifications', {
   title: 'Notifications',
@@ -202,8 +226,8 @@ registerPanel('notifications', {
   render(body, panel, { fresh }) {
     // The Pushover form is built once per opening, so a redraw keeps what is being typed.
     if (fresh || !parts || !body.contains(parts.live)) {
-      parts = { live: h('div'), pushover: pushoverSection() };
-      replace(body, h('div', { class: 'notify' }, parts.live, parts.pushover));
+      parts = { live: h('div'), pushover: pushoverSection(), email: emailSection() };
+      replace(body, h('div', { class: 'notify' }, parts.live, parts.pushover, parts.email));
       if (supported) refresh().catch((e) => { push.error = e.message; touch('notify'); });
     }
     const note = push.error ? h('p', { class: 'error pad', role: 'alert' }, push.error) : push.said ? h('p', { class: 'muted pad', role: 'status' }, push.said) : null;
