@@ -101,7 +101,8 @@ type HistoryPersonParams struct {
 	AvatarURL string // kept when it is an http(s) URL
 	// Deactivated keeps the person only as the author of old messages: a deleted identity (no
 	// handle, no email, the wished handle as former_handle) that is no member of the workspace.
-	// A deactivated person whose email matches a live account is that account.
+	// A deactivated person whose email matches a live account is that account, whose membership
+	// is left as it is (someone who left the source is not let in).
 	Deactivated bool
 	// Role is the membership of a live human: RoleMember ("" too), RoleModerator or RoleGuest.
 	// Bots are members with RoleBot. A matched account who is already a member keeps their role.
@@ -155,7 +156,7 @@ func (tx *Tx) HistoryPerson(ctx context.Context, h History, p HistoryPersonParam
 		}
 		out.Created = true
 	}
-	if out.Matched || !p.Deactivated {
+	if !p.Deactivated {
 		if _, err := tx.MemberAdd(ctx, h.WorkspaceID, out.ID, role); err != nil {
 			return Imported{}, err
 		}
