@@ -218,18 +218,24 @@ func (tx *Tx) historyFreeHandle(ctx context.Context, handle string) (string, err
 		suffix := "-" + strconv.Itoa(i)
 		candidates = append(candidates, handle[:min(len(handle), 32-len(suffix))]+suffix)
 	}
-	rows, err := tx.query(ctx, `SELECT handle FROM users WHERE handle = ANY($1)`, candidates)
+	return tx.historyFirstFree(ctx, candidates, `SELECT handle FROM users WHERE handle = ANY($1)`)
+}
+
+// historyFirstFree returns the first of candidates that the query (listing those of $1 taken,
+// with args as $2 …) does not list, or "" when all are taken.
+func (tx *Tx) historyFirstFree(ctx context.Context, candidates []string, sql string, args ...any) (string, error) {
+	rows, err := tx.query(ctx, sql, append([]any{candidates}, args...)...)
 	if err != nil {
 		return "", err
 	}
 	taken := map[string]bool{}
 	for rows.Next() {
-		var h string
-		if err := rows.Scan(&h); err != nil {
+		var v string
+		if err := rows.Scan(&v); err != nil {
 			rows.Close()
 			return "", err
 		}
-		taken[h] = true
+		taken[v] = true
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
