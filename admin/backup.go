@@ -25,8 +25,8 @@ func backupCommand() *cli.Command {
 		Usage: "write a consistent backup to --output: one snapshot of PostgreSQL (pg_dump) and the upload objects its rows " +
 			"name; the NATS streams are rebuilt from PostgreSQL after a restore, so they are not in it",
 		Flags: adminFlags(append(uploadFlags(),
-			&cli.StringFlag{Name: "output", Required: true, Usage: "the backup file to write (a tar archive); it must not exist yet"},
-			&cli.BoolFlag{Name: "skip-uploads", Usage: "leave the upload objects out (when their store is backed up by its own means, " +
+			&cli.StringFlag{Name: "output", EnvVars: []string{"NATTER_OUTPUT"}, Required: true, Usage: "the backup file to write (a tar archive); it must not exist yet"},
+			&cli.BoolFlag{Name: "skip-uploads", EnvVars: []string{"NATTER_SKIP_UPLOADS"}, Usage: "leave the upload objects out (when their store is backed up by its own means, " +
 				"such as a versioned bucket); their rows are always in"})...),
 		Action: func(c *cli.Context) error {
 			m, missing, err := runBackup(c)
