@@ -8,6 +8,8 @@ import './views/notify.js';
 import './views/profile.js';
 import './views/moderation/index.js';
 import './views/preview.js';
+import './views/marks.js';
+import './views/unread.js';
 // @ and : completion (lazy/complete.js) is loaded by the first @ or : typed in a composer.
 document.addEventListener('input', function first(e) {
   if (!e.target.classList || !e.target.classList.contains('compose-box') || !/[@:]/.test(e.target.value)) return;
