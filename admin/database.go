@@ -54,28 +54,10 @@ func (d *database) Close(ctx context.Context) error {
 // directory must not answer from a new, empty database.
 func openDatabase(ctx context.Context, c *cli.Context, logger *slog.Logger, cfg persist.Config, create bool) (*database, error) {
 	d := &database{}
-	cfg.URL = c.String("database-url")
+	var err error
 	cfg.Logger = logger
-	if err := checkDatabaseURL(cfg.URL); err != nil {
+	if cfg.URL, d.cluster, err = locateDatabase(ctx, c, logger, create); err != nil {
 		return nil, err
-	}
-	if cfg.URL == "" {
-		dir := c.String("data-dir")
-		if !create && !hasPrivateCluster(dir) {
-			return nil, fmt.Errorf("no natter database in --data-dir %s: pass --data-dir of the server's data "+
-				"directory (where `natter dev` or `natter serve` keeps it), or --database-url", dir)
-		}
-		cluster, err := pglocal.Open(ctx, pglocal.Config{Dir: filepath.Join(dir, "pg"), MustExist: !create,
-			Durable: true, MaxConnections: 200, Logger: logger})
-		if err != nil {
-			return nil, privateClusterError(err)
-		}
-		d.cluster = cluster
-		if err := ensureDatabase(ctx, cluster.URL("postgres"), databaseName); err != nil {
-			_ = cluster.Stop(ctx)
-			return nil, err
-		}
-		cfg.URL = cluster.URL(databaseName)
 	}
 	store, err := persist.Open(ctx, cfg)
 	if err != nil {
@@ -95,6 +77,34 @@ func openDatabase(ctx context.Context, c *cli.Context, logger *slog.Logger, cfg 
 		logger.Info("migrations applied", "versions", applied)
 	}
 	return d, nil
+}
+
+// locateDatabase returns the connection string of --database-url, or of the private cluster
+// under --data-dir, started unless it runs already (cluster is then non-nil: stop it when done).
+// Only create makes a private cluster where none is.
+func locateDatabase(ctx context.Context, c *cli.Context, logger *slog.Logger, create bool) (url string, cluster *pglocal.Cluster, err error) {
+	url = c.String("database-url")
+	if err := checkDatabaseURL(url); err != nil {
+		return "", nil, err
+	}
+	if url != "" {
+		return url, nil, nil
+	}
+	dir := c.String("data-dir")
+	if !create && !hasPrivateCluster(dir) {
+		return "", nil, fmt.Errorf("no natter database in --data-dir %s: pass --data-dir of the server's data "+
+			"directory (where `natter dev` or `natter serve` keeps it), or --database-url", dir)
+	}
+	cluster, err = pglocal.Open(ctx, pglocal.Config{Dir: filepath.Join(dir, "pg"), MustExist: !create,
+		Durable: true, MaxConnections: 200, Logger: logger})
+	if err != nil {
+		return "", nil, privateClusterError(err)
+	}
+	if err := ensureDatabase(ctx, cluster.URL("postgres"), databaseName); err != nil {
+		_ = cluster.Stop(ctx)
+		return "", nil, err
+	}
+	return cluster.URL(databaseName), cluster, nil
 }
 
 // checkDatabaseURL refuses a --database-url that is not PostgreSQL's (a mysql:// URL, a typo) or

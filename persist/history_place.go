@@ -96,6 +96,14 @@ func (tx *Tx) HistoryChannel(ctx context.Context, h History, p HistoryChannelPar
 	return Imported{ID: c.ID, Created: true}, err
 }
 
+// HistoryChannelGet reads a channel of the import's workspace, whatever its visibility, as an
+// import sees it (the name it was given, its members aside). Codes: not_found.
+func (tx *Tx) HistoryChannelGet(ctx context.Context, h History, channelID string) (Channel, error) {
+	c, err := scanChannel(tx.queryRow(ctx, `SELECT `+channelColumns+` FROM channels WHERE workspace_id = $1 AND id = $2`,
+		h.WorkspaceID, channelID))
+	return c, notFoundAs(err, "channel")
+}
+
 // historyFreeChannelName returns name-2 … name-99, the first free one in the workspace.
 // Codes: conflict (all taken).
 func (tx *Tx) historyFreeChannelName(ctx context.Context, workspaceID, name string) (string, error) {

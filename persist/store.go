@@ -111,6 +111,10 @@ func (s *Store) Close() { s.pool.Close() }
 // Migrate applies pending migrations and returns the versions applied.
 func (s *Store) Migrate(ctx context.Context) ([]int, error) { return migrations.Apply(ctx, s.pool) }
 
+// Migrations returns the schema files this binary embeds, in version order: what a backup's
+// schema is checked against before it is restored.
+func Migrations() ([]migrations.Migration, error) { return migrations.All() }
+
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 

@@ -35,6 +35,7 @@ func (s *Server) routeTable() []route {
 		{"PATCH", "/api/workspaces/{workspace_id}", human, s.handleWorkspaceUpdate},
 		{"DELETE", "/api/workspaces/{workspace_id}", human, s.handleWorkspaceDelete},
 		{"POST", "/api/workspaces/{workspace_id}/transfer-ownership", human, s.handleWorkspaceTransferOwnership},
+		{"GET", "/api/workspaces/{workspace_id}/export", human, s.handleWorkspaceExport},
 		{"GET", "/api/workspaces/{workspace_id}/members", member(persist.ScopeWorkspacesRead), s.handleMemberList},
 		{"DELETE", "/api/workspaces/{workspace_id}/members/{user_id}", human, s.handleMemberRemove},
 		{"GET", "/api/workspaces/{workspace_id}/moderation/members", human, s.handleModerationList},

@@ -67,6 +67,7 @@ var expectedAccess = map[string]requirement{
 	"PATCH /api/workspaces/{workspace_id}":                              admits("human"), // spec silent: owner or moderator
 	"DELETE /api/workspaces/{workspace_id}":                             admits("human"), // owner only
 	"POST /api/workspaces/{workspace_id}/transfer-ownership":            admits("human"), // owner only
+	"GET /api/workspaces/{workspace_id}/export":                         admits("human"), // spec silent (issue 28): owner only
 	"GET /api/workspaces/{workspace_id}/members":                        scoped("workspaces:read"),
 	"DELETE /api/workspaces/{workspace_id}/members/{user_id}":           admits("human"),           // spec silent: owners and moderators
 	"GET /api/workspaces/{workspace_id}/moderation/members":             admits("human"),           // spec silent

@@ -119,6 +119,18 @@ func withDatabase(raw, db string) string {
 // database is dropped when the test ends.
 func URL(t testing.TB) string {
 	t.Helper()
+	return newDatabase(t, true)
+}
+
+// EmptyURL creates a fresh database without natter's schema (from template0), dropped when the
+// test ends: a restore's target.
+func EmptyURL(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, false)
+}
+
+func newDatabase(t testing.TB, migrated bool) string {
+	t.Helper()
 	baseOnce.Do(setup)
 	if baseErr != nil {
 		t.Fatalf("test database: %v", baseErr)
@@ -132,7 +144,11 @@ func URL(t testing.TB) string {
 		t.Fatalf("connect to test postgres: %v", err)
 	}
 	defer conn.Close(ctx)
-	create := `CREATE DATABASE ` + pgx.Identifier{name}.Sanitize() + ` TEMPLATE ` + pgx.Identifier{template}.Sanitize()
+	from := template
+	if !migrated {
+		from = "template0"
+	}
+	create := `CREATE DATABASE ` + pgx.Identifier{name}.Sanitize() + ` TEMPLATE ` + pgx.Identifier{from}.Sanitize()
 	for attempt := 0; ; attempt++ {
 		_, err = conn.Exec(ctx, create)
 		var pe *pgconn.PgError

@@ -303,6 +303,20 @@ func unprivilegedUser() (*syscall.Credential, error) {
 	return nil, errors.New("running as root, but neither a postgres nor a nobody user exists to run PostgreSQL: create one, run natter as an ordinary user, or give natter a database URL")
 }
 
+// Program returns the path of a PostgreSQL program (pg_dump, pg_restore) of the installation
+// whose server binaries Open uses, so that a private cluster is dumped by its own version.
+func Program(name string) (string, error) {
+	bin, err := findBinaries("/usr/lib/postgresql")
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(bin, name)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%s not found beside the PostgreSQL server binaries in %s: install the PostgreSQL client package", name, bin)
+	}
+	return p, nil
+}
+
 // findBinaries prefers PATH, then the newest <root>/<version>/bin (Debian's layout).
 func findBinaries(root string) (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil {

@@ -10,6 +10,7 @@ import './views/moderation/index.js';
 import './views/preview.js';
 import './views/marks.js';
 import './views/unread.js';
+import './views/export.js';
 // @ and : completion (lazy/complete.js) is loaded by the first @ or : typed in a composer.
 document.addEventListener('input', function first(e) {
   if (!e.target.classList || !e.target.classList.contains('compose-box') || !/[@:]/.test(e.target.value)) return;
