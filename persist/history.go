@@ -79,8 +79,8 @@ func (tx *Tx) historyRecord(ctx context.Context, h History, kind, sourceID, targ
 
 // historyKnown is HistoryLookup for the start of a write: it also checks the source id.
 func (tx *Tx) historyKnown(ctx context.Context, h History, kind, sourceID string) (string, bool, error) {
-	if sourceID == "" || len(sourceID) > 512 || !utf8.ValidString(sourceID) {
-		return "", false, Invalid("%s source id must be 1 to 512 bytes of text", kind)
+	if err := historySourceID(kind, sourceID); err != nil {
+		return "", false, err
 	}
 	return tx.HistoryLookup(ctx, h, kind, sourceID)
 }
