@@ -48,6 +48,8 @@ var expectedAccess = map[string]requirement{
 
 	"POST /api/auth/magic/request":          admits("public"),
 	"POST /api/auth/magic/consume":          admits("public"),
+	"GET /api/email/unsubscribe":            admits("public"), // docs/notifications.md: the token is the proof
+	"POST /api/email/unsubscribe":           admits("public"),
 	"POST /api/auth/logout":                 admits("optional"), // "a bot token revokes nothing"
 	"POST /api/auth/password/login":         admits("public"),
 	"POST /api/auth/password/change":        admits("human"), // "bot tokens rejected"
