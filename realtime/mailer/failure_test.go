@@ -105,6 +105,7 @@ func TestOneEmailAcrossReplicasAndRestart(t *testing.T) {
 		return stop
 	}
 	stopSecond := replica("second replica")
+	w.settings(t, w.bob, map[string]any{"email_delay": "15m"}) // room to post everything within one batch
 	dm := w.dm(t, w.ada, w.bob)
 	root := w.inGeneral(t, w.bob, "release notes?")
 	for i := range 3 {
