@@ -120,6 +120,7 @@ func adminCommand() *cli.Command {
 			memberCommand(),
 			eventsCommand(),
 			exportCommand(),
+			importCommand(),
 			botCommand(),
 			passwordCommand(),
 			pushCommand(),
