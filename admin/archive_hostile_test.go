@@ -33,9 +33,9 @@ func writeArchive(t *testing.T, entries [][2]string) string {
 const (
 	hostileManifest  = `{"format": "natter-workspace-export", "version": 1, "workspace_id": "wsp_01m8dhed5mmyqtnk8328tjj2gv"}`
 	hostileWorkspace = `{"id": "wsp_01m8dhed5mmyqtnk8328tjj2gv", "route_id": "TMYQTNK8328TJJ2GV", "name": "Hostile", "slug": "hostile", "created_by": "usr_01m8dhed5mmyqtnk8328tjj2aa", "created_at": "2026-01-02T03:04:05Z", "updated_at": "2026-01-02T03:04:05Z"}`
-	hostileUsers   = `{"id": "usr_01m8dhed5mmyqtnk8328tjj2aa", "kind": "human", "display_name": "Olga Owner", "email": "olga@example.com", "created_at": "2026-01-01T00:00:00Z"}` + "\n"
-	hostileMembers = `{"user_id": "usr_01m8dhed5mmyqtnk8328tjj2aa", "role": "owner", "joined_at": "2026-01-02T03:04:05Z"}` + "\n"
-	hostileChannel = `{"id": "chn_01m8dhed5mmyqtnk8328tjj2cc", "route_id": "C1", "name": "general", "kind": "public", "visibility": "public", "created_at": "2026-01-02T03:04:05Z", "updated_at": "2026-01-02T03:04:05Z", "last_seq": 2}` + "\n"
+	hostileUsers     = `{"id": "usr_01m8dhed5mmyqtnk8328tjj2aa", "kind": "human", "display_name": "Olga Owner", "email": "olga@example.com", "created_at": "2026-01-01T00:00:00Z"}` + "\n"
+	hostileMembers   = `{"user_id": "usr_01m8dhed5mmyqtnk8328tjj2aa", "role": "owner", "joined_at": "2026-01-02T03:04:05Z"}` + "\n"
+	hostileChannel   = `{"id": "chn_01m8dhed5mmyqtnk8328tjj2cc", "route_id": "C1", "name": "general", "kind": "public", "visibility": "public", "created_at": "2026-01-02T03:04:05Z", "updated_at": "2026-01-02T03:04:05Z", "last_seq": 2}` + "\n"
 )
 
 // TestImportRefusesAndSkips: an archive of another format or a newer version is refused before

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -24,8 +25,8 @@ func backupCommand() *cli.Command {
 		Usage: "write a consistent backup to --output: one snapshot of PostgreSQL (pg_dump) and the upload objects its rows " +
 			"name; the NATS streams are rebuilt from PostgreSQL after a restore, so they are not in it",
 		Flags: adminFlags(append(uploadFlags(),
-			&cli.StringFlag{Name: "output", Required: true, Usage: "the backup file to write (a tar archive); it must not exist yet"},
-			&cli.BoolFlag{Name: "skip-uploads", Usage: "leave the upload objects out (when their store is backed up by its own means, " +
+			&cli.StringFlag{Name: "output", EnvVars: []string{"NATTER_OUTPUT"}, Required: true, Usage: "the backup file to write (a tar archive); it must not exist yet"},
+			&cli.BoolFlag{Name: "skip-uploads", EnvVars: []string{"NATTER_SKIP_UPLOADS"}, Usage: "leave the upload objects out (when their store is backed up by its own means, " +
 				"such as a versioned bucket); their rows are always in"})...),
 		Action: func(c *cli.Context) error {
 			m, missing, err := runBackup(c)
@@ -56,7 +57,11 @@ func uploadsSentence(m *backupManifest, missing int) string {
 func runBackup(c *cli.Context) (m *backupManifest, missing int, err error) {
 	ctx := c.Context
 	logger := adminLogger(c)
-	out := c.String("output")
+	// Absolute, since pg_dump runs in another directory.
+	out, err := filepath.Abs(c.String("output"))
+	if err != nil {
+		return nil, 0, fmt.Errorf("--output: %w", err)
+	}
 	if _, err := os.Lstat(out); err == nil {
 		return nil, 0, fmt.Errorf("--output %s exists: a backup never overwrites a file; choose a new name", out)
 	}
@@ -77,7 +82,8 @@ func runBackup(c *cli.Context) (m *backupManifest, missing int, err error) {
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	dump, err := os.CreateTemp("", "natter-dump-*")
+	// Beside --output, where the operator made room for the backup (not a small /tmp).
+	dump, err := os.CreateTemp(filepath.Dir(out), ".natter-dump-*")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -123,9 +129,14 @@ func runBackup(c *cli.Context) (m *backupManifest, missing int, err error) {
 	if err := tmp.Close(); err != nil {
 		return nil, 0, fmt.Errorf("write --output: %w", err)
 	}
-	// Link rather than rename: a file created at --output meanwhile is not replaced.
-	if err := os.Link(tmp.Name(), out); err != nil {
-		return nil, 0, fmt.Errorf("write --output: %w", err)
+	// Link rather than rename: a file created at --output meanwhile is not replaced. A
+	// filesystem without hard links gets the rename.
+	if err := os.Link(tmp.Name(), out); errors.Is(err, fs.ErrExist) {
+		return nil, 0, fmt.Errorf("--output %s exists: a backup never overwrites a file; choose a new name", out)
+	} else if err != nil {
+		if err := os.Rename(tmp.Name(), out); err != nil {
+			return nil, 0, fmt.Errorf("write --output: %w", err)
+		}
 	}
 	_ = os.Remove(tmp.Name())
 	return m, missing, nil
@@ -181,6 +192,9 @@ func dumpSnapshot(ctx context.Context, dbURL, dumpPath string, logger *slog.Logg
 	// The exporting transaction stays open until pg_dump has its snapshot and its data.
 	if err := pgDump.run(pgDump.command(ctx, "--format=custom", "--snapshot="+snapshot, "--file="+dumpPath)); err != nil {
 		return nil, nil, fmt.Errorf("dump the database: %w", err)
+	}
+	if fi, err := os.Stat(dumpPath); err != nil || fi.Size() == 0 {
+		return nil, nil, fmt.Errorf("dump the database: pg_dump wrote nothing to %s", dumpPath)
 	}
 	return m, keys, nil
 }

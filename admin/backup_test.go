@@ -124,6 +124,14 @@ func TestRestoreRefusals(t *testing.T) {
 		require.NoFileExists(t, filepath.Join(uploads, "upload-notakey"))
 	})
 
+	t.Run("BackupLeavesNothingOnFailure", func(t *testing.T) {
+		outDir := t.TempDir()
+		_, err := run(t, "admin", "backup", "--database-url", persisttest.EmptyURL(t), "--output", filepath.Join(outDir, "x.backup"))
+		require.ErrorContains(t, err, "the database holds no natter schema")
+		left, _ := os.ReadDir(outDir)
+		require.Empty(t, left)
+	})
+
 	t.Run("OtherSessions", func(t *testing.T) {
 		target := persisttest.EmptyURL(t)
 		conn, err := pgx.Connect(context.Background(), target)

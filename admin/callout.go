@@ -2,14 +2,12 @@ package admin
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 	"github.com/urfave/cli/v2"
 
-	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/streams"
 )
 
@@ -83,29 +81,20 @@ func readCalloutConfig(c *cli.Context, natsURL string) (calloutConfig, error) {
 	return cc, nil
 }
 
-// start builds the callout and the replay answering it needs; stop closes the system
-// connection. With the callout off everything is nil.
-func (cc calloutConfig) start(ctx context.Context, store *persist.Store, nc *nats.Conn, logger *slog.Logger) (
-	callout *streams.AuthCallout, bots *streams.BotAccess, stop func(), err error) {
+// start connects to the system account when configured and returns the callout's
+// configuration for the system's assembly (nil with the callout off); stop closes the system
+// connection.
+func (cc calloutConfig) start(ctx context.Context) (callout *streams.AuthCalloutConfig, stop func(), err error) {
 	stop = func() {}
 	if cc.issuer == nil {
-		return nil, nil, stop, nil
+		return nil, stop, nil
 	}
 	var system *nats.Conn
 	if cc.systemURL != "" {
 		if system, err = streams.ConnectURL(ctx, cc.systemURL, "natter-system"); err != nil {
-			return nil, nil, stop, err
+			return nil, stop, err
 		}
 		stop = system.Close
 	}
-	callout, err = streams.NewAuthCallout(streams.AuthCalloutConfig{Store: store, NATS: nc, Issuer: cc.issuer,
-		Account: cc.account, XKey: cc.xkey, System: system, TTL: cc.ttl, Logger: logger})
-	if err == nil {
-		bots, err = streams.NewBotAccess(streams.BotAccessConfig{Store: store, NATS: nc, Logger: logger})
-	}
-	if err != nil {
-		stop()
-		return nil, nil, func() {}, err
-	}
-	return callout, bots, stop, nil
+	return &streams.AuthCalloutConfig{Issuer: cc.issuer, Account: cc.account, XKey: cc.xkey, System: system, TTL: cc.ttl}, stop, nil
 }

@@ -24,9 +24,11 @@ func restoreCommand() *cli.Command {
 		Usage: "restore a backup of `natter admin backup` into an empty database (--database-url, or a private one under " +
 			"--data-dir, made if needed) and its upload store; then start natter serve on an empty NATS store",
 		Flags: adminFlags(append(uploadFlags(),
-			&cli.StringFlag{Name: "input", Required: true, Usage: "the backup file"},
+			&cli.StringFlag{Name: "input", EnvVars: []string{"NATTER_INPUT"}, Required: true, Usage: "the backup file"},
+			// No environment variable, like workspace delete's --confirm: a variable left set
+			// would replace the next database too.
 			&cli.BoolFlag{Name: "replace", Usage: "drop everything natter's schema holds in the database first (otherwise a " +
-				"database that is not empty is refused)"})...),
+				"database that is not empty is refused); on the command line only"})...),
 		Action: func(c *cli.Context) error {
 			res, err := runRestore(c)
 			if err != nil {

@@ -23,10 +23,10 @@ import (
 	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
-	"github.com/natterchat/natter/realtime/delivery"
 	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/streams"
+	"github.com/natterchat/natter/system"
 )
 
 func serveCommand() *cli.Command {
@@ -96,7 +96,7 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "debug, info, warn or error: the least severe level logged"},
 		&cli.IntFlag{Name: "max-sockets-per-user", EnvVars: []string{"NATTER_MAX_SOCKETS_PER_USER"}, Value: 64,
 			Usage: "open realtime sockets one person, or one bot token, may hold on this server; more are refused with 429 before the upgrade"},
-	}, append(append(signInFlags(), uploadFlags()...), calloutFlags()...)...)
+	}, append(append(append(signInFlags(), uploadFlags()...), calloutFlags()...), emailFlags()...)...)
 }
 
 // serverConfig is the validated configuration of serve and dev.
@@ -190,6 +190,10 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	if cfg.callout, err = readCalloutConfig(c, cfg.natsURL); err != nil {
 		return cfg, err
 	}
+	mail, err := readEmailConfig(c, true)
+	if err != nil {
+		return cfg, err
+	}
 	if c.String("upload-s3-endpoint") != "" {
 		// Checked here, before anything touches the data dir; building the client has no side effect.
 		if _, err := openUploads(c); err != nil {
@@ -198,6 +202,7 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	}
 	cfg.server = server.Config{
 		PublicURL:    c.String("public-url"),
+		Mail:         mail,
 		DevBootstrap: c.Bool("dev-bootstrap"),
 		DevAuth:      c.Bool("dev-auth"),
 		// The impersonation header is a development shortcut like magic links by API.
@@ -330,31 +335,13 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		return err
 	}
 	defer releaseClaim()
-	relayCfg := streams.RelayConfig{Store: db.Store, NATS: nc, Logger: logger, Replicas: cfg.streamReplicas,
-		RetireAfter: cfg.streamIdle}
-	if emb != nil {
-		relayCfg.RecoverStore = emb.RecoverStore
-	}
-	relay, err := streams.NewRelay(relayCfg)
-	if err != nil {
-		return err
-	}
-	hub, err := realtime.New(realtime.Config{Store: db.Store, NATS: nc, Logger: logger, MaxSocketsPerUser: cfg.socketsPerUser})
-	if err != nil {
-		return err
-	}
 	// Bot runtimes on the embedded server's listener, or on the external cluster through its
 	// auth callout.
-	callout, bots, stopCallout, err := cfg.callout.start(ctx, db.Store, nc, logger)
+	callout, stopCallout, err := cfg.callout.start(ctx)
 	if err != nil {
 		return err
 	}
 	defer stopCallout()
-	if emb != nil {
-		if bots, err = streams.NewBotAccess(streams.BotAccessConfig{Store: db.Store, Server: emb, NATS: nc, Logger: logger}); err != nil {
-			return err
-		}
-	}
 
 	// Objects whose deletion failed after an earlier workspace deletion are retried now.
 	if res, err := server.DeleteQueuedUploads(ctx, db.Store, blobs); err != nil {
@@ -371,34 +358,24 @@ func runServer(c *cli.Context, dev bool) (err error) {
 		logger.Info("dev bootstrap", "created", b.Created, "owner_user_id", b.Owner.ID, "workspace_id", b.Workspace.ID)
 	}
 
-	callbacks, err := outbound.NewCallbackClient(outbound.CallbackConfig{AllowAddr: callbackPolicy(c.Bool("callback-allow-loopback"))})
-	if err != nil {
-		return err
-	}
-	deliverer, err := delivery.New(delivery.Config{Store: db.Store, NATS: nc, Callbacks: callbacks, Logger: logger})
-	if err != nil {
-		return err
-	}
-
-	push, sweeper, err := startWebPush(ctx, cfg.server, cfg.pushoverToken, db.Store, nc, logger)
-	if err != nil {
-		return err
-	}
-
-	cfg.server.Store = db.Store
-	cfg.server.Callbacks = callbacks
-	cfg.server.Logger = logger
-	cfg.server.Realtime = hub
 	cfg.server.Uploads = blobs
-	cfg.server.Collectors = append(append(hub.Collectors(), relay.Collectors()...), processCollectors(db.Store, nc)...)
-	cfg.server.ReadyChecks = map[string]func(context.Context) error{"relay": relay.Health}
-	if push != nil {
-		cfg.server.Collectors = append(cfg.server.Collectors, push.Collectors()...)
+	cfg.server.Collectors = processCollectors(db.Store, nc)
+	sysCfg := system.Config{Store: db.Store, NATS: nc, Embedded: emb, Logger: logger, Server: cfg.server,
+		Relay:     streams.RelayConfig{Replicas: cfg.streamReplicas, RetireAfter: cfg.streamIdle},
+		Realtime:  realtime.Config{MaxSocketsPerUser: cfg.socketsPerUser},
+		Callbacks: outbound.CallbackConfig{AllowAddr: callbackPolicy(c.Bool("callback-allow-loopback"))},
+		Callout:   callout}
+	if !cfg.server.DisableWebPush {
+		sysCfg.Push = &push.Config{Subscriber: pushSubscriber(cfg.server.PublicURL), PushoverToken: cfg.pushoverToken}
 	}
-	srv, err := server.New(cfg.server)
+	sys, err := system.New(ctx, sysCfg)
 	if err != nil {
-		return usageErrorf("invalid configuration: %w", err)
+		if ce := (*system.ServerConfigError)(nil); errors.As(err, &ce) {
+			return usageErrorf("invalid configuration: %w", ce.Err)
+		}
+		return err
 	}
+	srv := sys.Server
 	logger.Info("sign-in methods", "enabled", signInMethods(cfg.server, srv.AuthMethods()))
 	logger.Info("natter started", startupFacts(c, cfg, ln, metricsLn)...)
 	fmt.Fprintf(c.App.Writer, "natter listening on http://%s\n", ln.Addr())
@@ -419,22 +396,9 @@ func runServer(c *cli.Context, dev bool) (err error) {
 			}
 		}
 	})
-	g.Go(func() error { return srv.Serve(gctx, ln) })
+	g.Go(func() error { return sys.Run(gctx, ln) })
 	if metricsLn != nil {
 		g.Go(func() error { return metricsLn.Run(gctx) })
-	}
-	g.Go(func() error { return relay.Run(gctx) })
-	g.Go(func() error { return hub.Run(gctx) })
-	g.Go(func() error { return deliverer.Run(gctx) })
-	if bots != nil {
-		g.Go(func() error { return bots.Run(gctx) })
-	}
-	if callout != nil {
-		g.Go(func() error { return callout.Run(gctx) })
-	}
-	if push != nil {
-		g.Go(func() error { return push.Run(gctx) })
-		g.Go(func() error { return sweeper.Run(gctx) })
 	}
 	err = g.Wait()
 	logger.Info("natter stopped")
@@ -449,33 +413,17 @@ func callbackPolicy(loopback bool) func(netip.Addr) bool {
 	return outbound.PublicOrLoopback
 }
 
-// startWebPush gives the server its push key pair on first start and builds the deliverer and
-// the dead-device sweep; both are nil when web push is turned off.
-func startWebPush(ctx context.Context, cfg server.Config, pushoverToken string, store *persist.Store, nc *nats.Conn, logger *slog.Logger) (*push.Deliverer, *push.Sweeper, error) {
-	if cfg.DisableWebPush {
-		return nil, nil, nil
+// pushSubscriber is the contact push services are given: the public URL when it is https, else
+// none.
+func pushSubscriber(publicURL string) string {
+	if publicURL == "" {
+		return ""
 	}
-	key, err := push.EnsureKey(ctx, store)
-	if err != nil {
-		return nil, nil, fmt.Errorf("web push key: %w", err)
+	subscriber, _ := server.ParsePublicURL(publicURL)
+	if !strings.HasPrefix(subscriber, "https:") {
+		return ""
 	}
-	logger.Info("web push enabled", "key_fingerprint", key.Fingerprint)
-	subscriber := ""
-	if cfg.PublicURL != "" {
-		subscriber, _ = server.ParsePublicURL(cfg.PublicURL)
-		if !strings.HasPrefix(subscriber, "https:") {
-			subscriber = ""
-		}
-	}
-	if pushoverToken != "" {
-		logger.Info("pushover enabled")
-	}
-	pusher, err := push.New(push.Config{Store: store, NATS: nc, Logger: logger, Subscriber: subscriber, PushoverToken: pushoverToken})
-	if err != nil {
-		return nil, nil, err
-	}
-	sweeper, err := push.NewSweeper(push.SweeperConfig{Store: store, Logger: logger})
-	return pusher, sweeper, err
+	return subscriber
 }
 
 // startNATS connects to --nats-url, or starts the embedded server under the data dir (then

@@ -57,3 +57,38 @@ func TestApplyRefusesANewerSchema(t *testing.T) {
 	require.Regexp(t, `its latest is \d{4}_[a-z_]+\.sql`, err.Error())
 	require.Empty(t, applied)
 }
+
+// TestReadIndexes: the indexes of migration 0025 exist with the expressions persist's queries
+// use (the test cluster has pg_trgm, as Debian's postgresql package does), and the ones they
+// replaced are gone.
+func TestReadIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, persisttest.URL(t))
+	require.NoError(t, err)
+	defer pool.Close()
+	defs := map[string]string{}
+	rows, err := pool.Query(ctx, `SELECT indexname, indexdef FROM pg_indexes WHERE tablename IN ('messages', 'users')`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var name, def string
+		require.NoError(t, rows.Scan(&name, &def))
+		defs[name] = def
+	}
+	require.NoError(t, rows.Err())
+	for name, want := range map[string]string{
+		"users_display_name_trgm_idx": "USING gin (lower(display_name) ",
+		"users_handle_trgm_idx":       "USING gin (COALESCE(handle, ''::text) ",
+		"messages_created_brin_idx":   "USING brin (created_at)",
+		"messages_author_channel_idx": "USING btree (author_id, channel_id, channel_seq)",
+		"messages_author_dm_idx":      "USING btree (author_id, dm_id, channel_seq)",
+	} {
+		require.Contains(t, defs[name], want, name)
+	}
+	for _, name := range []string{"users_display_name_trgm_idx", "users_handle_trgm_idx"} {
+		require.Contains(t, defs[name], "gin_trgm_ops)", name)
+	}
+	for _, gone := range []string{"messages_channel_author_idx", "messages_dm_author_idx"} {
+		require.NotContains(t, defs, gone)
+	}
+}

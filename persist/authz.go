@@ -44,7 +44,7 @@ func (tx *Tx) ChannelForRead(ctx context.Context, actor Actor, channelID string)
 }
 
 // channelSelect reads one channel by id, the first statement of its guards.
-const channelSelect = `SELECT ` + channelColumns + ` FROM channels WHERE id = $1`
+var channelSelect = `SELECT ` + channelColumns + ` FROM channels WHERE id = $1`
 
 // channelFor is ChannelForRead, locking the actor's membership when the caller will write.
 func (tx *Tx) channelFor(ctx context.Context, actor Actor, channelID string, write bool) (Channel, Member, error) {

@@ -26,6 +26,14 @@ func channelHidden(channelID, userID string) string {
 		AND NOT EXISTS (SELECT 1 FROM channel_members hm WHERE hm.channel_id = hc.id AND hm.user_id = ` + userID + `))`
 }
 
+// channelReadable is channelHidden's rule, negated, for a channel whose row is already in the
+// query (alias c): no second look-up of the channel, so a listing of a workspace's channels reads
+// no other workspace's rows.
+func channelReadable(c, userID string) string {
+	return `(` + c + `.visibility <> 'private' OR EXISTS (SELECT 1 FROM channel_members hm WHERE hm.channel_id = ` + c + `.id
+		AND hm.user_id = ` + userID + `))`
+}
+
 // channelsHidden is channelHidden as a set, for a query that tests many rows of one workspace
 // against it (search): the private channels of workspace workspaceID (an expression) that user
 // userID is not in, read once per statement rather than once per row.

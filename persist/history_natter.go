@@ -307,15 +307,20 @@ func (tx *Tx) HistoryUploadDetails(ctx context.Context, h History, uploadID, non
 }
 
 // HistoryReceipt sets how far userID has read a channel or conversation of the workspace, as
-// the source had it (capped at the place's last sequence). Codes: not_found (place).
+// the source had it. Codes: not_found (place, user).
 func (tx *Tx) HistoryReceipt(ctx context.Context, h History, place Place, userID string, seq int64, at time.Time) error {
-	if err := tx.historyPlaceCheck(ctx, h, place); err != nil {
-		return err
+	table := "channels"
+	if place.DMID != "" {
+		table = "dms"
 	}
-	_, err := tx.exec(ctx, `INSERT INTO read_receipts AS r (scope_id, user_id, workspace_id, last_read_seq, last_read_at)
-		SELECT $1, u.id, $2, $4, $5 FROM users u WHERE u.id = $3
+	tag, err := tx.exec(ctx, `INSERT INTO read_receipts AS r (scope_id, user_id, workspace_id, last_read_seq, last_read_at)
+		SELECT $1, u.id, $2, $4, $5 FROM users u
+		WHERE u.id = $3 AND EXISTS (SELECT 1 FROM `+table+` p WHERE p.workspace_id = $2 AND p.id = $1)
 		ON CONFLICT (scope_id, user_id) DO UPDATE SET last_read_seq = EXCLUDED.last_read_seq, last_read_at = EXCLUDED.last_read_at`,
 		place.ID(), h.WorkspaceID, userID, seq, at)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = NotFound("place or user")
+	}
 	return err
 }
 

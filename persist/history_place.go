@@ -96,6 +96,14 @@ func (tx *Tx) HistoryChannel(ctx context.Context, h History, p HistoryChannelPar
 	return Imported{ID: c.ID, Created: true}, err
 }
 
+// HistoryChannelGet reads a channel of the import's workspace, whatever its visibility, as an
+// import sees it (the name it was given, its members aside). Codes: not_found.
+func (tx *Tx) HistoryChannelGet(ctx context.Context, h History, channelID string) (Channel, error) {
+	c, err := scanChannel(tx.queryRow(ctx, `SELECT `+channelColumns+` FROM channels WHERE workspace_id = $1 AND id = $2`,
+		h.WorkspaceID, channelID))
+	return c, notFoundAs(err, "channel")
+}
+
 // historyFreeChannelName returns name-2 … name-99, the first free one in the workspace.
 // Codes: conflict (all taken).
 func (tx *Tx) historyFreeChannelName(ctx context.Context, workspaceID, name string) (string, error) {
@@ -103,27 +111,9 @@ func (tx *Tx) historyFreeChannelName(ctx context.Context, workspaceID, name stri
 	for i := 2; i < 100; i++ {
 		candidates = append(candidates, name+"-"+strconv.Itoa(i))
 	}
-	rows, err := tx.query(ctx, `SELECT name FROM channels WHERE workspace_id = $1 AND name = ANY($2)`, workspaceID, candidates)
-	if err != nil {
-		return "", err
-	}
-	taken := map[string]bool{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return "", err
-		}
-		taken[n] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return "", err
-	}
-	for _, c := range candidates {
-		if !taken[c] {
-			return c, nil
-		}
+	free, err := tx.historyFirstFree(ctx, candidates, `SELECT name FROM channels WHERE name = ANY($1) AND workspace_id = $2`, workspaceID)
+	if err != nil || free != "" {
+		return free, err
 	}
 	return "", Conflict("the channel name %s and its numbered variants are all taken", name)
 }

@@ -67,11 +67,8 @@ var (
 // The subqueries need no workspace filter of their own: a conversation's messages share its
 // workspace, and the outer query keeps only the workspace's conversations.
 func (tx *Tx) readStates(ctx context.Context, s readScope, userID, workspaceID string, ids []string) (map[string]ReadState, error) {
-	rows, err := tx.query(ctx, `SELECT c.id, c.last_seq, coalesce(r.last_read_seq, 0), c.last_seq - coalesce(r.last_read_seq, 0)
-			- (SELECT count(*) FROM messages m WHERE m.`+s.column+` = c.id AND m.channel_seq > coalesce(r.last_read_seq, 0)
-				AND m.deleted_at IS NOT NULL)
-			- (SELECT count(*) FROM messages m WHERE m.`+s.column+` = c.id AND m.author_id = $2
-				AND m.channel_seq > coalesce(r.last_read_seq, 0) AND m.deleted_at IS NULL)
+	rows, err := tx.query(ctx, `SELECT c.id, c.last_seq, coalesce(r.last_read_seq, 0),
+			`+unreadCount(s, "c", "coalesce(r.last_read_seq, 0)", "$2")+`
 		FROM `+s.table+` c LEFT JOIN read_receipts r ON r.scope_id = c.id AND r.user_id = $2
 		WHERE c.workspace_id = $1 AND c.id = ANY($3)`, workspaceID, userID, ids)
 	if err != nil {
@@ -88,4 +85,15 @@ func (tx *Tx) readStates(ctx context.Context, s readScope, userID, workspaceID s
 		out[id] = st
 	}
 	return out, rows.Err()
+}
+
+// unreadCount is the SQL of a conversation's unread count (see readStates): place is the alias
+// of its row (channels or dms, with last_seq), mark the reader's mark and userID the reader, as
+// SQL expressions. A conversation read to its end costs no probe at all.
+func unreadCount(s readScope, place, mark, userID string) string {
+	return `CASE WHEN ` + place + `.last_seq <= ` + mark + ` THEN 0 ELSE ` + place + `.last_seq - ` + mark + `
+		- (SELECT count(*) FROM messages m WHERE m.` + s.column + ` = ` + place + `.id AND m.channel_seq > ` + mark + `
+			AND m.deleted_at IS NOT NULL)
+		- (SELECT count(*) FROM messages m WHERE m.` + s.column + ` = ` + place + `.id AND m.author_id = ` + userID + `
+			AND m.channel_seq > ` + mark + ` AND m.deleted_at IS NULL) END`
 }

@@ -142,15 +142,24 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 			top = after.At
 		}
 	}
+	// A small workspace is walked newest first in one statement, spans aside: the full-text
+	// index holds every workspace's messages, so reading it for a word common elsewhere would
+	// cost the other workspaces' matches, where the walk costs at most the workspace's own rows.
+	small, err := tx.searchSmallWorkspace(ctx, p.WorkspaceID)
+	if err != nil {
+		return SearchPage{}, err
+	}
+	spans := searchSpans
+	if small {
+		spans = []time.Duration{0}
+	}
 	var found searchFound
-	for _, span := range searchSpans {
-		since, walk := time.Time{}, false
+	for _, span := range spans {
+		var since time.Time
 		if span > 0 {
 			since = top.Add(-span)
-		} else if walk, err = tx.searchSmallWorkspace(ctx, p.WorkspaceID); err != nil {
-			break
 		}
-		if found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, since, walk); err != nil || found.candidates >= need {
+		if found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, since, small); err != nil || found.candidates >= need {
 			break
 		}
 	}

@@ -129,6 +129,11 @@ func TestMemberDirectory(t *testing.T) {
 			require.ElementsMatch(t, tc.want, memberIDs(p), "q=%q", tc.q)
 			require.Equal(t, len(tc.want), *p.TotalCount, "q=%q", tc.q)
 		}
+		// "@" is an empty handle to match: every member, as with no q at all.
+		all := e.members(t, e.owner.Token, nil)
+		at := e.members(t, e.owner.Token, url.Values{"q": {"@"}})
+		require.ElementsMatch(t, memberIDs(all), memberIDs(at))
+		require.Equal(t, *all.TotalCount, *at.TotalCount)
 	})
 
 	t.Run("RoleFilter", func(t *testing.T) {

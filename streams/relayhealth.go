@@ -27,6 +27,9 @@ type relayHealth struct {
 	recoverWait time.Duration
 	// dbLostAt is when the relay last found the database unreachable; zero while it answers.
 	dbLostAt time.Time
+	// replaceAt is, on an external cluster, the back-off of each failing workspace's stream
+	// replacement (see replaceRefusingStream).
+	replaceAt map[string]backoff
 
 	stalledGauge prometheus.Gauge
 	backlog      prometheus.Gauge
@@ -39,14 +42,20 @@ const (
 	recoverWaitMax = 30 * time.Second
 )
 
+// backoff is when the next attempt may run, and the wait after it.
+type backoff struct {
+	at   time.Time
+	wait time.Duration
+}
+
 func newRelayHealth() relayHealth {
-	return relayHealth{failing: map[string]time.Time{}, recoverWait: recoverWaitMin,
+	return relayHealth{failing: map[string]time.Time{}, replaceAt: map[string]backoff{}, recoverWait: recoverWaitMin,
 		stalledGauge: prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_relay_stalled_workspaces",
 			Help: "Workspaces of this relay whose committed events have failed to reach their stream for longer than the stall limit (10s)."}),
 		backlog: prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_relay_backlog_events",
 			Help: "Events committed in Postgres and not yet in their stream, over the workspaces this relay owns (read at each poll)."}),
 		recoveries: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_store_recoveries_total",
-			Help: "Times the relay restarted the embedded JetStream from its files after its store stopped taking writes."}),
+			Help: "Times the relay recovered from a NATS store that stopped taking writes: the embedded JetStream restarted from its files, or (on an external cluster) a stream that refused every write replaced and rebuilt from the log."}),
 	}
 }
 
@@ -61,6 +70,7 @@ func (r *Relay) Health(context.Context) error {
 
 // passDone records a workspace's successful pass.
 func (r *Relay) passDone(workspaceID string) {
+	delete(r.health.replaceAt, workspaceID)
 	if _, ok := r.health.failing[workspaceID]; ok {
 		delete(r.health.failing, workspaceID)
 		if len(r.health.failing) == 0 {
@@ -75,7 +85,14 @@ func (r *Relay) passFailed(ctx context.Context, workspaceID string, err error) {
 	if _, ok := r.health.failing[workspaceID]; !ok {
 		r.health.failing[workspaceID] = time.Now()
 	}
-	if r.cfg.RecoverStore == nil || !errors.Is(err, jetstream.ErrAsyncPublishTimeout) || time.Now().Before(r.health.recoverAt) {
+	if !errors.Is(err, jetstream.ErrAsyncPublishTimeout) {
+		return
+	}
+	if r.cfg.RecoverStore == nil {
+		r.replaceRefusingStream(ctx, workspaceID)
+		return
+	}
+	if time.Now().Before(r.health.recoverAt) {
 		return
 	}
 	h := &r.health
@@ -92,6 +109,41 @@ func (r *Relay) passFailed(ctx context.Context, workspaceID string, err error) {
 	clear(r.streams) // every stream is verified again against what its files held
 	r.handoff.reset()
 	r.logger.Warn("publishing stopped answering: JetStream restarted from its files; relaying resumes from what each stream holds")
+}
+
+// replaceRefusingStream deals with a stream of an external cluster that answers but has left
+// every publish unanswered for the stall limit. A NATS server whose disk filled keeps a write
+// error on the stream's files until it restarts, or shuts its JetStream down, and natter cannot
+// restart it; deleting the stream drops those files, and the next pass rebuilds the stream from
+// the log (with the same sequences) on whichever server the cluster places it once writes work
+// again. While they do not, the rebuilt stream refuses again and is replaced again, with
+// back-off from 1s to 30s. The stream is a cache of the log: nothing is lost, and followers
+// start again from their cursors. A stream that does not answer at all (no leader: an election,
+// nodes down) is left alone: it comes back by itself.
+func (r *Relay) replaceRefusingStream(ctx context.Context, workspaceID string) {
+	h := &r.health
+	now := time.Now()
+	b := h.replaceAt[workspaceID]
+	if now.Sub(h.failing[workspaceID]) < r.cfg.StallAfter || now.Before(b.at) {
+		return
+	}
+	b.wait = min(max(2*b.wait, recoverWaitMin), recoverWaitMax)
+	b.at = now.Add(b.wait)
+	h.replaceAt[workspaceID] = b
+	name := StreamName(workspaceID)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := r.js.Stream(ctx, name); err != nil {
+		return
+	}
+	if err := r.js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		r.logger.Warn("a stream refuses every write and cannot be replaced yet", "workspace_id", workspaceID,
+			"error", err, "next_attempt_ms", b.wait.Milliseconds())
+		return
+	}
+	h.recoveries.Inc()
+	r.logger.Warn("a stream answered but refused every write (a NATS server's store is full or failing): "+
+		"deleted, to be rebuilt from the log", "workspace_id", workspaceID, "stream", name)
 }
 
 // checkHealth updates the stall gauge and readiness, logging each change once.

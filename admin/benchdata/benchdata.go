@@ -13,7 +13,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -43,81 +42,37 @@ type Config struct {
 	PostFor time.Duration
 	Seed    uint64
 	Out     io.Writer
+	// Reuse times the reads again on the workspaces the last run seeded in this database
+	// (with its --people and --posters) instead of seeding new ones: the history of a million
+	// messages is written once and measured under each build. The first posting run goes to
+	// that run's posting workspace, which holds its posts by now.
+	Reuse bool
 }
 
 // Run seeds, times and prints.
 func Run(ctx context.Context, cfg Config) error {
 	out := cfg.Out
 	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	tag := "b" + strings.ToLower(strconv36(time.Now().Unix()))
-	start := time.Now()
-	p, err := seedPeople(ctx, cfg.Store, cfg.People, tag)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "data: %d people in %s\n", cfg.People, time.Since(start).Round(time.Millisecond))
-	tokens := map[string]string{}
-	var posterTokens []string
-	if err := cfg.Store.WithTx(ctx, func(tx *persist.Tx) error {
-		for i, u := range p.users[:3+cfg.Posters] {
-			_, raw, err := tx.SessionCreate(ctx, u.ID, "bench")
-			if err != nil {
-				return err
-			}
-			tokens[u.ID] = raw
-			if i >= 3 {
-				posterTokens = append(posterTokens, raw)
-			}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("sessions: %w", err)
-	}
-	start = time.Now()
-	small, err := seedWorkspace(ctx, cfg.Store, p, tag+"-small", cfg.Channels, cfg.Seed)
-	if err != nil {
-		return err
-	}
-	large, err := seedWorkspace(ctx, cfg.Store, p, tag+"-large", cfg.Channels, cfg.Seed+1)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "data: two workspaces of %d members, %d channels, %d direct conversations each in %s\n",
-		cfg.People, cfg.Channels, len(large.dms), time.Since(start).Round(time.Millisecond))
-
-	// The first posting run goes to a workspace of its own, before any history is written.
-	empty, err := seedWorkspace(ctx, cfg.Store, p, tag+"-posting", 1, cfg.Seed)
-	if err != nil {
-		return err
-	}
-	postEmpty, err := postRun(ctx, client, cfg.Base, empty.channels[0].ID, posterTokens, cfg.PostFor)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "data: posting into an empty database: %s\n", postEmpty)
-
-	conn, err := pgx.Connect(ctx, cfg.DatabaseURL)
-	if err != nil {
+	var (
+		sd   seeded
+		conn *pgx.Conn
+		err  error
+	)
+	if conn, err = pgx.Connect(ctx, cfg.DatabaseURL); err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	for i, s := range []struct {
-		w *world
-		n int
-	}{{small, cfg.BaselineMessages}, {large, cfg.Messages}} {
-		start := time.Now()
-		if err := s.w.seedHistory(ctx, conn, p, s.n, cfg.Seed+uint64(i)); err != nil {
-			return err
+	if cfg.Reuse {
+		if sd, err = reuse(ctx, cfg, conn); err == nil {
+			err = sd.postReused(ctx, cfg, client)
 		}
-		d := time.Since(start)
-		fmt.Fprintf(out, "data: %d messages into %s in %s (%.0f/s)\n", s.n, s.w.ws.Slug, d.Round(time.Second), float64(s.n)/d.Seconds())
-		if err := s.w.findBusiest(ctx, cfg.Store, p); err != nil {
-			return err
-		}
-		if err := s.w.readEverything(ctx, cfg.Store, p); err != nil {
-			return fmt.Errorf("read marks: %w", err)
-		}
+	} else {
+		sd, err = seed(ctx, cfg, client, conn)
 	}
+	if err != nil {
+		return err
+	}
+	p, small, large, tokens := sd.p, sd.small, sd.large, sd.tokens
 	// A year of history would have been vacuumed and analysed by autovacuum many times over.
 	if _, err := conn.Exec(ctx, `VACUUM (ANALYZE) messages, reactions, reaction_counts, thread_states, read_receipts, events, channels, dms, dm_members, workspace_members, users`); err != nil {
 		return fmt.Errorf("vacuum: %w", err)
@@ -153,12 +108,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	postFull, err := postRun(ctx, client, cfg.Base, large.channels[0].ID, posterTokens, cfg.PostFor)
+	postFull, err := postRun(ctx, client, cfg.Base, large.busiest.ID, sd.posterTokens, cfg.PostFor)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "data: posting into the busiest channel (%d messages) of the large workspace: %s (the empty run's posts/s are %.2f× these)\n",
-		large.busiest.LastSeq, postFull, postEmpty.rate/postFull.rate)
+	fmt.Fprintf(out, "data: posting into the busiest channel (%d messages) of the large workspace: %s (the first run's posts/s, into %s, are %.2f× these)\n",
+		large.busiest.LastSeq, postFull, sd.emptyLabel, sd.postEmpty.rate/postFull.rate)
 	return nil
 }
 

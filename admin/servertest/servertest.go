@@ -1,5 +1,6 @@
-// Package servertest runs the real router on an httptest server over a fresh database and a
-// real embedded NATS, with helpers to act as a given user. Only _test.go files import it.
+// Package servertest runs the system natter serve runs (system.New: the router, the relay, the
+// hub, bot access, the consumers) on a loopback listener over a fresh database and a real
+// embedded NATS, with helpers to act as a given user. Only _test.go files import it.
 package servertest
 
 import (
@@ -10,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
@@ -31,6 +30,7 @@ import (
 	"github.com/natterchat/natter/server/blob"
 	"github.com/natterchat/natter/streams"
 	"github.com/natterchat/natter/streams/streamstest"
+	"github.com/natterchat/natter/system"
 )
 
 // Harness is one test's running API.
@@ -44,6 +44,8 @@ type Harness struct {
 	Relay *streams.Relay
 	// Push is the web push deliverer, running when the harness was built WithWebPush.
 	Push *push.Deliverer
+	// System is the whole assembly the fields above belong to, as natter serve runs it.
+	System *system.System
 	// Uploads is the upload store, a directory of the test's.
 	Uploads *blob.Disk
 	// URL is the base URL of the API, on 127.0.0.1: requests from the test are local.
@@ -117,104 +119,68 @@ func New(t testing.TB, opts ...Option) *Harness {
 	emb, nc := streamstest.Embedded(t)
 	wired := func(c *persist.Config) { *c = streams.StoreConfig(nc, *c) }
 	store := persisttest.NewStore(t, append([]persisttest.Option{wired}, o.storeOpts...)...)
-	logger := slog.New(slog.DiscardHandler)
-	relayCfg := streams.RelayConfig{Store: store, NATS: nc, Logger: logger, PollInterval: 100 * time.Millisecond}
-	if o.relay != nil {
-		o.relay(&relayCfg)
-	}
-	relay, err := streams.NewRelay(relayCfg)
-	if err != nil {
-		t.Fatalf("relay: %v", err)
-	}
-	rcfg := realtime.Config{Store: store, NATS: nc, Logger: logger, Workers: 4, SweepInterval: 50 * time.Millisecond}
-	if o.realtime != nil {
-		o.realtime(&rcfg)
-	}
-	hub, err := realtime.New(rcfg)
-	if err != nil {
-		t.Fatalf("realtime: %v", err)
-	}
-	bcfg := streams.BotAccessConfig{Store: store, Server: emb, NATS: nc, Logger: logger}
-	if o.bots != nil {
-		o.bots(&bcfg)
-	}
-	bots, err := streams.NewBotAccess(bcfg)
-	if err != nil {
-		t.Fatalf("bot access: %v", err)
-	}
-	if o.allowAddr == nil {
-		o.allowAddr = outbound.PublicOrLoopback
-	}
-	callbacks, err := outbound.NewCallbackClient(outbound.CallbackConfig{AllowAddr: o.allowAddr, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("callbacks: %v", err)
-	}
-	attempts := make(chan persist.EventDeliveryAttempt, 1024)
-	deliverer, err := delivery.New(delivery.Config{Store: store, NATS: nc, Callbacks: callbacks, Logger: logger,
-		SyncInterval: 50 * time.Millisecond, OnAttempt: func(a persist.EventDeliveryAttempt) {
-			select {
-			case attempts <- a:
-			default:
-			}
-		}})
-	if err != nil {
-		t.Fatalf("delivery: %v", err)
-	}
-	var pusher *push.Deliverer
-	if o.push != nil {
-		if _, err := push.EnsureKey(context.Background(), store); err != nil {
-			t.Fatalf("push key: %v", err)
-		}
-		pcfg := push.Config{Store: store, NATS: nc, Logger: logger, Policy: outbound.PublicOrLoopback,
-			DiscoverInterval: 50 * time.Millisecond}
-		o.push(&pcfg)
-		if pusher, err = push.New(pcfg); err != nil {
-			t.Fatalf("push: %v", err)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var g errgroup.Group
-	g.Go(func() error { return deliverer.Run(ctx) })
-	if pusher != nil {
-		g.Go(func() error { return pusher.Run(ctx) })
-	}
-	g.Go(func() error { return relay.Run(ctx) })
-	g.Go(func() error { return hub.Run(ctx) })
-	g.Go(func() error { return bots.Run(ctx) })
-	t.Cleanup(func() {
-		cancel()
-		if err := g.Wait(); err != nil {
-			t.Errorf("relay, hub, bot access or delivery: %v", err)
-		}
-	})
-	select {
-	case <-bots.Ready():
-	case <-time.After(10 * time.Second):
-		t.Fatalf("bot access did not start")
-	}
 	uploads, err := blob.NewDisk(t.TempDir())
 	if err != nil {
 		t.Fatalf("uploads: %v", err)
 	}
-	// Tests act as people through the loopback impersonation header, as `natter dev` allows.
-	cfg := server.Config{Store: store, Logger: logger, Realtime: hub, Uploads: uploads, Callbacks: callbacks,
-		LocalImpersonation: true,
-		Collectors:         append(hub.Collectors(), relay.Collectors()...)}
-	if pusher != nil {
-		cfg.PushPolicy = outbound.PublicOrLoopback
-		cfg.Collectors = append(cfg.Collectors, pusher.Collectors()...)
+	if o.allowAddr == nil {
+		o.allowAddr = outbound.PublicOrLoopback
+	}
+	attempts := make(chan persist.EventDeliveryAttempt, 1024)
+	cfg := system.Config{Store: store, NATS: nc, Embedded: emb, Logger: slog.New(slog.DiscardHandler),
+		// Tests act as people through the loopback impersonation header, as `natter dev` allows.
+		Server:    server.Config{Uploads: uploads, LocalImpersonation: true},
+		Relay:     streams.RelayConfig{PollInterval: 100 * time.Millisecond},
+		Realtime:  realtime.Config{Workers: 4, SweepInterval: 50 * time.Millisecond},
+		Callbacks: outbound.CallbackConfig{AllowAddr: o.allowAddr, Timeout: 10 * time.Second},
+		Delivery: delivery.Config{SyncInterval: 50 * time.Millisecond, OnAttempt: func(a persist.EventDeliveryAttempt) {
+			select {
+			case attempts <- a:
+			default:
+			}
+		}},
+	}
+	if o.push != nil {
+		cfg.Push = &push.Config{Policy: outbound.PublicOrLoopback, DiscoverInterval: 50 * time.Millisecond}
+		o.push(cfg.Push)
+		cfg.Server.PushPolicy = outbound.PublicOrLoopback
+	}
+	if o.relay != nil {
+		o.relay(&cfg.Relay)
+	}
+	if o.realtime != nil {
+		o.realtime(&cfg.Realtime)
+	}
+	if o.bots != nil {
+		o.bots(&cfg.Bots)
 	}
 	if o.config != nil {
-		o.config(&cfg)
+		o.config(&cfg.Server)
 	}
-	srv, err := server.New(cfg)
+	sys, err := system.New(context.Background(), cfg)
 	if err != nil {
-		t.Fatalf("server: %v", err)
+		t.Fatalf("system: %v", err)
 	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	return &Harness{Store: store, Server: srv, NATS: nc, Embed: emb, Hub: hub, Relay: relay, Push: pusher, Uploads: uploads,
-		URL: ts.URL, DeliveryAttempts: attempts, client: &http.Client{
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sys.Run(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the system: %v", err)
+		}
+	})
+	select {
+	case <-sys.Bots.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("bot access did not start")
+	}
+	return &Harness{Store: store, Server: sys.Server, NATS: nc, Embed: emb, Hub: sys.Hub, Relay: sys.Relay, Push: sys.Push,
+		Uploads: uploads, System: sys, URL: "http://" + ln.Addr().String(), DeliveryAttempts: attempts, client: &http.Client{
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}}
 }

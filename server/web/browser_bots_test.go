@@ -24,7 +24,7 @@ import (
 
 	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
-	"github.com/natterchat/natter/realtime/delivery"
+	"github.com/natterchat/natter/system"
 )
 
 // TestBrowserBots drives the bots, agents and integrations views (issue 16). Ana owns the
@@ -33,7 +33,11 @@ import (
 // that token; the integrations send real signed deliveries to a receiver in the test.
 func TestBrowserBots(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	// The system's event-subscription deliverer may call the test's receiver on loopback.
+	e := newSystemEnv(t, func(c *system.Config) {
+		c.Callbacks = outbound.CallbackConfig{AllowAddr: outbound.PublicOrLoopback, Timeout: 10 * time.Second}
+		c.Delivery.SyncInterval = 100 * time.Millisecond
+	})
 	ana := e.person(t, "Ana Lima")
 	ben := e.person(t, "Ben Okafor")
 	ws := e.workspace(t, ana, "Acme")
@@ -42,7 +46,6 @@ func TestBrowserBots(t *testing.T) {
 	general := e.channel(t, ana, wsID, "general")
 	e.channel(t, ana, wsID, "deploys")
 	recv := newReceiver(t)
-	startDeliveries(t, e)
 
 	b := newBrowser(t, e)
 	aTab := b.tab(t, ana)
@@ -88,6 +91,8 @@ func openMenuPanel(t *testing.T, tab context.Context, label, title string) {
 // fill sets a field of the form labelled form in the panel.
 func fill(t *testing.T, tab context.Context, form, name, value string) {
 	t.Helper()
+	// The panel draws its forms after its first request answers.
+	waitFor(t, tab, "the "+name+" field of "+form, fmt.Sprintf(`!!document.querySelector('.panel form[aria-label=%q] [name=%s]')`, form, name))
 	eval[bool](t, tab, fmt.Sprintf(`(i => (i.value = %q, i.dispatchEvent(new Event('input')), true))(document.querySelector('.panel form[aria-label=%q] [name=%s]'))`, value, form, name))
 }
 
@@ -496,23 +501,6 @@ func (r *receiver) wait(t *testing.T, n int) []delivered {
 	}
 	t.Fatalf("the receiver got fewer than %d deliveries", n)
 	return nil
-}
-
-// startDeliveries runs the event-subscription deliverer against the test's server, allowed to
-// call receivers on loopback.
-func startDeliveries(t *testing.T, e *env) {
-	cb, err := outbound.NewCallbackClient(outbound.CallbackConfig{AllowAddr: outbound.PublicOrLoopback, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := delivery.New(delivery.Config{Store: e.store, NATS: e.nc, Callbacks: cb, SyncInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = d.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
 }
 
 // integrations: an app is installed, a slash command registered and its secret rotated, and an

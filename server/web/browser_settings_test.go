@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"image"
 	"image/png"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,6 +28,7 @@ import (
 	"github.com/natterchat/natter/realtime/push/pushtest"
 	"github.com/natterchat/natter/server"
 	"github.com/natterchat/natter/server/passwordhash"
+	"github.com/natterchat/natter/system"
 )
 
 // standInPushService replaces the browser's push service in the page, since headless Chromium
@@ -63,24 +62,14 @@ func standInPushService(endpoint, p256dh, auth string) string {
 func pushEnv(t *testing.T, config ...func(*server.Config)) (*env, *pushtest.Service) {
 	t.Helper()
 	svc := pushtest.New(t)
-	e := newEnv(t, append(config, func(c *server.Config) { c.PushPolicy = outbound.PublicOrLoopback })...)
-	if _, err := push.EnsureKey(context.Background(), e.store); err != nil {
-		t.Fatalf("push key: %v", err)
+	edits := []func(*system.Config){func(c *system.Config) {
+		c.Server.PushPolicy = outbound.PublicOrLoopback
+		c.Push = &push.Config{Policy: outbound.PublicOrLoopback, RootCAs: svc.RootCAs, DiscoverInterval: 50 * time.Millisecond}
+	}}
+	for _, fn := range config {
+		edits = append(edits, func(c *system.Config) { fn(&c.Server) })
 	}
-	d, err := push.New(push.Config{Store: e.store, NATS: e.nc, Logger: slog.New(slog.DiscardHandler), Policy: outbound.PublicOrLoopback,
-		RootCAs: svc.RootCAs, DiscoverInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatalf("push deliverer: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("push deliverer: %v", err)
-		}
-	})
+	e := newSystemEnv(t, edits...)
 	return e, svc
 }
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist/persisttest"
-	"github.com/natterchat/natter/server"
+	"github.com/natterchat/natter/system"
 )
 
 // slashCall is what an integration's callback receives (SPEC §Integrations rule 3).
@@ -53,11 +53,9 @@ func TestBrowserSlashCommand(t *testing.T) {
 		_, _ = io.WriteString(w, `{"text":"Shipping `+c.Text+` now"}`)
 	}))
 	t.Cleanup(receiver.Close)
-	cb, err := outbound.NewCallbackClient(outbound.CallbackConfig{AllowAddr: outbound.PublicOrLoopback, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, func(c *server.Config) { c.Callbacks = cb })
+	e := newSystemEnv(t, func(c *system.Config) {
+		c.Callbacks = outbound.CallbackConfig{AllowAddr: outbound.PublicOrLoopback, Timeout: 10 * time.Second}
+	})
 	ana := e.person(t, "Ana Lima")
 	ws := e.workspace(t, ana, "Acme")
 	wsID := ws.ID

@@ -23,7 +23,6 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/nats-io/nats.go"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
@@ -32,33 +31,45 @@ import (
 	"github.com/natterchat/natter/server/blob"
 	"github.com/natterchat/natter/streams"
 	"github.com/natterchat/natter/streams/streamstest"
+	"github.com/natterchat/natter/system"
 )
 
 // screenshots, when set, is the directory the browser tests write the client's pictures to
 // (docs/client uses them): go test ./server/web -run TestBrowser -args -screenshots=$PWD/docs/client
 var screenshots = flag.String("screenshots", "", "directory to write the client's screenshots to")
 
-// env is a real Natter on a fixed loopback address over a fresh database and embedded NATS.
-// restart stops the API, the realtime hub and the relay, and starts new ones on the same
+// env is a real Natter (system.New, as natter serve runs it) on a fixed loopback address over a
+// fresh database and embedded NATS. restart stops the system and starts a new one on the same
 // address, as a deploy would; the database and NATS stay.
 type env struct {
 	store   *persist.Store
 	nc      *nats.Conn
+	emb     *streams.Embedded
 	uploads blob.Store
 	addr    string
 	URL     string
 	dbURL   string // for seeding long histories in benchmarks
 	version string // the web bundle's version the server reports; "" is the default
 	stop    func()
-	config  []func(*server.Config) // newEnv's options, applied on every start
+	config  []func(*system.Config) // newEnv's options, applied on every start
 }
 
+// newEnv starts a Natter whose server configuration each of config edits.
 func newEnv(t testing.TB, config ...func(*server.Config)) *env {
 	t.Helper()
-	_, nc := streamstest.Embedded(t)
+	edits := make([]func(*system.Config), len(config))
+	for i, fn := range config {
+		edits[i] = func(c *system.Config) { fn(&c.Server) }
+	}
+	return newSystemEnv(t, edits...)
+}
+
+// newSystemEnv starts a Natter whose whole configuration each of config edits.
+func newSystemEnv(t testing.TB, config ...func(*system.Config)) *env {
+	t.Helper()
+	emb, nc := streamstest.Embedded(t)
 	var dbURL string
-	store := persisttest.NewStore(t, persisttest.WithCommitHook(streams.WakeRelay(nc)),
-		persisttest.WithRevocationHook(streams.AnnounceRevocations(nc)), func(c *persist.Config) { dbURL = c.URL })
+	store := persisttest.NewStore(t, func(c *persist.Config) { *c = streams.StoreConfig(nc, *c); dbURL = c.URL })
 	uploads, err := blob.NewDisk(t.TempDir())
 	if err != nil {
 		t.Fatalf("uploads: %v", err)
@@ -67,7 +78,7 @@ func newEnv(t testing.TB, config ...func(*server.Config)) *env {
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
-	e := &env{store: store, nc: nc, uploads: uploads, addr: ln.Addr().String(), dbURL: dbURL, config: config}
+	e := &env{store: store, nc: nc, emb: emb, uploads: uploads, addr: ln.Addr().String(), dbURL: dbURL, config: config}
 	e.URL = "http://" + e.addr
 	e.start(t, ln)
 	t.Cleanup(func() { e.stop() })
@@ -76,33 +87,24 @@ func newEnv(t testing.TB, config ...func(*server.Config)) *env {
 
 func (e *env) start(t testing.TB, ln net.Listener) {
 	t.Helper()
-	logger := slog.New(slog.DiscardHandler)
-	relay, err := streams.NewRelay(streams.RelayConfig{Store: e.store, NATS: e.nc, Logger: logger, PollInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatalf("relay: %v", err)
-	}
-	hub, err := realtime.New(realtime.Config{Store: e.store, NATS: e.nc, Logger: logger, Workers: 2})
-	if err != nil {
-		t.Fatalf("realtime: %v", err)
-	}
-	cfg := server.Config{Store: e.store, Logger: logger, Realtime: hub, Uploads: e.uploads, DevAuth: true,
-		ShutdownTimeout: time.Second, WebVersion: e.version}
+	cfg := system.Config{Store: e.store, NATS: e.nc, Embedded: e.emb, Logger: slog.New(slog.DiscardHandler),
+		Server:   server.Config{Uploads: e.uploads, DevAuth: true, ShutdownTimeout: time.Second, WebVersion: e.version},
+		Relay:    streams.RelayConfig{PollInterval: 100 * time.Millisecond},
+		Realtime: realtime.Config{Workers: 2}}
 	for _, fn := range e.config {
 		fn(&cfg)
 	}
-	srv, err := server.New(cfg)
+	sys, err := system.New(context.Background(), cfg)
 	if err != nil {
-		t.Fatalf("server: %v", err)
+		t.Fatalf("system: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var g errgroup.Group
-	g.Go(func() error { return relay.Run(ctx) })
-	g.Go(func() error { return hub.Run(ctx) })
-	g.Go(func() error { return srv.Serve(ctx, ln) })
+	done := make(chan error, 1)
+	go func() { done <- sys.Run(ctx, ln) }()
 	e.stop = func() {
 		cancel()
-		if err := g.Wait(); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, context.Canceled) {
-			t.Errorf("server, hub or relay: %v", err)
+		if err := <-done; err != nil {
+			t.Errorf("the system: %v", err)
 		}
 	}
 }
