@@ -124,6 +124,7 @@ func adminCommand() *cli.Command {
 			botCommand(),
 			passwordCommand(),
 			pushCommand(),
+			emailCommand(),
 			uploadsCommand(),
 			workspaceCommand(),
 		},

@@ -57,7 +57,11 @@ func uploadsSentence(m *backupManifest, missing int) string {
 func runBackup(c *cli.Context) (m *backupManifest, missing int, err error) {
 	ctx := c.Context
 	logger := adminLogger(c)
-	out := c.String("output")
+	// Absolute, since pg_dump runs in another directory.
+	out, err := filepath.Abs(c.String("output"))
+	if err != nil {
+		return nil, 0, fmt.Errorf("--output: %w", err)
+	}
 	if _, err := os.Lstat(out); err == nil {
 		return nil, 0, fmt.Errorf("--output %s exists: a backup never overwrites a file; choose a new name", out)
 	}
@@ -188,6 +192,9 @@ func dumpSnapshot(ctx context.Context, dbURL, dumpPath string, logger *slog.Logg
 	// The exporting transaction stays open until pg_dump has its snapshot and its data.
 	if err := pgDump.run(pgDump.command(ctx, "--format=custom", "--snapshot="+snapshot, "--file="+dumpPath)); err != nil {
 		return nil, nil, fmt.Errorf("dump the database: %w", err)
+	}
+	if fi, err := os.Stat(dumpPath); err != nil || fi.Size() == 0 {
+		return nil, nil, fmt.Errorf("dump the database: pg_dump wrote nothing to %s", dumpPath)
 	}
 	return m, keys, nil
 }

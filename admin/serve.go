@@ -96,7 +96,7 @@ func serverFlags(dev bool) []cli.Flag {
 			Usage: "debug, info, warn or error: the least severe level logged"},
 		&cli.IntFlag{Name: "max-sockets-per-user", EnvVars: []string{"NATTER_MAX_SOCKETS_PER_USER"}, Value: 64,
 			Usage: "open realtime sockets one person, or one bot token, may hold on this server; more are refused with 429 before the upgrade"},
-	}, append(append(signInFlags(), uploadFlags()...), calloutFlags()...)...)
+	}, append(append(append(signInFlags(), uploadFlags()...), calloutFlags()...), emailFlags()...)...)
 }
 
 // serverConfig is the validated configuration of serve and dev.
@@ -190,6 +190,10 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	if cfg.callout, err = readCalloutConfig(c, cfg.natsURL); err != nil {
 		return cfg, err
 	}
+	mail, err := readEmailConfig(c, true)
+	if err != nil {
+		return cfg, err
+	}
 	if c.String("upload-s3-endpoint") != "" {
 		// Checked here, before anything touches the data dir; building the client has no side effect.
 		if _, err := openUploads(c); err != nil {
@@ -198,6 +202,7 @@ func readServerConfig(c *cli.Context, dev bool) (cfg serverConfig, err error) {
 	}
 	cfg.server = server.Config{
 		PublicURL:    c.String("public-url"),
+		Mail:         mail,
 		DevBootstrap: c.Bool("dev-bootstrap"),
 		DevAuth:      c.Bool("dev-auth"),
 		// The impersonation header is a development shortcut like magic links by API.

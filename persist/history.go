@@ -79,8 +79,8 @@ func (tx *Tx) historyRecord(ctx context.Context, h History, kind, sourceID, targ
 
 // historyKnown is HistoryLookup for the start of a write: it also checks the source id.
 func (tx *Tx) historyKnown(ctx context.Context, h History, kind, sourceID string) (string, bool, error) {
-	if sourceID == "" || len(sourceID) > 512 || !utf8.ValidString(sourceID) {
-		return "", false, Invalid("%s source id must be 1 to 512 bytes of text", kind)
+	if err := historySourceID(kind, sourceID); err != nil {
+		return "", false, err
 	}
 	return tx.HistoryLookup(ctx, h, kind, sourceID)
 }
@@ -101,7 +101,8 @@ type HistoryPersonParams struct {
 	AvatarURL string // kept when it is an http(s) URL
 	// Deactivated keeps the person only as the author of old messages: a deleted identity (no
 	// handle, no email, the wished handle as former_handle) that is no member of the workspace.
-	// A deactivated person whose email matches a live account is that account.
+	// A deactivated person whose email matches a live account is that account, whose membership
+	// is left as it is (someone who left the source is not let in).
 	Deactivated bool
 	// Role is the membership of a live human: RoleMember ("" too), RoleModerator or RoleGuest.
 	// Bots are members with RoleBot. A matched account who is already a member keeps their role.
@@ -155,7 +156,7 @@ func (tx *Tx) HistoryPerson(ctx context.Context, h History, p HistoryPersonParam
 		}
 		out.Created = true
 	}
-	if out.Matched || !p.Deactivated {
+	if !p.Deactivated {
 		if _, err := tx.MemberAdd(ctx, h.WorkspaceID, out.ID, role); err != nil {
 			return Imported{}, err
 		}
@@ -217,18 +218,24 @@ func (tx *Tx) historyFreeHandle(ctx context.Context, handle string) (string, err
 		suffix := "-" + strconv.Itoa(i)
 		candidates = append(candidates, handle[:min(len(handle), 32-len(suffix))]+suffix)
 	}
-	rows, err := tx.query(ctx, `SELECT handle FROM users WHERE handle = ANY($1)`, candidates)
+	return tx.historyFirstFree(ctx, candidates, `SELECT handle FROM users WHERE handle = ANY($1)`)
+}
+
+// historyFirstFree returns the first of candidates that the query (listing those of $1 taken,
+// with args as $2 …) does not list, or "" when all are taken.
+func (tx *Tx) historyFirstFree(ctx context.Context, candidates []string, sql string, args ...any) (string, error) {
+	rows, err := tx.query(ctx, sql, append([]any{candidates}, args...)...)
 	if err != nil {
 		return "", err
 	}
 	taken := map[string]bool{}
 	for rows.Next() {
-		var h string
-		if err := rows.Scan(&h); err != nil {
+		var v string
+		if err := rows.Scan(&v); err != nil {
 			rows.Close()
 			return "", err
 		}
-		taken[h] = true
+		taken[v] = true
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

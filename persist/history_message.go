@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -30,9 +31,8 @@ type HistoryMessageParams struct {
 // invalid_request (source id, body, times, parent is a reply), not_found (place, author,
 // parent).
 func (tx *Tx) HistoryMessage(ctx context.Context, h History, p HistoryMessageParams) (Imported, error) {
-	id, ok, err := tx.historyKnown(ctx, h, HistoryKindMessage, p.SourceID)
-	if err != nil || ok {
-		return Imported{ID: id}, err
+	if err := historySourceID(HistoryKindMessage, p.SourceID); err != nil {
+		return Imported{}, err
 	}
 	if err := validateBody(p.Body); err != nil {
 		return Imported{}, err
@@ -46,52 +46,90 @@ func (tx *Tx) HistoryMessage(ctx context.Context, h History, p HistoryMessagePar
 	if (p.Place.ChannelID == "") == (p.Place.DMID == "") {
 		return Imported{}, Invalid("a message belongs to exactly one channel or direct conversation")
 	}
-	if err := tx.historyPlaceCheck(ctx, h, p.Place); err != nil {
-		return Imported{}, err
-	}
-	if _, err := tx.UserGet(ctx, p.AuthorID); err != nil {
-		return Imported{}, err
-	}
 	row := messageRow{id: NewID(PrefixMessage, p.CreatedAt), workspaceID: h.WorkspaceID, place: p.Place,
 		authorID: p.AuthorID, kind: MessageKindMessage, body: p.Body}
-	if p.ParentID == "" {
-		row.routeID, row.threadRootID = RouteID("M", row.id), row.id
-		err = tx.historyRootInsert(ctx, row, p)
-	} else {
-		err = tx.historyReplyInsert(ctx, row, p)
+	if p.ParentID != "" {
+		return tx.historyReply(ctx, h, row, p)
 	}
-	if err != nil {
+	row.routeID, row.threadRootID = RouteID("M", row.id), row.id
+	written, err := tx.historyRootInsert(ctx, h, row, p)
+	if err != nil || written {
+		return Imported{ID: row.id, Created: written}, err
+	}
+	// Nothing written: the source id was imported before, or the place or the author is not there.
+	if id, ok, err := tx.HistoryLookup(ctx, h, HistoryKindMessage, p.SourceID); err != nil || ok {
+		return Imported{ID: id}, err
+	}
+	return Imported{}, tx.historyMessageRefs(ctx, h, p)
+}
+
+// historyReply is HistoryMessage for a reply.
+func (tx *Tx) historyReply(ctx context.Context, h History, row messageRow, p HistoryMessageParams) (Imported, error) {
+	if id, ok, err := tx.HistoryLookup(ctx, h, HistoryKindMessage, p.SourceID); err != nil || ok {
+		return Imported{ID: id}, err
+	}
+	if err := tx.historyMessageRefs(ctx, h, p); err != nil {
+		return Imported{}, err
+	}
+	if err := tx.historyReplyInsert(ctx, row, p); err != nil {
 		return Imported{}, err
 	}
 	return Imported{ID: row.id, Created: true}, tx.historyRecord(ctx, h, HistoryKindMessage, p.SourceID, row.id)
 }
 
-// historyPlaceCheck finds the place in the workspace. Codes: not_found.
-func (tx *Tx) historyPlaceCheck(ctx context.Context, h History, p Place) error {
-	table := "channels"
-	if p.DMID != "" {
-		table = "dms"
+// historySourceID checks a source id. Codes: invalid_request.
+func historySourceID(kind, sourceID string) error {
+	if sourceID == "" || len(sourceID) > 512 || !utf8.ValidString(sourceID) {
+		return Invalid("%s source id must be 1 to 512 bytes of text", kind)
 	}
-	var one int
-	err := tx.queryRow(ctx, `SELECT 1 FROM `+table+` WHERE workspace_id = $1 AND id = $2`, h.WorkspaceID, p.ID()).Scan(&one)
-	return notFoundAs(err, "place")
+	return nil
 }
 
-// historyRootInsert inserts a root with the place's next sequence; the counter row stays locked
-// to commit, so live posts and the import share one gapless sequence.
-func (tx *Tx) historyRootInsert(ctx context.Context, r messageRow, p HistoryMessageParams) error {
-	counter := `UPDATE channels SET last_seq = last_seq + 1 WHERE id = $1 AND workspace_id = $2 RETURNING last_seq AS seq`
+// historyMessageRefs finds a message's place in the workspace and its author. Codes: not_found.
+func (tx *Tx) historyMessageRefs(ctx context.Context, h History, p HistoryMessageParams) error {
+	table := "channels"
 	if p.Place.DMID != "" {
-		counter = `UPDATE dms SET last_seq = last_seq + 1, last_activity_at = greatest(last_activity_at, $8)
-			WHERE id = $1 AND workspace_id = $2 RETURNING last_seq AS seq`
+		table = "dms"
 	}
-	_, err := tx.exec(ctx, `WITH counter AS (`+counter+`)
+	var place, author bool
+	if err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+table+` WHERE workspace_id = $1 AND id = $2),
+		EXISTS (SELECT 1 FROM users WHERE id = $3)`, h.WorkspaceID, p.Place.ID(), p.AuthorID).Scan(&place, &author); err != nil {
+		return err
+	}
+	switch {
+	case !place:
+		return NotFound("place")
+	case !author:
+		return NotFound("user")
+	}
+	return nil
+}
+
+// historyRootInsert writes a root in one statement when its place and author exist and its
+// source id is new: the record, the place's next sequence (the counter row stays locked to
+// commit, so live posts and the import share one gapless sequence) and the message. written is
+// false when nothing was written.
+func (tx *Tx) historyRootInsert(ctx context.Context, h History, r messageRow, p HistoryMessageParams) (written bool, err error) {
+	table, activity := "channels", ""
+	if p.Place.DMID != "" {
+		table, activity = "dms", ", last_activity_at = greatest(last_activity_at, $8)"
+	}
+	tag, err := tx.exec(ctx, `WITH ok AS (
+			SELECT 1 WHERE EXISTS (SELECT 1 FROM `+table+` WHERE workspace_id = $2 AND id = $1)
+				AND EXISTS (SELECT 1 FROM users WHERE id = $7)),
+		rec AS (
+			INSERT INTO import_records (workspace_id, source, kind, source_id, target_id, created_at)
+			SELECT $2, $11, 'message', $12, $3, $13 FROM ok
+			ON CONFLICT DO NOTHING RETURNING 1),
+		counter AS (
+			UPDATE `+table+` SET last_seq = last_seq + 1`+activity+`
+			WHERE id = $1 AND workspace_id = $2 AND EXISTS (SELECT 1 FROM rec) RETURNING last_seq AS seq)
 		INSERT INTO messages (id, route_id, workspace_id, channel_id, dm_id, author_id, thread_root_id, channel_seq,
 			kind, body, created_at, edited_at)
 		SELECT $3, $4, $2, nullif($5, ''), nullif($6, ''), $7, $3, counter.seq, 'message', $9, $8, $10 FROM counter`,
 		p.Place.ID(), r.workspaceID, r.id, r.routeID, p.Place.ChannelID, p.Place.DMID, r.authorID, p.CreatedAt,
-		r.body, p.EditedAt)
-	return err
+		r.body, p.EditedAt, h.Source, p.SourceID, tx.now)
+	return tag.RowsAffected() == 1, err
 }
 
 // historyReplyInsert inserts a reply with its thread's next sequence and folds it into the
@@ -138,16 +176,23 @@ func (tx *Tx) historyReplyInsert(ctx context.Context, r messageRow, p HistoryMes
 	return err
 }
 
-// historyMessage loads a live message of the workspace. Codes: not_found, message_deleted.
+// historyMessage loads what the history writers need of a live message of the workspace (id,
+// workspace, place, author, root or reply), its row shared to commit. Codes: not_found,
+// message_deleted.
 func (tx *Tx) historyMessage(ctx context.Context, h History, messageID string) (Message, error) {
-	m, err := tx.messageLoad(ctx, messageID, "FOR SHARE OF m")
-	if err == nil && m.WorkspaceID != h.WorkspaceID {
-		err = NotFound("message")
+	m := Message{ID: messageID}
+	var deleted bool
+	err := tx.queryRow(ctx, `SELECT workspace_id, coalesce(channel_id, ''), coalesce(dm_id, ''), author_id,
+			parent_message_id, thread_root_id, deleted_at IS NOT NULL
+		FROM messages WHERE id = $1 AND workspace_id = $2 FOR SHARE`, messageID, h.WorkspaceID).Scan(
+		&m.WorkspaceID, &m.ChannelID, &m.DirectConversationID, &m.AuthorID, &m.ParentMessageID, &m.ThreadRootID, &deleted)
+	if err != nil {
+		return Message{}, notFoundAs(err, "message")
 	}
-	if err == nil && m.DeletedAt != nil {
-		err = Errorf(CodeMessageDeleted, "that message was deleted")
+	if deleted {
+		return Message{}, Errorf(CodeMessageDeleted, "that message was deleted")
 	}
-	return m, err
+	return m, nil
 }
 
 // HistoryReaction adds userID's emoji reaction to an imported message at time at (zero: now),

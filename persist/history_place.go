@@ -111,27 +111,9 @@ func (tx *Tx) historyFreeChannelName(ctx context.Context, workspaceID, name stri
 	for i := 2; i < 100; i++ {
 		candidates = append(candidates, name+"-"+strconv.Itoa(i))
 	}
-	rows, err := tx.query(ctx, `SELECT name FROM channels WHERE workspace_id = $1 AND name = ANY($2)`, workspaceID, candidates)
-	if err != nil {
-		return "", err
-	}
-	taken := map[string]bool{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return "", err
-		}
-		taken[n] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return "", err
-	}
-	for _, c := range candidates {
-		if !taken[c] {
-			return c, nil
-		}
+	free, err := tx.historyFirstFree(ctx, candidates, `SELECT name FROM channels WHERE name = ANY($1) AND workspace_id = $2`, workspaceID)
+	if err != nil || free != "" {
+		return free, err
 	}
 	return "", Conflict("the channel name %s and its numbered variants are all taken", name)
 }

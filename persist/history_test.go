@@ -121,6 +121,15 @@ func TestHistoryPeople(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{bob.ID: "moderator", bot.ID: "bot"}, roles)
 
+	// Someone who left the source is their live account, without being let in.
+	outsider := persisttest.User(t, s.store, &persisttest.UserOpts{Email: persisttest.Ptr("left@example.com")})
+	left := person(t, s, persist.HistoryPersonParams{SourceID: "U5", DisplayName: "Left", Email: "left@example.com", Deactivated: true})
+	require.Equal(t, persist.Imported{ID: outsider.ID, Matched: true}, left)
+	_, err = in(t, s, func(ctx context.Context, tx *persist.Tx) (persist.Member, error) {
+		return tx.MemberGet(ctx, s.ws.ID, outsider.ID)
+	})
+	requireCode(t, err, persist.CodeNotFound)
+
 	again := person(t, s, persist.HistoryPersonParams{SourceID: "U3", DisplayName: "Bob renamed", Handle: "bob2"})
 	require.Equal(t, persist.Imported{ID: bob.ID}, again)
 

@@ -2,8 +2,8 @@ package persist
 
 // Relaxed-commit writes. A few writes are made on every request and their loss in a crash costs
 // only staleness: the time a bot token was last used (Store.BotTokenAuthenticate) and what a
-// workspace's stream holds (Store.RelayPositionSet, which the relay checks against the stream
-// before its first pass anyway). Each is one statement on the pool, outside any transaction,
+// workspace's stream holds (Store.RelayPositionSet and Store.RelayStreamCreated, which the relay
+// checks against the stream before its first pass anyway). Each is one statement on the pool, outside any transaction,
 // whose implicit commit does not wait for the disk: one round trip and no WAL flush, where a
 // transaction took three or four round trips and a flush.
 

@@ -94,9 +94,15 @@ func (s *Store) RelayPositionSet(ctx context.Context, workspaceID string, relaye
 
 // RelayStreamCreated records that the relay created a workspace's stream starting at cursor
 // first (its stream is no longer retired). Only the relay owning the workspace's shard writes it.
+//
+// Its commit does not wait for the disk (relaxedCommit): a record lost in a crash leaves a stream
+// the log says is retired, or one whose first cursor is newer than the one recorded; the relay's
+// next pass verifies the stream, and such a stream is rebuilt from the log (nothing lost, nothing
+// twice: sequence == cursor). A workspace waking from rest thus pays no disk flush for it.
 func (s *Store) RelayStreamCreated(ctx context.Context, workspaceID string, first int64) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO relay_positions (workspace_id, relayed_cursor, stream_first, updated_at)
-		VALUES ($1, $2, $3, $4)
+	_, err := s.pool.Exec(ctx, `WITH `+relaxedCommit+`
+		INSERT INTO relay_positions (workspace_id, relayed_cursor, stream_first, updated_at)
+		SELECT $1, $2, $3, $4 FROM relaxed
 		ON CONFLICT (workspace_id) DO UPDATE SET stream_retired = false, stream_first = $3, updated_at = $4`,
 		workspaceID, max(first-1, 0), first, s.now())
 	return translate(err)

@@ -36,9 +36,13 @@ type User struct {
 	PushoverEnabled  bool
 	PushoverUserKey  string
 	PasswordEnrolled bool
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
-	DeletedAt        *time.Time
+	// EmailNotifications and EmailDelay are the person's missed-activity emails: on or off, and
+	// how long a message stays unread first (EmailDelayOff, "2m", "15m", "1h").
+	EmailNotifications bool
+	EmailDelay         string
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	DeletedAt          *time.Time
 }
 
 // Avatar is the explicit avatar URL, or a generated one derived from the email.
@@ -76,7 +80,7 @@ func userColumnsOf(a string) string {
 	return fmt.Sprintf(`%[1]sid, %[1]skind, coalesce(%[1]sowner_user_id, ''), %[1]sdisplay_name,
 	coalesce(%[1]shandle, ''), coalesce(%[1]sformer_handle, ''), coalesce(%[1]semail, ''),
 	coalesce(%[1]savatar_url, ''), %[1]spushover_enabled, coalesce(%[1]spushover_user_key, ''),
-	%[1]spassword_hash IS NOT NULL, %[1]screated_at, %[1]supdated_at, %[1]sdeleted_at`, a)
+	%[1]spassword_hash IS NOT NULL, %[1]semail_notifications, %[1]semail_delay, %[1]screated_at, %[1]supdated_at, %[1]sdeleted_at`, a)
 }
 
 var userColumns = userColumnsOf("")
@@ -85,7 +89,7 @@ var userColumns = userColumnsOf("")
 func userDest(u *User) []any {
 	return []any{&u.ID, &u.Kind, &u.OwnerUserID, &u.DisplayName, &u.Handle, &u.FormerHandle,
 		&u.Email, &u.AvatarURL, &u.PushoverEnabled, &u.PushoverUserKey, &u.PasswordEnrolled,
-		&u.CreatedAt, &u.UpdatedAt, &u.DeletedAt}
+		&u.EmailNotifications, &u.EmailDelay, &u.CreatedAt, &u.UpdatedAt, &u.DeletedAt}
 }
 
 func scanUser(row pgx.Row) (User, error) {
@@ -193,6 +197,9 @@ type UserPatch struct {
 	AvatarURL       *string // "" clears, restoring the email-derived fallback
 	PushoverEnabled *bool
 	PushoverUserKey *string // "" clears
+	// EmailNotifications and EmailDelay set the missed-activity emails (see EmailDelays).
+	EmailNotifications *bool
+	EmailDelay         *string
 }
 
 // UserUpdate applies a patch to a live user. Codes: invalid_request, conflict (handle taken),
@@ -230,12 +237,23 @@ func (tx *Tx) UserUpdate(ctx context.Context, id string, p UserPatch) (User, err
 	if u.PushoverEnabled && u.PushoverUserKey == "" {
 		return User{}, Invalid("notification_settings.pushover_user_key is required when pushover_enabled is true")
 	}
+	if p.EmailNotifications != nil {
+		u.EmailNotifications = *p.EmailNotifications
+	}
+	if p.EmailDelay != nil {
+		if !ValidEmailDelay(*p.EmailDelay) {
+			return User{}, Invalid("notification_settings.email_delay must be off, 2m, 15m or 1h")
+		}
+		u.EmailDelay = *p.EmailDelay
+	}
 	return scanUser(tx.queryRow(ctx, `
 		UPDATE users SET display_name = $2, handle = nullif($3, ''), avatar_url = nullif($4, ''),
-			pushover_enabled = $5, pushover_user_key = nullif($6, ''), updated_at = $7
+			pushover_enabled = $5, pushover_user_key = nullif($6, ''), email_notifications = $8,
+			email_delay = $9, updated_at = $7
 		WHERE id = $1
 		RETURNING `+userColumns,
-		id, u.DisplayName, u.Handle, u.AvatarURL, u.PushoverEnabled, u.PushoverUserKey, tx.now))
+		id, u.DisplayName, u.Handle, u.AvatarURL, u.PushoverEnabled, u.PushoverUserKey, tx.now,
+		u.EmailNotifications, u.EmailDelay))
 }
 
 // NormalizeHandle accepts a handle with or without a leading @ and returns it lowercased and

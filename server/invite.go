@@ -11,6 +11,8 @@ import (
 type inviteCreateRequest struct {
 	Role           string `json:"role"`
 	ExpiresInHours int    `json:"expires_in_hours"`
+	// Emails, when given, mints one invite per address and emails each its link.
+	Emails []string `json:"emails"`
 }
 
 // handleInviteCreate serves POST /api/workspaces/{workspace_id}/invites: the raw token is in
@@ -19,6 +21,10 @@ func (s *Server) handleInviteCreate(w http.ResponseWriter, r *http.Request) {
 	var req inviteCreateRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	if req.Emails != nil {
+		s.mailInvites(w, r, req)
 		return
 	}
 	ctx := r.Context()

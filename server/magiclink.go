@@ -12,10 +12,14 @@ type magicLinkRequest struct {
 	DisplayName string `json:"display_name"`
 }
 
-// handleMagicLinkRequest serves POST /api/auth/magic/request. Without mail delivery the token
-// is handed back directly, so this works only in development (dev auth on) and only for local
+// handleMagicLinkRequest serves POST /api/auth/magic/request. With email configured the link is
+// emailed (server/email.go). Without, the token is handed back directly, so this works only in development (dev auth on) and only for local
 // clients; elsewhere it is 501 (off) or 403 (not local).
 func (s *Server) handleMagicLinkRequest(w http.ResponseWriter, r *http.Request) {
+	if s.mail != nil {
+		s.mailMagicLink(w, r)
+		return
+	}
 	if !s.cfg.DevAuth {
 		s.writeError(w, r, persist.Errorf(persist.CodeNotImplemented, "magic-link sign-in by API is off; ask an operator for a link (natter admin magic-link create)"))
 		return

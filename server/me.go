@@ -17,11 +17,15 @@ type meView struct {
 type notificationSettings struct {
 	PushoverEnabled bool   `json:"pushover_enabled"`
 	PushoverUserKey string `json:"pushover_user_key"`
+	// EmailEnabled and EmailDelay are the missed-activity emails (docs/notifications.md).
+	EmailEnabled bool   `json:"email_enabled"`
+	EmailDelay   string `json:"email_delay"`
 }
 
 func newMeView(u persist.User) meView {
 	return meView{PublicUser: u.Public(), Email: u.Email, PasswordEnrolled: u.PasswordEnrolled,
-		NotificationSettings: notificationSettings{PushoverEnabled: u.PushoverEnabled, PushoverUserKey: u.PushoverUserKey}}
+		NotificationSettings: notificationSettings{PushoverEnabled: u.PushoverEnabled, PushoverUserKey: u.PushoverUserKey,
+			EmailEnabled: u.EmailNotifications, EmailDelay: u.EmailDelay}}
 }
 
 // handleMeGet serves GET /api/me. The profile is read afresh: the caller's identity may come
@@ -48,6 +52,8 @@ type meUpdateRequest struct {
 	NotificationSettings *struct {
 		PushoverEnabled *bool   `json:"pushover_enabled"`
 		PushoverUserKey *string `json:"pushover_user_key"`
+		EmailEnabled    *bool   `json:"email_enabled"`
+		EmailDelay      *string `json:"email_delay"`
 	} `json:"notification_settings"`
 }
 
@@ -61,6 +67,7 @@ func (s *Server) handleMeUpdate(w http.ResponseWriter, r *http.Request) {
 	patch := persist.UserPatch{DisplayName: req.DisplayName, Handle: req.Handle, AvatarURL: req.AvatarURL}
 	if ns := req.NotificationSettings; ns != nil {
 		patch.PushoverEnabled, patch.PushoverUserKey = ns.PushoverEnabled, ns.PushoverUserKey
+		patch.EmailNotifications, patch.EmailDelay = ns.EmailEnabled, ns.EmailDelay
 	}
 	ctx := r.Context()
 	u, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.User, error) {

@@ -44,7 +44,8 @@ func TestMe(t *testing.T) {
 		require.Equal(t, "New Name", u["display_name"])
 		require.Equal(t, "mixedcase", u["handle"])
 		require.Equal(t, "https://img.example/me.png", u["avatar_url"])
-		require.Equal(t, map[string]any{"pushover_enabled": true, "pushover_user_key": "abcdefghijABCDEFGHIJ0123456789"}, u["notification_settings"])
+		require.Equal(t, map[string]any{"pushover_enabled": true, "pushover_user_key": "abcdefghijABCDEFGHIJ0123456789",
+			"email_enabled": true, "email_delay": "2m"}, u["notification_settings"])
 
 		u = patch(me.Token, map[string]any{"avatar_url": ""}).JSON(t)["user"].(map[string]any)
 		require.Contains(t, u["avatar_url"], "gravatar.com/avatar/", "clearing restores the fallback")

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/natterchat/natter/outbound"
+	"github.com/natterchat/natter/outbound/email"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
 	"github.com/natterchat/natter/server/accessproxy"
@@ -111,6 +112,9 @@ type Config struct {
 	OAuthLimits persist.OAuthLimits
 	// Uploads stores upload objects; without it the upload routes answer 503. Default nil.
 	Uploads blob.Store
+	// Mail sends email (sign-in links, invitations); it needs PublicURL for the links. Default
+	// nil: email is off.
+	Mail *email.Sender
 }
 
 // Server is the HTTP API.
@@ -137,6 +141,7 @@ type Server struct {
 	// devFallback is the development fallback's user, for WebSocket upgrades (access.go).
 	devFallback atomic.Pointer[devFallbackEntry]
 	outage      outageLog // refusals during a database outage (server/error.go)
+	mail        *mailer   // nil while email is off (server/email.go)
 }
 
 // New validates cfg and builds the router.
@@ -209,7 +214,10 @@ func New(cfg Config) (*Server, error) {
 	if err := s.configureSignIn(cfg); err != nil {
 		return nil, err
 	}
-	client, err := web.New(web.Config{Version: cfg.WebVersion, DevAuth: cfg.DevAuth, Password: cfg.PasswordAuth, Providers: s.AuthMethods(),
+	if err := s.configureMail(cfg); err != nil {
+		return nil, err
+	}
+	client, err := web.New(web.Config{Version: cfg.WebVersion, DevAuth: cfg.DevAuth, Password: cfg.PasswordAuth, Email: s.mail != nil, Providers: s.AuthMethods(),
 		RemoteAvatars: cfg.RemoteAvatars})
 	if err != nil {
 		return nil, err

@@ -426,12 +426,27 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 		return r.record(ctx, workspaceID, st.Relayed, st.PrunedThrough)
 	}
 	mark, ok := r.streams[workspaceID]
+	// created is the first cursor of a stream this pass woke, recorded once its events are in it.
+	var created uint64
 	if !ok || time.Since(mark.verifiedAt) > r.cfg.VerifyInterval {
-		last, err := r.verifyStream(ctx, st)
+		var last uint64
+		if st.StreamRetired {
+			last, created, err = r.wakeStream(ctx, st)
+		} else {
+			last, err = r.verifyStream(ctx, st)
+		}
 		if err != nil {
 			return err
 		}
 		mark = streamMark{last: last, verifiedAt: time.Now()}
+	}
+	recordCreated := func() error {
+		if created == 0 {
+			return nil
+		}
+		first := created
+		created = 0
+		return r.cfg.Store.RelayStreamCreated(ctx, workspaceID, int64(first))
 	}
 	last := mark.last
 	if st.PrunedThrough > st.StreamPrunedThrough || last < uint64(st.PrunedThrough) {
@@ -450,13 +465,16 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 	pos := int64(last)
 	for done := false; ; {
 		if pos != st.Relayed || st.PrunedThrough != st.StreamPrunedThrough {
+			if err := recordCreated(); err != nil {
+				return err
+			}
 			if err := r.record(ctx, workspaceID, pos, st.PrunedThrough); err != nil {
 				return err
 			}
 			st.Relayed, st.StreamPrunedThrough = pos, st.PrunedThrough
 		}
 		if done {
-			return nil
+			return recordCreated()
 		}
 		events := r.handoff.take(workspaceID, pos, r.cfg.Batch)
 		handedOff := len(events) > 0
@@ -465,8 +483,11 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 				return tx.EventListAfter(ctx, workspaceID, pos, r.cfg.Batch)
 			})
 		}
-		if err != nil || len(events) == 0 {
+		if err != nil {
 			return err
+		}
+		if len(events) == 0 {
+			return recordCreated()
 		}
 		if events[0].Cursor != pos+1 {
 			// Events were pruned before they were relayed; the next pass purges past them.

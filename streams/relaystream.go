@@ -100,6 +100,26 @@ func relayMsgID(workspaceID string, cursor int64) string {
 	return workspaceID + ":" + strconv.FormatInt(cursor, 10)
 }
 
+// wakeStream creates the stream of a workspace whose stream the relay retired, after its last
+// relayed cursor, and returns the position to continue from and the stream's first cursor, to be
+// recorded (RelayStreamCreated) once the pass has published its events. A waking workspace's
+// first event waits for nothing else: no look-up of a stream the log says is gone, no write
+// before the publish (the first frame of a dormant workspace went through both, on a loaded
+// machine the slowest steps of its wake-up). A stream that is there after all (kept by a crash
+// between the mark and the deletion, or not empty) is verified as ever.
+func (r *Relay) wakeStream(ctx context.Context, st persist.RelayState) (last, created uint64, err error) {
+	first := max(uint64(st.PrunedThrough)+1, uint64(st.Relayed)+1)
+	s, err := r.js.CreateStream(ctx, r.streamConfig(st.WorkspaceID, first))
+	if err == nil && s.CachedInfo().State.Msgs == 0 && s.CachedInfo().State.LastSeq == first-1 {
+		return first - 1, first, nil
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return 0, 0, err
+	}
+	last, err = r.verifyStream(ctx, st)
+	return last, 0, err
+}
+
 // createStream creates a workspace's stream starting at cursor first, records it, and returns
 // the position to continue from (first-1).
 func (r *Relay) createStream(ctx context.Context, workspaceID string, first uint64) (uint64, error) {

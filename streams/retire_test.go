@@ -55,6 +55,13 @@ func TestRelayRetiresAnIdleStreamAndCreatesItAtTheNextEvent(t *testing.T) {
 	require.Len(t, msgs, 2)
 	require.Equal(t, uint64(4), msgs[0].Sequence)
 	require.Equal(t, 0.0, counterValue(t, r, "natter_relay_stream_rebuilds_total"), "a retired stream is no lost one")
+	// The woken stream is recorded once its events are in it: not retired, first cursor 4.
+	require.Eventually(t, func() bool {
+		st, err := persist.ReadV(ctx, b.store, func(tx *persist.Reader) (persist.RelayState, error) {
+			return tx.RelayStateGet(ctx, b.ws.ID)
+		})
+		return err == nil && !st.StreamRetired && st.StreamFirst == 4 && st.Relayed == 5
+	}, 5*time.Second, 10*time.Millisecond, "the woken stream is recorded")
 
 	_, err = streams.ReadAfter(ctx, b.nc, b.ws.ID, 1, 10)
 	require.ErrorIs(t, err, streams.ErrNotHeld, "cursors 2 and 3 are Postgres's to serve")

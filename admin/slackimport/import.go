@@ -54,7 +54,7 @@ func ImportArchive(ctx context.Context, zr *zip.Reader, o Options) (Report, erro
 	}
 	im := &importer{o: o, rep: Report{Counts: map[string]int{}, Skips: []Skip{}},
 		people: map[string]personRef{}, channels: map[string]place{}, orphans: map[string]string{},
-		folders: map[string]bool{}}
+		folders: map[string]string{}}
 	a, err := newArchive(zr)
 	if err != nil {
 		return im.rep, err
@@ -89,8 +89,9 @@ type importer struct {
 	orphans map[string]string
 	// order lists the conversations imported, in the export's order, for the message phase.
 	order []string
-	// folders are the day-file folders of every listed conversation, imported or not.
-	folders  map[string]bool
+	// folders are the day-file folders of every listed conversation, imported or not: their
+	// conversation's name in the report.
+	folders  map[string]string
 	messages int
 }
 

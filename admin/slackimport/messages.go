@@ -42,16 +42,19 @@ func (im *importer) importMessages(ctx context.Context) error {
 			return err
 		}
 	}
-	var unlisted []string
-	for folder := range im.archive.days {
-		if !im.folders[folder] {
-			unlisted = append(unlisted, folder)
-		}
+	read := map[string]bool{}
+	for _, id := range im.order {
+		read[im.channels[id].folder] = true
 	}
-	sort.Strings(unlisted)
-	for _, folder := range unlisted {
-		im.rep.skip("folder "+folder, "no conversation of channels.json, groups.json, dms.json or mpims.json has it; its "+
-			strconv.Itoa(len(im.archive.days[folder]))+" day files were not read")
+	for _, folder := range sortedKeys(im.archive.days) {
+		days := strconv.Itoa(len(im.archive.days[folder]))
+		switch label, listed := im.folders[folder]; {
+		case !listed:
+			im.rep.skip("folder "+folder, "no conversation of channels.json, groups.json, dms.json or mpims.json has it; its "+
+				days+" day files were not read")
+		case !read[folder]:
+			im.rep.skip("messages of "+label, "the conversation was skipped; its "+days+" day files were not read")
+		}
 	}
 	return nil
 }

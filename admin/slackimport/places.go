@@ -107,7 +107,7 @@ func (im *importer) placeStep(l listing, c conversation) step {
 	} else if l.direct {
 		p.label = "group conversation " + c.Name
 	}
-	im.folders[p.folder] = true
+	im.folders[p.folder] = p.label
 	return step{what: p.label, run: func(ctx context.Context, tx *persist.Tx) (func(), error) {
 		var got persist.Imported
 		var err error

@@ -85,6 +85,9 @@ func TestImportSlackExport(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(files, "F1"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(files, "F1", "plan.txt"), []byte("the plan"), 0o644))
 	eventsBefore := len(h.Events(t, w.ID))
+	socket, status := h.DialSocket(t, servertest.Dial{Path: "/api/realtime/ws?workspace_id=" + w.ID, Token: ann.Token})
+	require.Equal(t, 101, status)
+	defer socket.Close()
 
 	o := slackimport.Options{Store: h.Store, WorkspaceID: w.ID, Uploads: h.Uploads, FilesDir: files,
 		EmailMap: map[string]string{"ann.old@example.com": strings.ToLower(ann.User.Email)}, BatchSize: 4}
@@ -206,6 +209,14 @@ func TestImportSlackExport(t *testing.T) {
 			require.Equal(t, int64(1), *c.UnreadCount)
 		}
 	}
+
+	// Ann's socket, open through the import, saw the two channels she may see appear, then the
+	// live post: no imported message, reaction or pin.
+	seen := []string{}
+	for len(seen) == 0 || seen[len(seen)-1] == "channel.created" {
+		seen = append(seen, socket.Next(t).Type)
+	}
+	require.Equal(t, []string{"channel.created", "channel.created", "message.created"}, seen)
 
 	// Again: nothing is written twice, the same records are skipped.
 	again, err := slackimport.ImportArchive(ctx, sampleExport().zip(t), o)

@@ -68,9 +68,10 @@ func TestBackupRestore(t *testing.T) {
 	srcSock := dialEvents(t, src.base, workspace, strconv.FormatInt(resumeFrom, 10))
 	want := readFrames(t, srcSock, last)
 
+	// A relative --output, as an operator types it: the file lands in the working directory.
 	backup := filepath.Join(dir, "natter.backup")
-	out := runNatter(t, bin, 0, "admin", "backup", "--database-url", srcDB, "--data-dir", srcData, "--output", backup)
-	require.Contains(t, out, "backup written to "+backup)
+	out := runNatterIn(t, dir, bin, 0, "admin", "backup", "--database-url", srcDB, "--data-dir", srcData, "--output", "natter.backup")
+	require.Contains(t, out, "backup written to natter.backup")
 	require.Contains(t, out, "1 uploads (objects included)")
 	// The source goes on after the backup: this event is not in it.
 	newer, err := api.post(general, "after the backup")
@@ -125,8 +126,14 @@ func TestBackupRestore(t *testing.T) {
 // stdout and stderr together.
 func runNatter(t *testing.T, bin string, status int, args ...string) string {
 	t.Helper()
+	return runNatterIn(t, t.TempDir(), bin, status, args...)
+}
+
+// runNatterIn is runNatter in the working directory dir.
+func runNatterIn(t *testing.T, dir, bin string, status int, args ...string) string {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Dir = t.TempDir()
+	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	code := 0
 	var exit *exec.ExitError

@@ -24,6 +24,7 @@ func TestBrowserDayOne(t *testing.T) {
 	general := e.channel(t, ana, ws.ID, "general")
 	design := e.channel(t, ana, ws.ID, "design")
 	e.api(t, ana, "POST", "/api/channels/"+general.ID+"/messages", map[string]string{"body": "Welcome to Acme"}, nil)
+	e.api(t, ana, "PATCH", "/api/me", map[string]string{"handle": "ana"}, nil)
 
 	b := newBrowser(t, e)
 	tab := b.tab(t, ana)
@@ -220,4 +221,9 @@ func TestBrowserDayOne(t *testing.T) {
 			t.Fatalf("the drawer button shows on a wide window")
 		}
 	})
+
+	// The day-one features, each at a desktop size and a phone's.
+	f := dayOne{e: e, ana: ana, ben: ben, ws: ws.ID, design: design.ID, tab: tab}
+	t.Run("Features1280x800", func(t *testing.T) { f.features(t, 1280, 800) })
+	t.Run("Features390x844", func(t *testing.T) { f.features(t, 390, 844) })
 }

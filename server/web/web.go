@@ -66,6 +66,8 @@ type Config struct {
 	DevAuth bool
 	// Password says password sign-in is on. Default false.
 	Password bool
+	// Email says sign-in links are emailed on request. Default false.
+	Email bool
 	// Providers are the configured OAuth providers ("github", "oidc"). Default none.
 	Providers []string
 	// RemoteAvatars lets the page load avatars from other hosts (Gravatar, GitHub, any https
@@ -134,7 +136,7 @@ func New(cfg Config) (*Handler, error) {
 	if providers == nil {
 		providers = []string{}
 	}
-	methods, err := json.Marshal(map[string]any{"dev_auth": cfg.DevAuth, "password": cfg.Password, "providers": providers,
+	methods, err := json.Marshal(map[string]any{"dev_auth": cfg.DevAuth, "password": cfg.Password, "email": cfg.Email, "providers": providers,
 		"remote_avatars": cfg.RemoteAvatars})
 	if err != nil {
 		return nil, err

@@ -56,6 +56,7 @@ const paths = {
   chevron: 'M6 9l6 6 6-6',
   more: 'M5 12h.01M12 12h.01M19 12h.01',
   menu: 'M4 6h16M4 12h16M4 18h16',
+  at: 'M16 12a4 4 0 1 1-8 0 4 4 0 0 1 8 0zM16 12v1.5a2.5 2.5 0 0 0 5 0V12a9 9 0 1 0-3.5 7.1',
   gear: 'M12 15a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM12 2v3M12 19v3M2 12h3M19 12h3M4.9 4.9l2.1 2.1M17 17l2.1 2.1M4.9 19.1 7 17M17 7l2.1-2.1',
 };
 export function icon(name) {

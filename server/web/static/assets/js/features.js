@@ -8,6 +8,8 @@ import './views/notify.js';
 import './views/profile.js';
 import './views/moderation/index.js';
 import './views/preview.js';
+import './views/marks.js';
+import './views/unread.js';
 import './views/export.js';
 // @ and : completion (lazy/complete.js) is loaded by the first @ or : typed in a composer.
 document.addEventListener('input', function first(e) {

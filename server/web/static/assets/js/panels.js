@@ -31,6 +31,8 @@ export async function search(qtext, cursor) {
 export async function jumpTo(messageId) {
   const m = upsertMessage((await api.get(`/api/messages/${messageId}`)).message, true);
   const root = m.parent_message_id ? upsertMessage((await api.get(`/api/messages/${m.thread_root_id}`)).message, true) : m;
+  // Where the panel takes the whole window, it gives way to the message it opened.
+  if (matchMedia('(max-width: 800px)').matches && !m.parent_message_id) openPanel(null);
   await openPlace(viewOf(placeOf(root)), root.channel_seq);
   if (m.parent_message_id) openPanel({ kind: 'thread', rootId: root.id });
 }

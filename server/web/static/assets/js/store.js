@@ -168,10 +168,9 @@ function bumpPlace(m) {
   if (m.channel_seq && m.channel_seq <= (ch.last_seq || 0)) return;
   if (m.channel_seq) ch.last_seq = m.channel_seq;
   if (ch.members) ch.last_activity_at = m.created_at;
-  if (m.author_id === (state.me && state.me.id) || isViewing(placeId)) {
-    ch.last_read_seq = Math.max(ch.last_read_seq || 0, m.channel_seq || 0);
-    return;
-  }
+  // One's own message, or one read on screen, is not unread; but the server is told only by
+  // markRead, so last_read_seq (what it was told) stays until then.
+  if (m.author_id === (state.me && state.me.id) || isViewing(placeId)) return;
   ch.unread_count = (ch.unread_count || 0) + 1;
   if (mentionsMe(m.body) || ch.members) state.mentions.set(placeId, (state.mentions.get(placeId) || 0) + 1);
 }

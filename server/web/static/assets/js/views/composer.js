@@ -103,7 +103,7 @@ export class Composer {
 
   sendFiles(files) {
     const text = this.box.value.trim();
-    files.forEach((f, i) => actions.send(i === 0 && text ? text : f.name || 'pasted image', { file: f }));
+    files.forEach((f, i) => actions.send(i === 0 && text ? text : f.name || 'pasted-image.png', { file: f }));
     if (text) { this.box.value = ''; this.grow(); }
   }
 }

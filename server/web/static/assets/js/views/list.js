@@ -5,6 +5,8 @@ import { h } from '../dom.js';
 import { state, conv, seqOf } from '../store.js';
 import * as actions from '../actions.js';
 import { renderRow } from './row.js';
+import { isOpened } from './body.js';
+import { renderIntro } from './intro.js';
 import { rowPartsKey } from './registry.js';
 import { rove } from './msgkeys.js';
 
@@ -18,7 +20,8 @@ export class MessageList {
     this.bottom = h('div', { class: 'spacer' });
     this.rows = h('div', { class: 'rows' });
     this.jump = h('button', { class: 'jump', hidden: true, onclick: () => actions.jumpToLatest(state.view) }, 'Jump to latest ↓');
-    this.el = h('div', { class: 'list', role: 'log', 'aria-label': 'Messages', tabIndex: -1 }, this.top, this.rows, this.bottom);
+    this.intro = h('div', { class: 'intro', hidden: true });
+    this.el = h('div', { class: 'list', role: 'log', 'aria-label': 'Messages', tabIndex: -1 }, this.top, this.intro, this.rows, this.bottom);
     // The "N new messages" bar, while the line at the first unread message is above the viewport.
     this.newText = h('span');
     this.newBar = h('div', { class: 'new-bar', role: 'status', hidden: true }, this.newText, ' ',
@@ -73,6 +76,9 @@ export class MessageList {
       this.anchor = null;
     }
     const c = conv(state.view.id);
+    // Only an empty place has the intro, so it never moves the rows the offsets below measure.
+    this.intro.hidden = !c.loaded || c.hasOlder || c.ids.length > 0 || c.pending.length > 0;
+    if (!this.intro.hidden) renderIntro(this.intro, state.view);
     if (c.toBottom) { c.toBottom = false; this.stick = true; this.anchor = null; }
     const list = this.entries();
     const el = this.el;
@@ -172,7 +178,7 @@ export class MessageList {
       const grouped = !day && prev && prev.author_id === m.author_id && !prev.deleted_at &&
         new Date(m.created_at) - new Date(prev.created_at) < GROUP_MS && !m.quoted_message_id;
       const unreadLine = c.firstUnreadSeq && m.channel_seq === c.firstUnreadSeq;
-      const key = `${grouped}|${day}|${unreadLine}|${state.editing === m.id}|${m.failed}|${m.waiting}|${m.progress}|${rowPartsKey(m)}`;
+      const key = `${grouped}|${day}|${unreadLine}|${state.editing === m.id}|${m.failed}|${m.waiting}|${m.progress}|${isOpened(m.id)}|${rowPartsKey(m)}`;
       let n = this.nodes.get(m.id);
       if (!n || n.msg !== m || n.key !== key) {
         const el = renderRow(m, { grouped, day, unreadLine });

@@ -3,7 +3,9 @@
 // and keyboard focus.
 import { h, icon, avatar, displayName, fmt } from '../dom.js';
 import { render as markdown } from '../markdown.js';
-import { state, touch } from '../store.js';
+import { state, touch, mentionsMe } from '../store.js';
+import { bodyOf } from './body.js';
+import { openImage } from './overlay.js';
 import * as actions from '../actions.js';
 import { kindRenderer, rowPartsOf } from './registry.js';
 import { previewButton } from './preview.js';
@@ -16,7 +18,8 @@ export function renderRow(m, opts) {
   const created = new Date(m.created_at);
   const mine = state.me && m.author_id === state.me.id;
   const deleted = !!m.deleted_at;
-  const row = h('div', { class: `msg${m.kind && m.kind !== 'message' ? ` kind-${m.kind}` : ''}${opts.grouped ? ' grouped' : ''}${m.pending ? ' pending' : ''}${m.failed ? ' failed' : ''}${opts.highlight ? ' highlight' : ''}`,
+  const toMe = !mine && !deleted && mentionsMe(m.body);
+  const row = h('div', { class: `msg${m.kind && m.kind !== 'message' ? ` kind-${m.kind}` : ''}${opts.grouped ? ' grouped' : ''}${m.pending ? ' pending' : ''}${m.failed ? ' failed' : ''}${opts.highlight ? ' highlight' : ''}${toMe ? ' to-me' : ''}`,
     dataset: { id: m.id, seq: m.channel_seq ?? '' }, tabIndex: 0, role: 'article', 'aria-label': `${displayName(author)}, ${fmt.time(created)}` });
   const gutter = opts.grouped
     ? h('time', { class: 'gutter-time', dateTime: m.created_at, title: fmt.full(created) }, fmt.time(created))
@@ -26,14 +29,12 @@ export function renderRow(m, opts) {
     content.appendChild(h('div', { class: 'msg-head' },
       h('span', { class: 'author' }, displayName(author)),
       author && author.kind === 'bot' ? h('span', { class: 'tag bot' }, 'bot') : null,
-      h('time', { dateTime: m.created_at, title: fmt.full(created) }, fmt.time(created)),
-      m.edited_at && !deleted ? h('span', { class: 'edited', title: fmt.full(new Date(m.edited_at)) }, '(edited)') : null));
+      h('time', { dateTime: m.created_at, title: fmt.full(created) }, fmt.time(created))));
   }
   if (m.quoted_message_id && !deleted) content.appendChild(quoteBlock(m.quoted_message_id));
   if (deleted) content.appendChild(h('p', { class: 'tombstone' }, 'This message was deleted.'));
   else if (state.editing === m.id) content.appendChild(editor(m));
-  else content.appendChild(kindRenderer(m.kind)?.(m) || h('div', { class: 'body' }, markdown(m.body)));
-  if (opts.grouped && m.edited_at && !deleted) content.appendChild(h('span', { class: 'edited', title: fmt.full(new Date(m.edited_at)) }, '(edited)'));
+  else content.append(...(kindRenderer(m.kind) ? [kindRenderer(m.kind)(m)] : bodyOf(m)));
   if (!deleted && m.attachments && m.attachments.length) content.appendChild(h('div', { class: 'attachments' }, ...m.attachments.map(attachment)));
   if (m.pending && m.progress !== null && m.progress < 1 && !m.upload) {
     const bar = h('div', { class: 'progress-bar' });
@@ -94,7 +95,12 @@ function attachment(u) {
       img.width = w;
       img.height = Math.round((u.height * w) / u.width);
     }
-    return h('a', { href: url, target: '_blank', rel: 'noopener' }, img);
+    // A click opens the overlay; a modified click (new tab, download) is the browser's.
+    return h('a', { href: url, target: '_blank', rel: 'noopener', onclick: (e) => {
+      if (e.button || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+      e.preventDefault();
+      openImage(u, url, e.currentTarget);
+    } }, img);
   }
   const file = h('a', { class: 'file', href: url, target: '_blank', rel: 'noopener', download: u.filename || '' }, icon('clip'), u.filename || 'file',
     h('span', { class: 'muted' }, ` ${Math.max(1, Math.round((u.byte_size || 0) / 1024))} KB`));

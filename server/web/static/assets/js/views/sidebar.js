@@ -98,7 +98,11 @@ export class Sidebar {
 
   renderNav(f) {
     const match = (id) => !f || this.label(id).toLowerCase().includes(f);
-    const groups = [];
+    // Views across places (views/unread.js): the mentions, with the count seen live.
+    const mentioned = [...state.mentions.values()].reduce((a, b) => a + b, 0);
+    const groups = [h('ul', { class: 'views', role: 'list' }, h('li', null, h('button', { class: 'view-link', type: 'button',
+      onclick: () => actions.openPanel({ kind: 'mentions' }) }, icon('at'), h('span', { class: 'label' }, 'Mentions'),
+    mentioned ? h('span', { class: 'badge', 'aria-label': `${mentioned} new mentions` }, String(mentioned)) : null)))];
     for (const [section, list] of this.channels()) {
       const items = list.filter((c) => match(c.id)).map((c) => this.item(c.id,
         h('span', { class: 'sigil', title: c.visibility === 'private' ? 'Private channel' : null }, icon(actions.sigilOf(c))), c.name, null, c.display_title && c.display_title !== c.name ? c.display_title : null));

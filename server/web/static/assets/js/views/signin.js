@@ -31,6 +31,13 @@ export function renderSignIn(root, enter) {
   const tokenBox = h('div', { class: 'token-box' });
   const magic = h('form', { class: 'signin-block', onsubmit: async (e) => {
     e.preventDefault();
+    if (a.email) {
+      try {
+        await api.post('/api/auth/magic/request', { email: email.value, display_name: name.value || email.value.split('@')[0] });
+        say('Check your email: if this address may sign in here, a link is on its way.');
+      } catch (err) { fail(err); }
+      return;
+    }
     if (!a.dev_auth) {
       say(`Check your email for a sign-in link. Operators can make one with: natter admin magic-link create --email ${email.value}`);
       return;
