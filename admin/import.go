@@ -9,6 +9,6 @@ func importCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "import",
 		Usage:       "import history into a workspace",
-		Subcommands: []*cli.Command{importSlackCommand()},
+		Subcommands: []*cli.Command{importSlackCommand(), importNatterCommand()},
 	}
 }

@@ -142,6 +142,7 @@ type ArchiveBot struct {
 
 // ArchiveBotCommand is one entry of a bot's command menu.
 type ArchiveBotCommand struct {
+	ID          string    `json:"id"`
 	Command     string    `json:"command"`
 	Description string    `json:"description"`
 	ArgsHint    string    `json:"args_hint,omitempty"`
@@ -379,7 +380,7 @@ func (tx *Reader) ArchiveUploads(ctx context.Context, s ArchiveScope, afterID st
 // its command menu there.
 func (tx *Reader) ArchiveBots(ctx context.Context, workspaceID, afterID string, limit int) ([]ArchiveBot, error) {
 	rows, err := tx.query(ctx, `SELECT b.user_id, b.created_by, b.created_at,
-		(SELECT coalesce(json_agg(json_build_object('command', c.command, 'description', c.description,
+		(SELECT coalesce(json_agg(json_build_object('id', c.id, 'command', c.command, 'description', c.description,
 		   'args_hint', coalesce(c.args_hint, ''), 'created_at', c.created_at, 'updated_at', c.updated_at)
 		   ORDER BY c.command), '[]')
 		 FROM bot_commands c WHERE c.workspace_id = b.workspace_id AND c.bot_user_id = b.user_id)

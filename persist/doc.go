@@ -19,6 +19,8 @@
 //     transaction whose commit does not wait for the disk (relaxedcommit.go).
 //   - Store.RelayStreamCreated, RelayIdle, RelayStreamRetired and RelayStreamKept: the relay's
 //     bookkeeping of its streams, one statement each on the pool (relay.go).
+//   - Store.Snapshot: one read-only REPEATABLE READ transaction, never retried, so its fn may
+//     write what it reads as it goes (a workspace export; snapshot.go, archive.go).
 //   - Store.Locks: session advisory locks on a dedicated connection (locks.go).
 //   - Store.Migrate and Store.Ping: the schema and the health check.
 //

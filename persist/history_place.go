@@ -32,7 +32,8 @@ type HistoryChannelParams struct {
 }
 
 // HistoryChannel imports a channel and appends channel.created when it is new, so the people
-// online see it appear. Codes: invalid_request (source id, name).
+// online see it appear. Codes: invalid_request (source id, name), conflict (the name and its
+// numbered variants are all taken).
 func (tx *Tx) HistoryChannel(ctx context.Context, h History, p HistoryChannelParams) (Imported, error) {
 	id, ok, err := tx.historyKnown(ctx, h, HistoryKindChannel, p.SourceID)
 	if err != nil || ok {

@@ -183,12 +183,12 @@ func TestPrivateChannelNATSFollowsMembership(t *testing.T) {
 	subject := "natter.events." + b.ws.ID + ".pch." + private + ".>"
 	nb, err := connectBot(t, b.h, tok, true)
 	require.NoError(t, err)
-	require.NotContains(t, nb.replay(t, nil).Subjects, subject)
+	require.NotContains(t, nb.Replay(t, nil).Subjects, subject)
 
 	reconnected := func() {
 		t.Helper()
 		select {
-		case <-nb.recon:
+		case <-nb.Reconnected:
 		case <-time.After(10 * time.Second):
 			t.Fatalf("the bot was not cut off and reconnected")
 		}
@@ -196,19 +196,19 @@ func TestPrivateChannelNATSFollowsMembership(t *testing.T) {
 	members := "/api/channels/" + private + "/members"
 	b.h.Post(t, members, b.member.Token, map[string]any{"user_id": bot.ID}).RequireStatus(t, http.StatusCreated)
 	reconnected()
-	page := nb.replay(t, nil)
+	page := nb.Replay(t, nil)
 	require.Contains(t, page.Subjects, subject)
-	nb.subscribe(t, page.Subjects)
+	nb.Subscribe(t, page.Subjects)
 	b.h.Post(t, "/api/channels/"+private+"/messages", b.member.Token, map[string]any{"body": "for the bot"}).RequireStatus(t, http.StatusCreated)
 	var processed int64
 	if n := len(page.Events); n > 0 {
 		processed, _ = persist.ParseCursor(page.Events[n-1].Cursor)
 	}
-	e, m := nb.nextAfter(t, processed)
+	e, m := nb.NextAfter(t, processed)
 	require.Equal(t, "message.created", e.Type)
 	require.Equal(t, "natter.events."+b.ws.ID+".pch."+private+".message.created", m.Subject)
 
 	b.h.Do(t, servertest.Request{Method: http.MethodDelete, Path: members + "/" + bot.ID, Token: b.owner.Token}).RequireStatus(t, http.StatusOK)
 	reconnected()
-	require.NotContains(t, nb.replay(t, nil).Subjects, subject)
+	require.NotContains(t, nb.Replay(t, nil).Subjects, subject)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/natterchat/natter/admin/servertest"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/streams/streamstest"
 )
 
 // privateWorld is a workspace with a private channel (#incidents, created by member, who added
@@ -117,15 +118,15 @@ func TestPrivateChannelMatrix(t *testing.T) {
 			require.Equal(t, http.StatusForbidden, status, rd.name)
 		}
 	}
-	natsBots, hooks := map[string]*natsBot{}, map[string]*hook{}
+	natsBots, hooks := map[string]*streamstest.Bot{}, map[string]*hook{}
 	for i, rd := range readers {
 		if rd.bot == nil {
 			continue
 		}
 		b, err := connectBot(t, h, rd.botToken, false)
 		require.NoError(t, err)
-		page := b.replay(t, map[string]any{"after_cursor": after})
-		b.subscribe(t, page.Subjects)
+		page := b.Replay(t, map[string]any{"after_cursor": after})
+		b.Subscribe(t, page.Subjects)
 		natsBots[rd.name] = b
 		r := h.Post(t, w.wsPath("/app-installations"), w.owner.Token, map[string]any{"app_slug": "app-" + strconv.Itoa(i),
 			"bot_user_id": rd.bot.ID})
@@ -140,9 +141,9 @@ func TestPrivateChannelMatrix(t *testing.T) {
 	}
 	// A bot outside the channel cannot even ask for its subject.
 	stranger := natsBots["non-member bot"]
-	_, err := stranger.nc.Subscribe("natter.events."+w.ws.ID+".pch."+w.private["id"].(string)+".>", func(*nats.Msg) {})
+	_, err := stranger.NC.Subscribe("natter.events."+w.ws.ID+".pch."+w.private["id"].(string)+".>", func(*nats.Msg) {})
 	require.NoError(t, err)
-	stranger.expectError(t, "Permissions Violation")
+	stranger.ExpectError(t, "Permissions Violation")
 
 	// Every person has Pushover set up and a handle the message mentions, so the push rules
 	// would pick each of them but for the channel's visibility.
@@ -224,7 +225,7 @@ func TestPrivateChannelMatrix(t *testing.T) {
 			got["socket"] = sees(nextMessage(t, func() servertest.SocketEvent { return s.Next(t) }) == msgID)
 		}
 		if b := natsBots[rd.name]; b != nil {
-			got["nats"] = sees(nextMessage(t, func() servertest.SocketEvent { e, _ := b.next(t); return e }) == msgID)
+			got["nats"] = sees(nextMessage(t, func() servertest.SocketEvent { e, _ := b.Next(t); return e }) == msgID)
 			call := hooks[rd.name].next(t)
 			got["subscription"] = sees(strings.Contains(string(call.body), msgID))
 		}

@@ -261,11 +261,11 @@ func TestWorkspaceDeleteClosesConnections(t *testing.T) {
 	_, tok := persisttest.Bot(t, b.h.Store, b.owner.User, b.ws.ID, &persisttest.BotOpts{Scopes: []string{"bot:read"}})
 	nb, err := connectBot(t, b.h, tok, false)
 	require.NoError(t, err)
-	require.Empty(t, nb.replay(t, map[string]any{}).Code, "the bot is connected and answered")
+	require.Empty(t, nb.Replay(t, map[string]any{}).Code, "the bot is connected and answered")
 	b.h.Do(t, servertest.Request{Method: http.MethodDelete, Path: "/api/workspaces/" + b.ws.ID, Token: b.owner.Token}).RequireStatus(t, http.StatusNoContent)
 	require.Equal(t, ws.StatusCode(1008), owner.ExpectClose(t))
 	require.Equal(t, ws.StatusCode(1008), member.ExpectClose(t))
-	nb.expectClosed(t)
+	nb.ExpectClosed(t)
 }
 
 // TestSocketGuestChannelCreatedLive: a workspace gets its guest channel while a guest's socket

@@ -19,7 +19,6 @@ import (
 	"github.com/natterchat/natter/outbound/email"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/realtime"
-	"github.com/natterchat/natter/realtime/push"
 	"github.com/natterchat/natter/server/accessproxy"
 	"github.com/natterchat/natter/server/blob"
 	"github.com/natterchat/natter/server/passwordhash"
@@ -81,7 +80,7 @@ type Config struct {
 	DisableWebPush bool
 	// PushPolicy decides which addresses a push subscription's endpoint may name. Default
 	// outbound.PublicOnly.
-	PushPolicy push.AddressPolicy
+	PushPolicy outbound.Policy
 	// Collectors are other components' metrics (relay, realtime), served at /metrics beside
 	// the server's own. Default none.
 	Collectors []prometheus.Collector
@@ -136,7 +135,7 @@ type Server struct {
 	passwords   *passwordhash.Hasher  // nil when password sign-in is off
 	loginLimits passwordLoginLimits   // password login attempts
 	proxy       *accessproxy.Verifier // nil when identity-proxy sign-in is off
-	pushPolicy  push.AddressPolicy
+	pushPolicy  outbound.Policy
 	blobs       blob.Store
 	web         *web.Handler // the browser client, served at every path outside /api
 	// devFallback is the development fallback's user, for WebSocket upgrades (access.go).

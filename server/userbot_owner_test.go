@@ -136,13 +136,13 @@ func TestUserBotNeverExceedsItsOwner(t *testing.T) {
 		b, _, tok := setup(t, servertest.WithBotAccess(func(c *streams.BotAccessConfig) { c.RevalidateInterval = time.Hour }))
 		nb, err := connectBot(t, b.h, tok, false)
 		require.NoError(t, err)
-		require.Contains(t, nb.replay(t, nil).Subjects, "natter.events."+b.ws.ID+".ch.>")
+		require.Contains(t, nb.Replay(t, nil).Subjects, "natter.events."+b.ws.ID+".ch.>")
 		moderate(t, b, map[string]any{"role": "guest"})
-		nb.expectClosed(t)
+		nb.ExpectClosed(t)
 
 		again, err := connectBot(t, b.h, tok, false)
 		require.NoError(t, err)
-		page := again.replay(t, nil)
+		page := again.Replay(t, nil)
 		require.NotContains(t, page.Subjects, "natter.events."+b.ws.ID+".ch.>")
 		require.Contains(t, page.Subjects, "natter.events."+b.ws.ID+".ch."+b.guestChannel+".>")
 		for _, e := range page.Events {

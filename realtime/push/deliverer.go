@@ -31,9 +31,10 @@ type Config struct {
 	// Logger receives one line per dropped push, per failure and per minute of queue overflow.
 	// Default slog.Default().
 	Logger *slog.Logger
-	// Policy decides which addresses push services may be reached at. Default
-	// outbound.PublicOnly.
-	Policy AddressPolicy
+	// Policy decides which addresses push services may be reached at: it sees every address a
+	// host name resolves to, just before the connection is made, so a name that resolves (or
+	// re-resolves) into the deployment's own network is refused. Default outbound.PublicOnly.
+	Policy outbound.Policy
 	// RootCAs replaces the system's certificate roots for push services. Default nil (system).
 	RootCAs *x509.CertPool
 	// Subscriber is the VAPID contact ("sub"): an https URL or an email address. Default

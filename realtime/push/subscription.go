@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 )
 
@@ -17,7 +18,7 @@ const MaxEndpointLength = 2048
 // public host (by policy for an address literal; names such as localhost and *.internal are
 // refused), p256dh a P-256 point and auth a 16-byte secret (base64url, padded or not, or
 // standard base64). The keys come back as unpadded base64url. Codes: invalid_request.
-func ParseSubscription(endpoint, p256dh, auth, label string, policy AddressPolicy) (persist.PushSubscription, error) {
+func ParseSubscription(endpoint, p256dh, auth, label string, policy outbound.Policy) (persist.PushSubscription, error) {
 	if err := checkEndpoint(endpoint, policy); err != nil {
 		return persist.PushSubscription{}, err
 	}
@@ -37,7 +38,7 @@ func ParseSubscription(endpoint, p256dh, auth, label string, policy AddressPolic
 }
 
 // checkEndpoint refuses anything but an https URL at a public host. Codes: invalid_request.
-func checkEndpoint(endpoint string, policy AddressPolicy) error {
+func checkEndpoint(endpoint string, policy outbound.Policy) error {
 	if endpoint == "" {
 		return persist.Invalid("endpoint is required")
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+	"github.com/natterchat/natter/streams/streamstest"
 )
 
 // Dial describes a WebSocket connection attempt; zero fields are left out.
@@ -38,17 +39,9 @@ type Socket struct {
 	r        io.Reader
 }
 
-// SocketEvent is an event envelope as a client reads it.
-type SocketEvent struct {
-	ID                   string          `json:"id"`
-	Cursor               string          `json:"cursor"`
-	Type                 string          `json:"type"`
-	WorkspaceID          string          `json:"workspace_id"`
-	ChannelID            string          `json:"channel_id"`
-	DirectConversationID string          `json:"direct_conversation_id"`
-	ActorID              string          `json:"actor_id"`
-	Payload              json.RawMessage `json:"payload"`
-}
+// SocketEvent is an event envelope as a client reads it: the same over a socket as over a
+// bot's NATS connection.
+type SocketEvent = streamstest.Event
 
 // DialSocket opens a socket to the server at baseURL (http://host:port); a refused handshake
 // returns its HTTP status.

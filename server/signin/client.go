@@ -10,20 +10,12 @@ import (
 	"github.com/natterchat/natter/outbound"
 )
 
-// Policy decides whether an outbound sign-in call may connect to an address: Natter's one
-// outbound address policy (outbound).
-type Policy = outbound.Policy
-
-// ErrAddressRefused is returned (wrapped) when a destination resolves to an address the policy
-// refuses (it is outbound.ErrRefused).
-var ErrAddressRefused = outbound.ErrRefused
-
 // DefaultTimeout bounds each outbound sign-in call (and OIDC discovery, §Limits).
 const DefaultTimeout = 30 * time.Second
 
 // newClient returns the HTTP client of every outbound sign-in call: outbound's, with no
 // kept-alive connection, so each call resolves and checks its destination afresh.
-func newClient(policy Policy, timeout time.Duration) *http.Client {
+func newClient(policy outbound.Policy, timeout time.Duration) *http.Client {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}

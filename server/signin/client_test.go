@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,7 +24,7 @@ func TestClient(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 		t.Cleanup(srv.Close)
 		_, err := newClient(nil, 0).Get(srv.URL)
-		require.ErrorIs(t, err, ErrAddressRefused)
+		require.ErrorIs(t, err, outbound.ErrRefused)
 		require.Zero(t, hits.Load())
 	})
 

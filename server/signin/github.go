@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 )
 
@@ -44,7 +45,7 @@ type GitHubConfig struct {
 	APIURL       string
 	// Policy decides which addresses the token exchange and API calls may reach. Default
 	// outbound.PublicOnly.
-	Policy Policy
+	Policy outbound.Policy
 	// Timeout bounds each call to GitHub. Default DefaultTimeout (30s).
 	Timeout time.Duration
 }

@@ -43,7 +43,7 @@ type OIDCConfig struct {
 	FallbackIssuer string
 	// Policy decides which addresses discovery and the token exchange may reach. Default
 	// outbound.PublicOnly, plus loopback addresses when the issuer is a loopback URL.
-	Policy Policy
+	Policy outbound.Policy
 	// Timeout bounds discovery and each token exchange. Default DefaultTimeout (30s).
 	Timeout time.Duration
 }
@@ -158,7 +158,7 @@ func (o *OIDC) discover(ctx context.Context, docURL string, timeout time.Duratio
 	req.Header.Set("Accept", "application/json")
 	resp, err := o.client.Do(req)
 	if err != nil {
-		if errors.Is(err, ErrAddressRefused) {
+		if errors.Is(err, outbound.ErrRefused) {
 			return doc, err
 		}
 		return doc, &discoveryUnavailable{err}

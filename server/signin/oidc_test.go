@@ -181,7 +181,7 @@ func TestDiscoverOIDC(t *testing.T) {
 		cfg := oidcConfig(srv.URL, true)
 		cfg.Policy = outbound.PublicOnly
 		_, err := DiscoverOIDC(t.Context(), cfg)
-		require.ErrorIs(t, err, ErrAddressRefused)
+		require.ErrorIs(t, err, outbound.ErrRefused)
 	})
 
 	t.Run("ConfigurationChecked", func(t *testing.T) {

@@ -203,6 +203,7 @@ func TestBrowserDayOne(t *testing.T) {
 				&& `+inView+`(document.querySelector('.ws-head button[aria-haspopup]'))`)
 			if size.w == 390 {
 				shot(t, tab, "drawer-390")
+				checkA11y(t, tab, "the drawer at 390 px")
 			}
 			do(t, tab, "pick design", mouseClick(`.places a.place[title="Launch planning"]`))
 			waitFor(t, tab, "design open, the drawer closed", `document.querySelector('.conv-header h1')?.textContent === 'design'

@@ -9,7 +9,6 @@ import './views/profile.js';
 import './views/moderation/index.js';
 import './views/preview.js';
 import './views/marks.js';
-import './views/unread.js';
 import './views/export.js';
 // @ and : completion (lazy/complete.js) is loaded by the first @ or : typed in a composer.
 document.addEventListener('input', function first(e) {

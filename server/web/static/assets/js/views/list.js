@@ -1,12 +1,13 @@
 // views/list.js is the virtualised message list: only rows near the viewport are in the DOM,
 // each row is measured once per version of its message, spacers stand in for the rest, and the
 // row at the top of the viewport stays where it was when pages load above it.
-import { h } from '../dom.js';
 import { state, conv, seqOf } from '../store.js';
 import * as actions from '../actions.js';
 import { renderRow } from './row.js';
 import { isOpened } from './body.js';
-import { renderIntro } from './intro.js';
+import { h, replace } from '../dom.js';
+import { dmName } from './sidebar.js';
+import { isManager } from './moderation/common.js';
 import { rowPartsKey } from './registry.js';
 import { rove } from './msgkeys.js';
 
@@ -193,4 +194,22 @@ export class MessageList {
     }
     for (const [id, n] of this.nodes) if (!keep.has(id)) { n.el.remove(); this.nodes.delete(id); }
   }
+}
+
+// renderIntro: an empty place says where the reader is: "This is the start of #name" (or of the
+// conversation), the display title, and for a channel "Invite people": the members panel of a
+// private channel, the invites panel for owners and moderators, the directory otherwise.
+function renderIntro(el, view) {
+  const c = view.kind === 'channel' ? state.channels.get(view.id) : null;
+  const key = JSON.stringify([view.id, c && [c.name, c.display_title, c.visibility], isManager()]);
+  if (el.dataset.key === key) return;
+  el.dataset.key = key;
+  if (!c) {
+    replace(el, h('h2', null, `This is the start of your conversation with ${dmName(state.dms.get(view.id) || {})}`));
+    return;
+  }
+  const invite = c.visibility === 'private' ? { kind: 'channel-members', channelId: c.id } : isManager() ? { kind: 'invites' } : { kind: 'members' };
+  replace(el, h('h2', null, `This is the start of ${c.visibility === 'private' ? '' : '#'}${c.name}`),
+    c.display_title && c.display_title !== c.name ? h('p', { class: 'muted' }, c.display_title) : null,
+    h('button', { class: 'btn small', type: 'button', onclick: () => actions.openPanel(invite) }, 'Invite people'));
 }

@@ -5,7 +5,6 @@ import { h, icon, avatar, displayName, fmt } from '../dom.js';
 import { render as markdown } from '../markdown.js';
 import { state, touch, mentionsMe } from '../store.js';
 import { bodyOf } from './body.js';
-import { openImage } from './overlay.js';
 import * as actions from '../actions.js';
 import { kindRenderer, rowPartsOf } from './registry.js';
 import { previewButton } from './preview.js';
@@ -99,7 +98,8 @@ function attachment(u) {
     return h('a', { href: url, target: '_blank', rel: 'noopener', onclick: (e) => {
       if (e.button || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
       e.preventDefault();
-      openImage(u, url, e.currentTarget);
+      const from = e.currentTarget;
+      import('../lazy/overlay.js').then((o) => o.openImage(u, url, from)).catch((err) => actions.toast(err.message));
     } }, img);
   }
   const file = h('a', { class: 'file', href: url, target: '_blank', rel: 'noopener', download: u.filename || '' }, icon('clip'), u.filename || 'file',

@@ -5,6 +5,13 @@ import { h, replace, icon, avatar, displayName } from '../dom.js';
 import { state } from '../store.js';
 import * as actions from '../actions.js';
 import { menuButton } from './menu.js';
+import { registerLazyPanel, registerMenuItem } from './registry.js';
+
+// Finding what is new across places (lazy/mentions.js, fetched when first used): the Mentions
+// panel, opened from the top of the sidebar, and "Mark all read".
+const mentions = () => import('../lazy/mentions.js');
+registerLazyPanel('mentions', 'Mentions', mentions);
+registerMenuItem('workspace', { label: 'Mark all read', order: 5, run: () => mentions().then((m) => m.markAllRead()) });
 
 export function dmName(d) {
   const me = state.me && state.me.id;
@@ -98,7 +105,7 @@ export class Sidebar {
 
   renderNav(f) {
     const match = (id) => !f || this.label(id).toLowerCase().includes(f);
-    // Views across places (views/unread.js): the mentions, with the count seen live.
+    // Views across places: the mentions, with the count seen live.
     const mentioned = [...state.mentions.values()].reduce((a, b) => a + b, 0);
     const groups = [h('ul', { class: 'views', role: 'list' }, h('li', null, h('button', { class: 'view-link', type: 'button',
       onclick: () => actions.openPanel({ kind: 'mentions' }) }, icon('at'), h('span', { class: 'label' }, 'Mentions'),

@@ -1,5 +1,5 @@
-// views/unread.js: finding what is new (issue 30). "Mentions" at the top of the sidebar opens a
-// panel of the latest messages that mention the reader (@handle, @channel, @everyone) across the
+// lazy/mentions.js, fetched when first used: finding what is new (issue 30). "Mentions" at the
+// top of the sidebar opens a panel of the latest messages that mention the reader (@handle, @channel, @everyone) across the
 // workspace's places they read, found by the search API, newest first; a click opens the message.
 // "Mark all read" (workspace menu) marks every unread channel and conversation read up to its
 // newest message. Rows that mention the reader are highlighted by views/row.js.
@@ -7,7 +7,7 @@ import { h, replace, displayName, fmt } from '../dom.js';
 import * as api from '../api.js';
 import { state, touch } from '../store.js';
 import * as actions from '../actions.js';
-import { registerPanel, registerMenuItem } from './registry.js';
+import { registerPanel } from '../views/registry.js';
 
 // mentionPattern matches what the server and the store count as a mention of the reader. @here
 // is one too, but search cannot find it: "here" is an English stop word.
@@ -54,4 +54,3 @@ export async function markAllRead() {
   actions.toast(places.length ? `Marked ${places.length} ${places.length === 1 ? 'place' : 'places'} read` : 'Nothing was unread');
 }
 
-registerMenuItem('workspace', { label: 'Mark all read', order: 5, run: markAllRead });
