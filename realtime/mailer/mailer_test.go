@@ -2,10 +2,10 @@ package mailer_test
 
 import (
 	"mime"
-	"time"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
