@@ -116,7 +116,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	wg.Go(func() { d.sendLoop(ctx) })
 	var followers sync.WaitGroup
 	err := streams.Discover(ctx, streams.DiscoverConfig{NATS: d.cfg.NATS, Store: d.cfg.Store, Rescan: d.cfg.DiscoverInterval,
-		Logger: d.logger, Found: d.followers(ctx, &followers)})
+		Logger: d.logger, Found: streams.FollowEach(ctx, &followers, func(ws string) { d.follow(ctx, ws) })})
 	if err != nil && ctx.Err() == nil {
 		d.logger.Error("email cannot discover workspace streams", "error", err)
 	}
@@ -124,39 +124,6 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	followers.Wait()
 	wg.Wait()
 	return nil
-}
-
-// followers returns Discover's Found: each workspace reported while it has no follower gets
-// one, which follows its stream until the relay retires it; a report that comes while it runs
-// makes it look once more when it returns (the stream may have been created again).
-func (d *Deliverer) followers(ctx context.Context, wg *sync.WaitGroup) func(ws string) {
-	var mu sync.Mutex
-	reported := map[string]bool{}
-	return func(ws string) {
-		mu.Lock()
-		defer mu.Unlock()
-		if _, ok := reported[ws]; ok {
-			reported[ws] = true
-			return
-		}
-		reported[ws] = false
-		wg.Go(func() {
-			for {
-				d.follow(ctx, ws)
-				mu.Lock()
-				again := reported[ws] && ctx.Err() == nil
-				if again {
-					reported[ws] = false
-				} else {
-					delete(reported, ws)
-				}
-				mu.Unlock()
-				if !again {
-					return
-				}
-			}
-		})
-	}
 }
 
 // follow runs the workspace's durable consumer of new messages and thread replies. An event is

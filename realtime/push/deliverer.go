@@ -229,7 +229,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	go func() {
 		defer close(discovered)
 		err := streams.Discover(followCtx, streams.DiscoverConfig{NATS: d.cfg.NATS, Store: d.cfg.Store, Rescan: d.cfg.DiscoverInterval,
-			Logger: d.logger, Found: d.followers(followCtx, ctx, &followers)})
+			Logger: d.logger, Found: streams.FollowEach(followCtx, &followers, func(ws string) { d.follow(followCtx, ctx, ws) })})
 		if err != nil {
 			d.logger.Error("push cannot discover workspace streams", "error", err)
 		}
@@ -255,40 +255,6 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		default:
 			return nil
 		}
-	}
-}
-
-// followers returns Discover's Found: a workspace reported while it has no follower gets one,
-// which follows its stream until the relay retires it (an idle workspace costs push nothing).
-// A report that comes while the follower runs is kept: if the follower then returns (the stream
-// was retired), it looks once more, since the stream may have been created again meanwhile.
-func (d *Deliverer) followers(followCtx, runCtx context.Context, wg *sync.WaitGroup) func(ws string) {
-	var mu sync.Mutex
-	reported := map[string]bool{} // by followed workspace: reported again since its last start
-	return func(ws string) {
-		mu.Lock()
-		defer mu.Unlock()
-		if _, ok := reported[ws]; ok {
-			reported[ws] = true
-			return
-		}
-		reported[ws] = false
-		wg.Go(func() {
-			for {
-				d.follow(followCtx, runCtx, ws)
-				mu.Lock()
-				again := reported[ws] && followCtx.Err() == nil
-				if again {
-					reported[ws] = false
-				} else {
-					delete(reported, ws)
-				}
-				mu.Unlock()
-				if !again {
-					return
-				}
-			}
-		})
 	}
 }
 
