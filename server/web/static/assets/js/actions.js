@@ -82,9 +82,10 @@ export async function checkVersion() {
 }
 
 export function pickDefaultPlace() {
-  const chans = [...state.channels.values()].filter((c) => !c.archived).sort((a, b) => a.name.localeCompare(b.name));
+  const chans = [...state.channels.values()].filter((c) => !c.archived && c.joined !== false).sort((a, b) => a.name.localeCompare(b.name));
   const saved = localStorage.getItem(`natter.place.${state.wsId}`);
-  if (saved && (state.channels.has(saved) || state.dms.has(saved))) return saved;
+  const last = state.channels.get(saved);
+  if (last && last.joined !== false || state.dms.has(saved)) return saved;
   const general = chans.find((c) => c.name === 'general');
   return (general || chans[0] || {}).id;
 }
