@@ -159,8 +159,7 @@ func (h *Handler) staticGraph(entry string) ([]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("web: %s imports a module that is not embedded", queue[i])
 		}
-		for _, m := range staticImport.FindAllSubmatch(a.body, -1) {
-			dep := path.Join(path.Dir(queue[i]), string(m[1]))
+		for _, dep := range importsOf(queue[i], a.body) {
 			if !seen[dep] {
 				seen[dep] = true
 				queue = append(queue, dep)
@@ -169,6 +168,15 @@ func (h *Handler) staticGraph(entry string) ([]string, error) {
 	}
 	sort.Strings(queue)
 	return queue, nil
+}
+
+// importsOf lists the modules that the module at p (an asset path) imports statically.
+func importsOf(p string, body []byte) []string {
+	var deps []string
+	for _, m := range staticImport.FindAllSubmatch(body, -1) {
+		deps = append(deps, path.Join(path.Dir(p), string(m[1])))
+	}
+	return deps
 }
 
 // Version is the bundle version the page carries.

@@ -29,7 +29,7 @@ export function headers(method) {
 // call sends one request; body is sent as JSON unless it is FormData or form fields
 // (URLSearchParams, sent form-encoded).
 export async function call(method, path, body, { quiet401 = false } = {}) {
-  const init = { method, headers: headers(method), credentials: 'same-origin' };
+  const init = { method, headers: headers(method) }; // credentials: same-origin, fetch's default
   if (body !== undefined) {
     if (body instanceof FormData || body instanceof URLSearchParams) init.body = body;
     else { init.body = JSON.stringify(body); init.headers['Content-Type'] = 'application/json'; }

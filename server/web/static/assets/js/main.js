@@ -11,7 +11,7 @@ const root = document.getElementById('app');
 
 function meta(name) {
   const el = document.querySelector(`meta[name="${name}"]`);
-  return el ? el.content : '';
+  return el ? /** @type {HTMLMetaElement} */ (el).content : '';
 }
 
 let workspaces = null; // the list requested at boot, used once

@@ -11,7 +11,7 @@ const KEPT = 'natter.unsent';
 
 // send posts a root message to the open place, with an optional file uploaded first. The row
 // stays after the message that was last when it was written, so later ones go below it.
-export function send(body, { file, quote } = {}) {
+export function send(body, { file = null, quote = null } = {}) {
   const view = state.view;
   const c = conv(view.id);
   const p = pending(body, quote);

@@ -74,6 +74,7 @@ function draw(box, t, items) {
   box.setAttribute('aria-activedescendant', `complete-${menu.sel}`);
 }
 
+let askTimer; // the directory is asked 150 ms after the last keystroke
 export function update(box) {
   const t = token(box);
   if (!t) { close(); return; }
@@ -81,8 +82,8 @@ export function update(box) {
   draw(box, t, people(t.q));
   // The directory knows people this page has not seen yet; its answer redraws if still wanted.
   const mine = ++seq;
-  clearTimeout(update.timer);
-  update.timer = setTimeout(() => actions.members(t.q).then(() => {
+  clearTimeout(askTimer);
+  askTimer = setTimeout(() => actions.members(t.q).then(() => {
     if (mine === seq && document.activeElement === box) { const now = token(box); if (now && now.kind === '@') draw(box, now, people(now.q)); }
   }).catch(() => {}), 150);
 }

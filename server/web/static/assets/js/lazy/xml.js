@@ -29,6 +29,10 @@ function attrs(body) {
 
 // walk calls open(name, attrs), close(name) and text(string) in document order. Element names
 // keep their prefix ("a:t"); callers compare the local part with local().
+/**
+ * @param {string} xml
+ * @param {{ open?: (name: string, attrs: any) => void, close?: (name: string) => void, text?: (s: string) => void }} on
+ */
 export function walk(xml, { open = () => {}, close = () => {}, text = () => {} }) {
   const stack = [];
   let i = 0;

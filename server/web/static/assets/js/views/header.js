@@ -23,7 +23,7 @@ export class Header {
   count() {
     if (state.memberCount !== null || this.counting) return;
     this.counting = true;
-    actions.members('', undefined).catch(() => { state.memberCount = undefined; }).finally(() => { this.counting = false; });
+    actions.countMembers().finally(() => { this.counting = false; });
   }
 
   render() {

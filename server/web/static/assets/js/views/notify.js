@@ -5,7 +5,7 @@
 // registers again as soon as the app opens. A click on a notification opens its message.
 import { h, replace } from '../dom.js';
 import * as api from '../api.js';
-import { state, touch, subscribe } from '../store.js';
+import { state, touch, subscribe, setMe } from '../store.js';
 import * as actions from '../actions.js';
 import { registerPanel, registerMenuItem } from './registry.js';
 
@@ -184,7 +184,7 @@ function pushoverSection() {
     out.className = 'muted';
     try {
       const res = await api.patch('/api/me', { notification_settings: { pushover_enabled: enabled.checked, pushover_user_key: key.value.trim() } });
-      state.me = { ...state.me, ...res.user };
+      setMe(res.user);
       out.textContent = 'Saved.';
     } catch (err) { out.className = 'error'; out.textContent = err.message; }
   } },
@@ -209,7 +209,7 @@ function emailSection() {
     out.className = 'muted';
     try {
       const res = await api.patch('/api/me', { notification_settings: { email_enabled: enabled.checked, email_delay: delay.value } });
-      state.me = { ...state.me, ...res.user };
+      setMe(res.user);
       out.textContent = 'Saved.';
     } catch (err) { out.className = 'error'; out.textContent = err.message; }
   } },

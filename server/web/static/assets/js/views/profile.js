@@ -4,7 +4,7 @@
 // every rule; its sentence is shown when it refuses, and nothing changes.
 import { h, replace, avatar, fmt } from '../dom.js';
 import * as api from '../api.js';
-import { state, touch, rememberUser } from '../store.js';
+import { state, touch, rememberUser, setMe } from '../store.js';
 import * as actions from '../actions.js';
 import { registerPanel, registerMenuItem } from './registry.js';
 
@@ -17,7 +17,7 @@ function outcome() {
 }
 
 function adopt(user) {
-  state.me = { ...state.me, ...user };
+  setMe(user);
   rememberUser(user);
   // The sidebar's own line and every message row show the new name and picture.
   touch('sidebar', 'messages', 'thread', 'profile');

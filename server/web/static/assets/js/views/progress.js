@@ -3,7 +3,7 @@
 // screen); a person's collapsing of a block survives its updates.
 import { h, replace, avatar, displayName } from '../dom.js';
 import { state, conv, touch } from '../store.js';
-import { live, under } from '../progress.js';
+import { live, under } from '../live.js';
 import { registerRowPart } from './registry.js';
 
 const collapsed = new Set(); // bot id + message + turn the reader closed

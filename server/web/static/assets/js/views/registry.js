@@ -9,6 +9,7 @@ const menus = { workspace: [], me: [] };
 
 // registerPanel adds a side panel. spec: { title, render(body, panel, { fresh, topics }),
 // topics: store topics (besides 'panel') that redraw it while it is open }. render owns body.
+/** @param {string} kind @param {PanelSpec} spec */
 export function registerPanel(kind, spec) {
   const had = panels.get(kind);
   if (had && !had.lazy) throw new Error(`panel ${kind} registered twice`);

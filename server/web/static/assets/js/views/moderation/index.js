@@ -2,7 +2,7 @@
 // with one, and the reader's own standing above the composer, at once; the directory with
 // roles, timeouts, blocks, notes and ownership transfer, the guests' waiting room and the
 // archived channels are fetched the first time one opens.
-import { state, onEvent, touch } from '../../store.js';
+import { state, on, touch } from '../../store.js';
 import { registerLazyPanel, registerMenuItem } from '../registry.js';
 import { isManager, myRole } from './common.js';
 import './invites.js';
@@ -18,9 +18,6 @@ registerMenuItem('workspace', { label: 'Show archived channels', order: 30, visi
 const directoryChanged = () => { if (state.panel && state.panel.kind === 'moderation') touch('moderation'); };
 
 // Other moderators' changes and people leaving show in the open views at once.
-onEvent((ev) => {
-  if (ev.type === 'member.moderation_updated' || ev.type === 'member.removed' || ev.type === 'workspace.ownership_transferred') {
-    directoryChanged();
-    touch('guests');
-  }
-});
+for (const type of ['member.moderation_updated', 'member.removed', 'workspace.ownership_transferred']) {
+  on(type, () => { directoryChanged(); return ['guests']; });
+}

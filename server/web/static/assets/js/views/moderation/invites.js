@@ -5,7 +5,7 @@
 // pasted link or token.
 import { h, replace, displayName } from '../../dom.js';
 import * as api from '../../api.js';
-import { state, touch, subscribe } from '../../store.js';
+import { state, touch, subscribe, setWorkspaces } from '../../store.js';
 import * as actions from '../../actions.js';
 import { registerPanel, registerMenuItem } from '../registry.js';
 import { isManager, isOwner, timeLeft, outcome } from './common.js';
@@ -118,7 +118,7 @@ function tokenOf(text) {
 export async function accept(token) {
   const res = await api.post('/api/invites/accept', { token });
   const list = await api.get('/api/workspaces');
-  state.workspaces = list.workspaces || [];
+  setWorkspaces(list.workspaces || []);
   await actions.openWorkspace(res.workspace.id);
   actions.toast(`You are in ${res.workspace.name} as ${res.member.role}.`);
   return res;
