@@ -116,3 +116,19 @@ func TestClientViewsChangeStateThroughFunctions(t *testing.T) {
 		require.False(t, viewWrite.MatchString(fine), fine)
 	}
 }
+
+// TestClientModulesAreChecked: every module opens with "// @ts-check", so the checker in .ci/run
+// (tsc over server/web/static) reads it whatever its configuration; the line is not served.
+func TestClientModulesAreChecked(t *testing.T) {
+	t.Parallel()
+	_, h := clientGraph(t)
+	for p, a := range h.assets {
+		if !strings.HasSuffix(p, ".js") {
+			continue
+		}
+		src, err := static.ReadFile("static" + p)
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(string(src), "// @ts-check\n"), "%s does not open with // @ts-check", p)
+		require.Equal(t, string(src[len("// @ts-check\n"):]), string(a.body), "%s is served as written, less its first line", p)
+	}
+}

@@ -1,3 +1,4 @@
+// @ts-check
 // actions.js turns what a person does into API calls and their answers into store changes.
 import * as api from './api.js';
 import { state, touch, upsertMessage, rememberUser, apply, on } from './store.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // api.js is the one place the client calls the API: JSON in and out, the session cookie, and
 // the CSRF header on every unsafe call.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // live.js keeps what ephemeral events say for a while: who is typing, and agents' progress,
 // one block per bot per place, or per bot and message when the progress names a message
 // (payload.message_id, or payload.thread_root_id for the thread an agent is answering): that

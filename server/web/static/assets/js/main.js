@@ -1,3 +1,4 @@
+// @ts-check
 // main.js starts the client: it reads what the page says about the server, finds out who is
 // signed in, and shows either the sign-in view or the workspace.
 import * as api from './api.js';

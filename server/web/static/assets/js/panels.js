@@ -1,3 +1,4 @@
+// @ts-check
 // panels.js: the calls behind the side panels and the sidebar's buttons: the panel and its
 // thread, pins, search and jump-to-message, the member directory, direct conversations, new
 // channels and the members of private channels.

@@ -1,3 +1,4 @@
+// @ts-check
 // reading.js opens a place and reads it: the page of messages around the first unread one (with
 // the "New messages" line), older and newer pages as the reader scrolls, a window of at most 600
 // messages, and the read state sent back to the server.

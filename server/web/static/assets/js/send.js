@@ -1,3 +1,4 @@
+// @ts-check
 // send.js sends messages and replies. Each send gets a nonce before it leaves, is shown at once
 // as pending, and is retried with the same nonce after a network error, so the server keeps at
 // most one message however many times it is sent. Without a network a message waits and goes

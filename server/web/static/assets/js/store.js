@@ -1,3 +1,4 @@
+// @ts-check
 // store.js holds the client's one state, fed by API answers and by the event stream through
 // reducers added with on(). Views change it through exported functions and subscribe to topics;
 // changes are flushed to them at most once per animation frame, however many events arrive.

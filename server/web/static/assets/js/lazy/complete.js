@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/complete.js completes what is being typed in a composer (the channel's and the thread's):
 // `@` and a name or handle offers people (those seen, and the member directory asked as one
 // types), `:` and two letters offers emoji by name. ↑/↓ move, Enter or Tab takes one (a person

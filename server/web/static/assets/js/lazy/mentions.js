@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/mentions.js, fetched when first used: finding what is new (issue 30). "Mentions" at the
 // top of the sidebar opens a panel of the latest messages that mention the reader (@handle, @channel, @everyone) across the
 // workspace's places they read, found by the search API, newest first; a click opens the message.

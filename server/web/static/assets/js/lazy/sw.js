@@ -1,3 +1,4 @@
+// @ts-check
 // sw.js is the client's service worker, served at /sw.js so its scope is every page. It shows
 // the notifications the server pushes (the browser has decrypted them: RFC 8291) and, on a
 // click, opens the message. It is a classic script: it shares no module with the page.

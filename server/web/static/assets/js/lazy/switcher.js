@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/switcher.js is the quick switcher (Ctrl/⌘+K): a modal dialog over the page that finds a
 // channel, a direct conversation or a person by a loose match of what is typed; ↑/↓ move, Enter
 // goes there (a person opens or creates the conversation with them), Esc closes it and gives the

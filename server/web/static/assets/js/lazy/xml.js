@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/xml.js is the small XML reader the Office previews need (workers have no DOMParser): it
 // walks the tags and text of a part, decodes the predefined and numeric entities, and refuses
 // what is not well formed (a tag left open, a close tag that does not match). It expands no

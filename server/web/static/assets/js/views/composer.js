@@ -1,3 +1,4 @@
+// @ts-check
 // views/composer.js: Enter sends, Shift+Enter is a new line, ↑ in an empty composer edits your
 // last message; files come by the button, drag and drop or paste, each sent as its own message.
 import { h, replace, icon, displayName } from '../dom.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // views/header.js: the open place's name and title, the member count, and the buttons of the
 // side panels (pins, search, people).
 import { h, replace, icon } from '../dom.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // views/list.js is the virtualised message list: only rows near the viewport are in the DOM,
 // each row is measured once per version of its message, spacers stand in for the rest, and the
 // row at the top of the viewport stays where it was when pages load above it.

@@ -1,3 +1,4 @@
+// @ts-check
 // views/marks.js: a pinned message carries a "Pinned" mark in the list. The channel's pins are
 // read once it is open (after its messages, so the first paint does not wait) and kept by
 // pin.added and pin.removed.

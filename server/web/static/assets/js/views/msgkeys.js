@@ -1,3 +1,4 @@
+// @ts-check
 // views/msgkeys.js: the keyboard in a list of messages (the channel's and the thread panel's).
 // One message per list is in the Tab order (a roving tabindex: the one last focused, else the
 // newest), so Tab crosses a list in one step instead of one per message and button. On a focused

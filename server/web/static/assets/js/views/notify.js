@@ -1,3 +1,4 @@
+// @ts-check
 // views/notify.js: notifications. Web Push on this device (the service worker at /sw.js, the
 // subscription made with the server's public_key and registered with the API), the devices
 // of the account, the open channel's level (all, mentions, muted) and Pushover. The server's

@@ -1,3 +1,4 @@
+// @ts-check
 // views/profile.js: the person's own profile and account: display name, handle, avatar (a URL
 // or an uploaded picture; initials when it cannot load), the password (only for an account
 // that has one), and the signed-in sessions with "sign out everywhere else". The API checks

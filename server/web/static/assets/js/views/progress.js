@@ -1,3 +1,4 @@
+// @ts-check
 // views/progress.js: agents at work in the open place, each a collapsible block under the
 // message its progress names, or at the bottom of the channel when it names none (or one not on
 // screen); a person's collapsing of a block survives its updates.

@@ -1,3 +1,4 @@
+// @ts-check
 // views/registry.js is where feature modules plug into the shell, so adding a view edits no
 // shared file but features.js: side panels by kind, and the entries of the two menus (the
 // workspace menu at the top of the sidebar, the personal menu at its bottom).

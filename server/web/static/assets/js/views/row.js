@@ -1,3 +1,4 @@
+// @ts-check
 // views/row.js draws one message: author, time, body (through the Markdown renderer), quote,
 // attachments, reactions, thread summary, pending state, and the actions that appear on hover
 // and keyboard focus.

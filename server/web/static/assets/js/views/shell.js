@@ -1,3 +1,4 @@
+// @ts-check
 // views/shell.js lays out the three columns and routes store changes to the views that show
 // them; it also owns the connection banner, the toast and the keyboard shortcuts.
 import { h, replace } from '../dom.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // views/signin.js is the sign-in view: magic link (with the development token flow when the
 // server offers it), password when enabled, GitHub and OIDC when configured, and the local
 // development identity after a sign-out.

@@ -1,3 +1,4 @@
+// @ts-check
 // views/thread.js is the thread panel: the root, its replies (the latest 50 first, older on
 // demand, at most 300 kept) and a reply composer.
 import { h, replace } from '../dom.js';

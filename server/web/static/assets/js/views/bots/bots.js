@@ -1,3 +1,4 @@
+// @ts-check
 // views/bots/bots.js: the workspace's bots in the side panel. Each bot shows its tokens
 // (redacted: name, scopes, when made and last used, revoked or not) with Revoke; a new token or
 // setup code is shown once, with a Copy button, and is gone from the page when its box is

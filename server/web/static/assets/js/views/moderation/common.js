@@ -1,3 +1,4 @@
+// @ts-check
 // views/moderation/common.js: what the moderation views share: the reader's role in the open
 // workspace, the reader's own standing (GET …/membership), time-left wording, and the one
 // line that shows an answer or the API's refusal.

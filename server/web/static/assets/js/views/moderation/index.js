@@ -1,3 +1,4 @@
+// @ts-check
 // views/moderation/index.js registers the moderation views (issue 16): invites and joining
 // with one, and the reader's own standing above the composer, at once; the directory with
 // roles, timeouts, blocks, notes and ownership transfer, the guests' waiting room and the

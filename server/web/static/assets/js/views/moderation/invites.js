@@ -1,3 +1,4 @@
+// @ts-check
 // views/moderation/invites.js: invites. Owners and moderators create one (role and lifetime),
 // see its link once (the server keeps only a hash of the token) with a Copy button, list the
 // open ones and revoke them. Anyone can join with a link: opened in the client (/#invite=ivt_…),

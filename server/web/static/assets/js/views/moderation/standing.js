@@ -1,3 +1,4 @@
+// @ts-check
 // views/moderation/standing.js tells the reader, above the composer, what moderation does to
 // their own posting: a guest's posts left today (three a day, renewed at midnight UTC), a
 // timeout with the time left, a block. While the API would refuse a post the composer is
