@@ -380,6 +380,10 @@ func (tx *Tx) UserDelete(ctx context.Context, id string) error {
 	if err := tx.noteRevokedSessions(rows); err != nil {
 		return err
 	}
+	// Public channels' member counts leave deleted accounts out: so must their count of leavers.
+	if _, err := tx.exec(ctx, `DELETE FROM channel_person_states WHERE user_id = $1`, id); err != nil {
+		return err
+	}
 	_, err = tx.exec(ctx, `UPDATE users SET handle = NULL, email = NULL, deleted_at = $2, updated_at = $2 WHERE id = $1`, id, tx.now)
 	return err
 }

@@ -55,6 +55,11 @@ func (s *Server) routeTable() []route {
 		{"GET", "/api/channels/{channel_id}/members", member(persist.ScopeChannelsRead), s.handleChannelMemberList},
 		{"POST", "/api/channels/{channel_id}/members", member(persist.ScopeChannelsWrite), s.handleChannelMemberAdd},
 		{"DELETE", "/api/channels/{channel_id}/members/{user_id}", member(persist.ScopeChannelsWrite), s.handleChannelMemberRemove},
+		{"GET", "/api/workspaces/{workspace_id}/channels/browse", member(persist.ScopeChannelsRead), s.handleChannelBrowse},
+		{"POST", "/api/channels/{channel_id}/join", human, s.handleChannelJoin},
+		{"POST", "/api/channels/{channel_id}/leave", human, s.handleChannelLeave},
+		{"PUT", "/api/channels/{channel_id}/star", human, s.handleChannelStarSet},
+		{"DELETE", "/api/channels/{channel_id}/star", human, s.handleChannelStarSet},
 		{"GET", "/api/workspaces/{workspace_id}/moderation/channels", human, s.handleModerationChannelList},
 		{"GET", "/api/routes/{workspace_route_id}/{target_route_id}", member(persist.ScopeWorkspacesRead), s.handleRouteResolve},
 

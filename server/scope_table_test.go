@@ -88,6 +88,11 @@ var expectedAccess = map[string]requirement{
 	"POST /api/channels/{channel_id}/members":                           scoped("channels:write"),  // issue 27
 	"DELETE /api/channels/{channel_id}/members/{user_id}":               scoped("channels:write"),  // issue 27
 	"GET /api/workspaces/{workspace_id}/moderation/channels":            admits("human"),           // issue 27: owners and moderators
+	"GET /api/workspaces/{workspace_id}/channels/browse":                scoped("channels:read"),   // issue 30: the channel browser
+	"POST /api/channels/{channel_id}/join":                              admits("human"),           // issue 30: a person's own standing
+	"POST /api/channels/{channel_id}/leave":                             admits("human"),           // issue 30
+	"PUT /api/channels/{channel_id}/star":                               admits("human"),           // issue 30
+	"DELETE /api/channels/{channel_id}/star":                            admits("human"),           // issue 30
 	"GET /api/routes/{workspace_route_id}/{target_route_id}":            scoped("workspaces:read"), // spec silent
 
 	"GET /api/channels/{channel_id}/messages":             scoped("messages:read"),

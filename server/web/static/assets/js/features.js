@@ -1,11 +1,8 @@
 // features.js loads the feature modules: each registers its panels and menu entries with
 // views/registry.js when imported. Add a feature with one line here.
 import './views/channel.js';
-import './views/privatechannel.js';
-import './views/shortcuts.js';
+import './views/ondemand.js';
 import './views/bots/index.js';
-import './views/notify.js';
-import './views/profile.js';
 import './views/moderation/index.js';
 import './views/preview.js';
 import './views/marks.js';

@@ -3,7 +3,6 @@
 import * as api from './api.js';
 import { state, touch, subscribe } from './store.js';
 import { openWorkspace, prefetchWorkspace } from './actions.js';
-import { renderSignIn } from './views/signin.js';
 import { mountShell } from './views/shell.js';
 import { fmt, setRemoteAvatars } from './dom.js';
 
@@ -69,17 +68,20 @@ let mounted = null;
 function show() {
   if (state.phase === 'signin') {
     mounted = 'signin';
-    renderSignIn(root, enter);
+    // Fetched only for someone signed out: a signed-in first visit does not load it.
+    import('./views/signin.js').then((m) => { if (state.phase === 'signin') m.renderSignIn(root, enter); }, failed);
   } else if (state.phase === 'app' && mounted !== 'app') {
     mounted = 'app';
     mountShell(root);
   }
 }
 
-boot().catch((e) => {
+function failed(e) {
   root.replaceChildren();
   const p = document.createElement('p');
   p.className = 'boot';
   p.textContent = `Natter could not start: ${e.message}`;
   root.appendChild(p);
-});
+}
+
+boot().catch(failed);

@@ -4,7 +4,6 @@ import { h, replace, icon, displayName } from '../dom.js';
 import { state, touch, conv } from '../store.js';
 import * as actions from '../actions.js';
 import { dmName } from './sidebar.js';
-import { CommandMenu } from './commands.js';
 import { slashOf, invokeSlash } from '../slash.js';
 
 // The body limit (issue 30). Near the server's 40,000 characters a counter shows what is left;
@@ -42,6 +41,31 @@ class LengthNote {
   }
 }
 
+// The command menu (views/commands.js) is fetched when a message first starts with "/"; until
+// then its list is an empty element the composer already points at (aria-controls).
+class LazyCommandMenu {
+  constructor(onPick) {
+    this.el = h('ul', { class: 'cmd-menu', id: 'cmd-menu', role: 'listbox', 'aria-label': 'Bot commands', hidden: true });
+    this.onPick = onPick;
+    this.real = null;
+    this.loading = null;
+  }
+
+  update(text) {
+    this.text = text;
+    if (this.real) { this.real.update(text); return; }
+    if (!text.startsWith('/')) return;
+    this.loading ||= import('./commands.js').then((m) => {
+      this.real = new m.CommandMenu(this.onPick, this.el);
+      this.real.update(this.text);
+    }, () => { this.loading = null; });
+  }
+
+  close() { if (this.real) this.real.close(); }
+
+  key(e, text) { return !!this.real && this.real.key(e, text); }
+}
+
 export class Composer {
   constructor() {
     this.box = h('textarea', { class: 'compose-box', rows: 1, 'aria-label': 'Message', placeholder: 'Message',
@@ -52,7 +76,7 @@ export class Composer {
     this.file = h('input', { type: 'file', multiple: true, hidden: true, onchange: () => { this.sendFiles([...this.file.files]); this.file.value = ''; } });
     this.quote = h('div', { class: 'quote-chip', hidden: true });
     this.limit = new LengthNote((file) => { const quote = state.quote; this.clear(); actions.send(file.name, { file, quote }); });
-    this.menu = new CommandMenu((text) => { this.box.value = text; this.box.focus(); this.grow(); });
+    this.menu = new LazyCommandMenu((text) => { this.box.value = text; this.box.focus(); this.grow(); });
     this.el = h('form', { class: 'composer', onsubmit: (e) => { e.preventDefault(); this.submit(); } },
       this.quote, this.menu.el, this.limit.el,
       h('div', { class: 'compose-row' },

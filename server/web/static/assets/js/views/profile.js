@@ -5,8 +5,7 @@
 import { h, replace, avatar, fmt } from '../dom.js';
 import * as api from '../api.js';
 import { state, touch, rememberUser } from '../store.js';
-import * as actions from '../actions.js';
-import { registerPanel, registerMenuItem } from './registry.js';
+import { registerPanel } from './registry.js';
 
 const field = (label, input) => h('label', { class: 'field' }, h('span', null, label), input);
 
@@ -151,6 +150,3 @@ registerPanel('profile', {
     replace(sessionsBox, sessionsSection());
   },
 });
-
-// run, not panel: a fresh object each time, so reopening starts from the saved profile.
-registerMenuItem('me', { label: 'Profile and account', order: 10, run: () => actions.openPanel({ kind: 'profile' }) });

@@ -7,7 +7,8 @@ import { state } from '../../store.js';
 import * as api from '../../api.js';
 import * as actions from '../../actions.js';
 import { registerPanel } from '../registry.js';
-import { manages, field, select, checks, askFirst, secretBox, when, formValues, redraw, BUNDLES, SCOPES } from './ui.js';
+import { manages } from './index.js';
+import { field, select, checks, askFirst, secretBox, when, formValues, redraw, BUNDLES, SCOPES } from './ui.js';
 
 // page is the panel's state between redraws; reveal holds a secret until its box is closed.
 let page = fresh();

@@ -5,8 +5,14 @@
 import * as actions from '../../actions.js';
 import { state } from '../../store.js';
 import { registerLazyPanel, registerMenuItem } from '../registry.js';
-import { manages } from './ui.js';
 import './agentmsg.js';
+
+// manages says whether the signed-in person is an owner or moderator of the open workspace:
+// only they see the integrations. The API decides all the same.
+export function manages() {
+  const ws = state.workspaces.find((w) => w.id === state.wsId);
+  return !!ws && (ws.role === 'owner' || ws.role === 'moderator');
+}
 
 registerLazyPanel('bots', 'Bots', () => import('./bots.js'));
 registerLazyPanel('integrations', 'Integrations', () => import('./integrations.js'));

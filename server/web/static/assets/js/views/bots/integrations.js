@@ -8,7 +8,8 @@ import { state } from '../../store.js';
 import * as api from '../../api.js';
 import * as actions from '../../actions.js';
 import { registerPanel } from '../registry.js';
-import { manages, field, select, askFirst, secretBox, when, formValues, redraw } from './ui.js';
+import { manages } from './index.js';
+import { field, select, askFirst, secretBox, when, formValues, redraw } from './ui.js';
 import { subscriptionsSection, loadDeliveries } from './subscriptions.js';
 
 let page = fresh();
