@@ -5,6 +5,7 @@ import { state, touch, conv } from '../store.js';
 import * as actions from '../actions.js';
 import { dmName } from './sidebar.js';
 import { slashOf, invokeSlash } from '../slash.js';
+import { emojiButton } from './row.js';
 
 // The body limit (issue 30). Near the server's 40,000 characters a counter shows what is left;
 // past it a warning, Enter sends nothing, and "Send as a file" uploads the text as message.txt
@@ -75,13 +76,14 @@ export class Composer {
       onpaste: (e) => this.paste(e) });
     this.file = h('input', { type: 'file', multiple: true, hidden: true, onchange: () => { this.sendFiles([...this.file.files]); this.file.value = ''; } });
     this.quote = h('div', { class: 'quote-chip', hidden: true });
+    this.sending = Promise.resolve();
     this.limit = new LengthNote((file) => { const quote = state.quote; this.clear(); actions.send(file.name, { file, quote }); });
     this.menu = new LazyCommandMenu((text) => { this.box.value = text; this.box.focus(); this.grow(); });
     this.el = h('form', { class: 'composer', onsubmit: (e) => { e.preventDefault(); this.submit(); } },
       this.quote, this.menu.el, this.limit.el,
       h('div', { class: 'compose-row' },
         h('button', { class: 'icon-btn', type: 'button', title: 'Attach files', 'aria-label': 'Attach files', onclick: () => this.file.click() }, icon('clip')),
-        this.box, this.file,
+        this.box, this.file, emojiButton(this.box),
         h('button', { class: 'icon-btn send', type: 'submit', title: 'Send (Enter)', 'aria-label': 'Send' }, icon('send'))),
       h('p', { class: 'compose-hint' }, 'Enter to send · Shift+Enter for a new line · ↑ to edit your last message · / for bot commands'));
     // Files dropped anywhere on the conversation are sent to it.
@@ -140,7 +142,14 @@ export class Composer {
       invokeSlash(state.view.id, slash).then((res) => { if (res.response_type === 'ephemeral' && res.text) actions.toast(res.text); },
         (e) => { actions.toast(e.message); this.box.value = this.box.value || body; });
     }
-    else actions.send(body, { quote: state.quote });
+    else {
+      // A shortcode still in the text (typed before the emoji table came, pasted) becomes its
+      // emoji on the way out; the chain keeps messages in the order they were written.
+      const quote = state.quote;
+      this.sending = this.sending.then(() => (/(^|\s):[\w+-]+:/.test(body) ? import('../lazy/emoji.js')
+        .then((m) => m.load().then((t) => m.emojify(t, body))).catch(() => body) : body)).then((text) => actions.send(text, { quote }))
+        .catch((e) => actions.toast(e.message));
+    }
     this.clear();
   }
 

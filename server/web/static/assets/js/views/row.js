@@ -9,8 +9,6 @@ import * as actions from '../actions.js';
 import { kindRenderer, rowPartsOf } from './registry.js';
 import { previewButton } from './preview.js';
 
-export const EMOJI = ['👍', '❤️', '😂', '🎉', '😮', '😢', '👀', '✅', '🚀', '🙏'];
-
 // renderRow builds the row for m; opts: grouped, day (a divider before it), unreadLine, inThread.
 export function renderRow(m, opts) {
   const author = state.users.get(m.author_id) || m.author;
@@ -134,7 +132,7 @@ function toolbar(m, mine, inThread) {
   const act = (name, label, fn) => h('button', { class: 'icon-btn', title: label, 'aria-label': label, onclick: (e) => { e.stopPropagation(); fn(e); } }, icon(name));
   const bar = h('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Message actions' });
   bar.append(...[
-    act('smile', 'Add reaction', (e) => picker(e.currentTarget, m)),
+    act('smile', 'Add reaction', (e) => picker(e.currentTarget, (c) => actions.toggleReaction(m.id, c).catch((err) => actions.toast(err.message)))),
     !inThread && !m.parent_message_id ? act('thread', 'Reply in thread', () => actions.openPanel({ kind: 'thread', rootId: m.id })) : null,
     act('quote', 'Quote', () => { state.quote = m; refreshQuote(); }),
     m.channel_id && !m.parent_message_id ? act('pin', 'Pin or unpin', () => actions.togglePin(m).catch((e) => actions.toast(e.message))) : null,
@@ -160,14 +158,12 @@ function confirmDelete(button, m) {
 
 function refreshQuote() { touch('quote'); }
 
-function picker(anchor, m) {
-  document.querySelectorAll('.picker').forEach((p) => p.remove());
-  const pop = h('div', { class: 'picker', role: 'menu' }, ...EMOJI.map((e) => h('button', { role: 'menuitem', class: 'pick', title: e,
-    onclick: () => { pop.remove(); actions.toggleReaction(m.id, e).catch((err) => actions.toast(err.message)); } }, e)));
-  const r = anchor.getBoundingClientRect();
-  pop.style.top = `${Math.max(8, r.top - 48)}px`;
-  pop.style.left = `${Math.max(8, r.right - 330)}px`;
-  document.body.appendChild(pop);
-  setTimeout(() => document.addEventListener('click', () => pop.remove(), { once: true }));
-  pop.querySelector('button').focus();
+// picker opens the emoji picker (lazy/picker.js, fetched on first use) by anchor, for onPick
+// or a composer's box.
+export function picker(anchor, onPick) {
+  import('../lazy/picker.js').then((p) => p.openPicker(anchor, onPick), (err) => actions.toast(err.message));
 }
+
+// emojiButton is a composer's picker button: the emoji goes in at box's caret.
+export const emojiButton = (box) => h('button', { class: 'icon-btn', type: 'button', title: 'Emoji', 'aria-label': 'Emoji', 'aria-haspopup': 'dialog',
+  onclick: (e) => picker(e.currentTarget, box) }, icon('smile'));

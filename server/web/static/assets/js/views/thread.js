@@ -3,7 +3,7 @@
 import { h, replace } from '../dom.js';
 import { state, thread } from '../store.js';
 import * as actions from '../actions.js';
-import { renderRow } from './row.js';
+import { renderRow, emojiButton } from './row.js';
 import { rove } from './msgkeys.js';
 
 export class ThreadView {
@@ -18,7 +18,7 @@ export class ThreadView {
           this.box.value = '';
         }
       } });
-    this.el = h('div', { class: 'thread' }, this.list, h('div', { class: 'composer thread-composer' }, h('div', { class: 'compose-row' }, this.box)));
+    this.el = h('div', { class: 'thread' }, this.list, h('div', { class: 'composer thread-composer' }, h('div', { class: 'compose-row' }, this.box, emojiButton(this.box))));
     this.rootId = null;
     this.nodes = new Map();
   }
