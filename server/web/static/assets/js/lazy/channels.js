@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/channels.js: a person's place among the workspace's channels (issue 30), fetched the first
 // time one of its panels opens or a header button uses it: the channel browser (a page at a
 // time, searched by the server, with member counts, Join and Open), a channel's details (star,

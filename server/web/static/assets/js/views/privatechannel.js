@@ -1,3 +1,4 @@
+// @ts-check
 // views/privatechannel.js: private channels (issue 27) in the side panel: a private channel's
 // members, to add someone, remove them or leave; and, for the owner and moderators, the
 // workspace's private channels with their member counts, to archive one without reading it.

@@ -1,3 +1,4 @@
+// @ts-check
 // views/sidebar.js: workspace switcher, starred channels, channels by section (archived and left
 // hidden, muted dimmed), direct messages,
 // unread and mention badges, the workspace menu, and the signed-in person with their menu and
