@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/card.js is a person's profile card, opened by a click on a name or an avatar (a message's
 // author, a row of the people panel or of a channel's members; features.js loads this module at
 // the first such click): picture, name, handle, role, whether they are online, their local time
@@ -57,7 +58,7 @@ export function localTime(tz, now = new Date()) {
   } catch { return null; }
   const offset = (zone) => {
     const parts = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric' })
-      .formatToParts(now).reduce((o, p) => ({ ...o, [p.type]: +p.value }), {});
+      .formatToParts(now).reduce((o, p) => ({ ...o, [p.type]: +p.value }), /** @type {Record<string, number>} */ ({}));
     return (Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute) - Math.floor(now.getTime() / 60000) * 60000) / 60000;
   };
   const diff = offset(tz) - offset(Intl.DateTimeFormat().resolvedOptions().timeZone);

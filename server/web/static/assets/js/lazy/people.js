@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/people.js is the People panel (the header's head count, the workspace menu's "People",
 // the sidebar's "New message"), loaded the first time it opens: the workspace's directory, or,
 // with a channel open, the people in that channel (public channels hold everyone but those who

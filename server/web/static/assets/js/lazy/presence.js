@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/presence.js keeps who is online in the open workspace (docs/realtime.md, "Presence"):
 // the server's online set, loaded the first time a card or the people panel needs it, then the
 // socket's presence.changed events (those without a channel or conversation: the server's own),
@@ -5,7 +6,7 @@
 // missed, so the set is loaded again. Views redraw on the store topic 'presence'.
 import * as api from '../api.js';
 import { h } from '../dom.js';
-import { state, onEvent, subscribe, touch } from '../store.js';
+import { state, on, subscribe, touch } from '../store.js';
 
 let people = new Map(); // user id → { online, version }
 let loadedFor = null;
@@ -49,14 +50,14 @@ export function dot(userId) {
   return h('span', { class: `presence-dot${on ? ' online' : ''}`, role: 'img', 'aria-label': on ? 'Online' : 'Offline', title: on ? 'Online' : 'Offline' });
 }
 
-onEvent((ev) => {
-  if (ev.type !== 'presence.changed' || ev.channel_id || ev.direct_conversation_id || ev.workspace_id !== loadedFor) return;
+on('presence.changed', (ev) => {
+  if (ev.channel_id || ev.direct_conversation_id || ev.workspace_id !== loadedFor) return [];
   const p = ev.payload || {};
-  if (!p.user_id || typeof p.version !== 'number') return;
+  if (!p.user_id || typeof p.version !== 'number') return [];
   const known = people.get(p.user_id);
-  if (known && known.version >= p.version) return;
+  if (known && known.version >= p.version) return [];
   people.set(p.user_id, { online: !!p.online, version: p.version });
-  touch('presence');
+  return ['presence'];
 });
 
 let conn = state.conn;

@@ -6,7 +6,7 @@
 // (a notification's click, a page opened from one, a push device to register again).
 import * as actions from '../actions.js';
 import * as api from '../api.js';
-import { state, subscribe } from '../store.js';
+import { state, subscribe, setMe } from '../store.js';
 import { registerLazyPanel, registerMenuItem } from './registry.js';
 import { isManager, myRole } from './moderation/common.js';
 
@@ -42,7 +42,7 @@ function once(ready, fn) {
 // A person without a time zone (a first sign-in) gets the browser's, for their profile card.
 once(() => state.me && state.phase === 'app', () => {
   const tz = Intl.DateTimeFormat().resolvedOptions().timeZone;
-  if (!state.me.time_zone && tz) api.patch('/api/me', { time_zone: tz }).then((r) => { state.me = r.user; }, () => {});
+  if (!state.me.time_zone && tz) api.patch('/api/me', { time_zone: tz }).then((r) => setMe(r.user), () => {});
 });
 
 // openMessage answers a click on a notification: the message opens here when it is in the open
