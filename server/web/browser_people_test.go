@@ -47,7 +47,11 @@ func TestBrowserPeople(t *testing.T) {
 	open(t)
 	deadline := time.Now().Add(waitLimit)
 	for {
-		var me struct{ User struct{ TimeZone string `json:"time_zone"` } }
+		var me struct {
+			User struct {
+				TimeZone string `json:"time_zone"`
+			}
+		}
 		e.api(t, ana, "GET", "/api/me", nil, &me)
 		if me.User.TimeZone == "America/New_York" {
 			break
