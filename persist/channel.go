@@ -32,6 +32,12 @@ type Channel struct {
 	// LastReadSeq and UnreadCount are the reader's state; only ChannelList fills them.
 	LastReadSeq *int64 `json:"last_read_seq,omitempty"`
 	UnreadCount *int64 `json:"unread_count,omitempty"`
+	// Joined, Starred and NotificationLevel are the reader's standing (channelstate.go), filled
+	// by ChannelList, the browser, join and leave; MemberCount by the last three.
+	Joined            *bool  `json:"joined,omitempty"`
+	Starred           *bool  `json:"starred,omitempty"`
+	NotificationLevel string `json:"notification_level,omitempty"`
+	MemberCount       *int   `json:"member_count,omitempty"`
 }
 
 // channelColumns are the columns scanChannel reads.
@@ -157,18 +163,26 @@ func (tx *Tx) ChannelList(ctx context.Context, actor Actor, workspaceID string) 
 		}
 		st := states[c.ID]
 		c.LastReadSeq, c.UnreadCount = &st.LastReadSeq, &st.UnreadCount
+		joined, starred := true, false
+		c.Joined, c.Starred, c.NotificationLevel = &joined, &starred, DefaultChannelNotify
 		return []Channel{c}, nil
 	}
 	return tx.channelsOf(ctx, workspaceID, actor.UserID)
 }
 
 // channelsOf lists the channels of a workspace that userID may read, by name, each with the
-// reader's read state: one statement, so a workspace of 1,000 channels costs one round trip and
-// no list of ids sent back (docs/performance.md, "The channel list").
+// reader's read state and standing (joined, starred, level): one statement, so a workspace of
+// 1,000 channels costs one round trip and no list of ids sent back (docs/performance.md, "The
+// channel list").
 func (tx *Tx) channelsOf(ctx context.Context, workspaceID, userID string) ([]Channel, error) {
-	rows, err := tx.query(ctx, `SELECT `+channelColumnsOf("c.")+`, coalesce(r.last_read_seq, 0),
-			`+unreadCount(channelScope, "c", "coalesce(r.last_read_seq, 0)", "$2")+`
+	rows, err := tx.query(ctx, `WITH RECURSIVE `+ownRoots(channelScope, "$2")+`
+		SELECT `+channelColumnsOf("c.")+`, coalesce(r.last_read_seq, 0),
+			`+unreadCount(channelScope, "c", "coalesce(r.last_read_seq, 0)", "$2", "o.seq")+`,
+			s.left_at IS NULL, s.starred_at IS NOT NULL, coalesce(p.level, '`+DefaultChannelNotify+`')
 		FROM channels c LEFT JOIN read_receipts r ON r.scope_id = c.id AND r.user_id = $2
+			LEFT JOIN own_roots o ON o.place = c.id
+			LEFT JOIN channel_person_states s ON s.channel_id = c.id AND s.user_id = $2
+			LEFT JOIN channel_notification_preferences p ON p.channel_id = c.id AND p.user_id = $2
 		WHERE c.workspace_id = $1 AND `+channelReadable("c", "$2")+` ORDER BY c.name`, workspaceID, userID)
 	if err != nil {
 		return nil, err
@@ -178,11 +192,12 @@ func (tx *Tx) channelsOf(ctx context.Context, workspaceID, userID string) ([]Cha
 	for rows.Next() {
 		var c Channel
 		var st ReadState
-		if err := rows.Scan(append(channelDest(&c), &st.LastReadSeq, &st.UnreadCount)...); err != nil {
+		var joined, starred bool
+		if err := rows.Scan(append(channelDest(&c), &st.LastReadSeq, &st.UnreadCount, &joined, &starred, &c.NotificationLevel)...); err != nil {
 			return nil, err
 		}
 		c.Archived = c.ArchivedAt != nil
-		c.LastReadSeq, c.UnreadCount = &st.LastReadSeq, &st.UnreadCount
+		c.LastReadSeq, c.UnreadCount, c.Joined, c.Starred = &st.LastReadSeq, &st.UnreadCount, &joined, &starred
 		out = append(out, c)
 	}
 	return out, rows.Err()

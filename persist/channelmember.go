@@ -117,30 +117,16 @@ func (tx *Reader) privateChannelsOf(ctx context.Context, workspaceID, userID str
 	return out, rows.Err()
 }
 
-// privateChannelFor returns a private channel the actor may manage the members of: a channel of
-// the actor's workspace that exists, is private and that they see (ChannelForRead). Codes: those
-// of ChannelForRead, invalid_request (a public channel).
-func (tx *Tx) privateChannelFor(ctx context.Context, actor Actor, channelID string, write bool) (Channel, Member, error) {
-	c, m, err := tx.channelFor(ctx, actor, channelID, write)
-	if err != nil {
-		return Channel{}, Member{}, err
-	}
-	if c.Visibility != VisibilityPrivate {
-		return Channel{}, Member{}, Invalid("this channel is public: every member of the workspace reads it, and it has no member list")
-	}
-	return c, m, nil
-}
-
-// ChannelMemberList is a page of a private channel's members, in the order they joined the
-// workspace, in the directory's shape. Only the channel's members see it.
-// Codes: not_found (channel, or one the actor is not in), invalid_request (public channel,
-// limit, cursor).
+// ChannelMemberList is a page of a channel's members, in the order they joined the workspace, in
+// the directory's shape: a private channel's member list (seen only by its members), or the
+// people and bots of the workspace who have not left a public one (guests aside).
+// Codes: not_found (channel, or one the actor cannot read), invalid_request (limit, cursor).
 func (tx *Tx) ChannelMemberList(ctx context.Context, actor Actor, channelID string, p MemberListParams) (MemberPage[DirectoryMember], error) {
-	c, _, err := tx.privateChannelFor(ctx, actor, channelID, false)
+	c, _, err := tx.channelFor(ctx, actor, channelID, false)
 	if err != nil {
 		return MemberPage[DirectoryMember]{}, err
 	}
-	p.channelID = c.ID
+	p.channelID, p.channelPublic = c.ID, c.Visibility != VisibilityPrivate
 	page, err := tx.memberPage(ctx, c.WorkspaceID, p)
 	return mapMembers(page, MemberEntry.Directory), err
 }
@@ -152,25 +138,35 @@ type ChannelMemberChange struct {
 }
 
 // ChannelMemberAdd puts a member of the workspace (a person who is not a waiting-room guest, or a
-// bot) into a private channel and appends channel.member_added. The actor must be in the channel
+// bot) into a private channel and appends channel.member_added; into a public channel it brings
+// back someone who left it (no event). The actor must be in the channel
 // and able to change it (not archived, neither timed out nor blocked). Adding someone already in
 // is answered with their entry and no event (created is false).
-// Codes: not_found (channel; user not in the workspace), invalid_request (public channel, a
-// guest), forbidden.
+// Codes: not_found (channel; user not in the workspace), invalid_request (a guest), forbidden.
 func (tx *Tx) ChannelMemberAdd(ctx context.Context, actor Actor, channelID, userID string) (ChannelMemberChange, Event, bool, error) {
 	c, _, err := tx.ChannelForChange(ctx, actor, channelID)
 	if err != nil {
 		return ChannelMemberChange{}, Event{}, false, err
-	}
-	if c.Visibility != VisibilityPrivate {
-		return ChannelMemberChange{}, Event{}, false, Invalid("this channel is public: every member of the workspace reads it already")
 	}
 	target, err := tx.memberEntry(ctx, c.WorkspaceID, strings.TrimSpace(userID))
 	if err != nil || target.User.DeletedAt != nil {
 		return ChannelMemberChange{}, Event{}, false, NotFound("member")
 	}
 	if target.Role == RoleGuest {
-		return ChannelMemberChange{}, Event{}, false, Invalid("guests in the waiting room cannot join private channels")
+		return ChannelMemberChange{}, Event{}, false, Invalid("guests in the waiting room cannot join channels")
+	}
+	if c.Visibility != VisibilityPrivate {
+		// Everyone is in a public channel but those who left it: adding one of them brings them
+		// back (as joining would), with no event: the channel's readers do not change.
+		tag, err := tx.exec(ctx, `UPDATE channel_person_states SET left_at = NULL
+			WHERE channel_id = $1 AND user_id = $2 AND left_at IS NOT NULL`, c.ID, target.UserID)
+		if err != nil {
+			return ChannelMemberChange{}, Event{}, false, err
+		}
+		if err := tx.channelStateTidy(ctx, c.ID, target.UserID); err != nil {
+			return ChannelMemberChange{}, Event{}, false, err
+		}
+		return ChannelMemberChange{Channel: c, Member: target.Directory()}, Event{}, tag.RowsAffected() > 0, nil
 	}
 	tag, err := tx.exec(ctx, `INSERT INTO channel_members (channel_id, user_id, workspace_id, added_by, added_at)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (channel_id, user_id) DO NOTHING`,
@@ -240,10 +236,12 @@ func (tx *Tx) ChannelMemberRemove(ctx context.Context, actor Actor, channelID, u
 }
 
 // channelMembersLeave takes the listed users out of every private channel of the workspace, as
-// they leave it: coming back does not bring the channels back.
+// they leave it: coming back does not bring the channels back (and puts them in every public one).
 func (tx *Tx) channelMembersLeave(ctx context.Context, workspaceID string, userIDs []string) error {
-	_, err := tx.exec(ctx, `DELETE FROM channel_members WHERE workspace_id = $1 AND user_id = ANY($2)`, workspaceID, userIDs)
-	return err
+	if _, err := tx.exec(ctx, `DELETE FROM channel_members WHERE workspace_id = $1 AND user_id = ANY($2)`, workspaceID, userIDs); err != nil {
+		return err
+	}
+	return tx.channelStatesForget(ctx, workspaceID, userIDs)
 }
 
 // channelMemberEvent is channel.member_added or channel.member_removed: the channel, and the

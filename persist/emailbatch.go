@@ -102,7 +102,7 @@ type emailReader struct {
 
 // emailReaders lists who can read m's place (pushReaders' rules: members, a guest only in the
 // guest channel, a private channel's members only), the author aside, who have an email, email
-// notifications on with a delay other than off, and have not muted the channel. With userID,
+// notifications on with a delay other than off, and have neither muted nor left the channel. With userID,
 // only that user is looked at.
 func (tx *Reader) emailReaders(ctx context.Context, m Message, userID string) ([]emailReader, error) {
 	const wants = `u.kind = 'human' AND u.deleted_at IS NULL AND u.email IS NOT NULL AND u.email_notifications
@@ -116,7 +116,8 @@ func (tx *Reader) emailReaders(ctx context.Context, m Message, userID string) ([
 			LEFT JOIN channel_notification_preferences p ON p.workspace_id = wm.workspace_id
 				AND p.channel_id = c.id AND p.user_id = wm.user_id
 			WHERE wm.workspace_id = $1 AND wm.user_id <> $3 AND coalesce(p.level, '') <> 'muted'
-				AND (wm.role <> 'guest' OR c.name = $5) AND NOT `+channelHidden("c.id", "wm.user_id")+` AND `+wants,
+				AND (wm.role <> 'guest' OR c.name = $5) AND NOT `+channelHidden("c.id", "wm.user_id")+`
+				AND NOT `+channelLeft("c", "wm.user_id")+` AND `+wants,
 			m.WorkspaceID, m.ChannelID, m.AuthorID, userID, GuestChannel)
 	} else {
 		rows, err = tx.query(ctx, `SELECT wm.user_id, coalesce(u.handle, ''), u.email_delay, u.email

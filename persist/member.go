@@ -205,8 +205,10 @@ type MemberListParams struct {
 	Query string
 	// Role keeps one role; "" keeps all.
 	Role string
-	// channelID keeps the members of one private channel; "" keeps all.
-	channelID string
+	// channelID keeps the members of one channel; "" keeps all. channelPublic says it is a
+	// public one, whose members are everyone but guests and those who left it.
+	channelID     string
+	channelPublic bool
 }
 
 // MemberPage is one page of a member listing, in join order. TotalCount, the number of members
@@ -226,6 +228,16 @@ func (tx *Tx) MemberList(ctx context.Context, actor Actor, workspaceID string, p
 	}
 	page, err := tx.memberPage(ctx, workspaceID, p)
 	return mapMembers(page, MemberEntry.Directory), err
+}
+
+// MemberDirectoryGet returns one entry of the member directory (a profile card). Any member
+// may read it. Codes: not_found (workspace, or no such member), forbidden.
+func (tx *Tx) MemberDirectoryGet(ctx context.Context, actor Actor, workspaceID, userID string) (DirectoryMember, error) {
+	if _, err := tx.requireMemberToRead(ctx, workspaceID, actor); err != nil {
+		return DirectoryMember{}, err
+	}
+	e, err := tx.memberEntry(ctx, workspaceID, userID)
+	return e.Directory(), err
 }
 
 // mapMembers renders a page of entries in another shape.
@@ -283,7 +295,11 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 			OR coalesce(u.handle, '') LIKE lower(` + arg(likeSubstring(strings.TrimPrefix(q, "@"))) + `))`
 		mode = pgx.QueryExecModeCacheDescribe
 	}
-	if p.channelID != "" {
+	switch {
+	case p.channelID != "" && p.channelPublic:
+		filter += ` AND m.role <> 'guest' AND NOT EXISTS (SELECT 1 FROM channel_person_states ls
+			WHERE ls.channel_id = ` + arg(p.channelID) + ` AND ls.user_id = m.user_id AND ls.left_at IS NOT NULL)`
+	case p.channelID != "":
 		filter += ` AND EXISTS (SELECT 1 FROM channel_members cm WHERE cm.channel_id = ` + arg(p.channelID) + `
 			AND cm.user_id = m.user_id)`
 	}

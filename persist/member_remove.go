@@ -135,6 +135,9 @@ func (tx *Tx) MemberSetRoleByOperator(ctx context.Context, workspaceID, userID, 
 		if _, err := tx.guestChannelEnsure(ctx, workspaceID, userID); err != nil {
 			return Member{}, Event{}, err
 		}
+		if err := tx.channelStatesForget(ctx, workspaceID, []string{userID}); err != nil {
+			return Member{}, Event{}, err
+		}
 	}
 	target.Member = updated
 	ev, err := tx.EventAppend(ctx, memberModerationEvent(workspaceID, "", target.Moderated(tx.now)))

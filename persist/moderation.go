@@ -119,6 +119,9 @@ func (tx *Tx) MemberModerate(ctx context.Context, actor Actor, workspaceID, user
 		if _, err := tx.guestChannelEnsure(ctx, workspaceID, actor.UserID); err != nil {
 			return ModeratedMember{}, Event{}, err
 		}
+		if err := tx.channelStatesForget(ctx, workspaceID, []string{userID}); err != nil {
+			return ModeratedMember{}, Event{}, err
+		}
 	}
 	view := target.Moderated(tx.now)
 	ev, err := tx.EventAppend(ctx, memberModerationEvent(workspaceID, actor.UserID, view))

@@ -51,8 +51,8 @@ type pushReader struct {
 
 // pushReaders lists who can read m's place, the author aside: members of the workspace (a guest
 // only in the guest channel, and only its members for a private channel), and for a direct
-// conversation its members. With userID, only that
-// user is looked at; without, only users with a registered device or Pushover set up.
+// conversation its members; not those who left the channel (channelstate.go). With userID,
+// only that user is looked at; without, only users with a registered device or Pushover set up.
 func (tx *Reader) pushReaders(ctx context.Context, m Message, userID string) ([]pushReader, error) {
 	const filter = `(CASE WHEN $4::text = '' THEN EXISTS (SELECT 1 FROM push_devices d WHERE d.user_id = wm.user_id)
 			OR (u.pushover_enabled AND u.pushover_user_key IS NOT NULL)
@@ -67,7 +67,8 @@ func (tx *Reader) pushReaders(ctx context.Context, m Message, userID string) ([]
 			LEFT JOIN channel_notification_preferences p ON p.workspace_id = wm.workspace_id
 				AND p.channel_id = c.id AND p.user_id = wm.user_id
 			WHERE wm.workspace_id = $1 AND wm.user_id <> $3 AND u.kind = 'human' AND u.deleted_at IS NULL
-				AND (wm.role <> 'guest' OR c.name = $6) AND NOT `+channelHidden("c.id", "wm.user_id")+` AND `+filter,
+				AND (wm.role <> 'guest' OR c.name = $6) AND NOT `+channelHidden("c.id", "wm.user_id")+`
+				AND NOT `+channelLeft("c", "wm.user_id")+` AND `+filter,
 			m.WorkspaceID, m.ChannelID, m.AuthorID, userID, DefaultChannelNotify, GuestChannel)
 	} else {
 		rows, err = tx.query(ctx, `SELECT wm.user_id, coalesce(u.handle, ''), $5::text, `+pushover+`

@@ -8,8 +8,8 @@ import (
 	"github.com/natterchat/natter/persist"
 )
 
-// handleChannelMemberList serves GET /api/channels/{channel_id}/members: a private channel's
-// members, paged like the member directory, for its members only.
+// handleChannelMemberList serves GET /api/channels/{channel_id}/members: a channel's members,
+// paged like the member directory (a private channel's for its members only).
 func (s *Server) handleChannelMemberList(w http.ResponseWriter, r *http.Request) {
 	p, err := memberListParams(r)
 	if err != nil {
@@ -38,7 +38,8 @@ type channelMemberAdded struct {
 }
 
 // handleChannelMemberAdd serves POST /api/channels/{channel_id}/members {user_id}: 201 {member,
-// channel, event} with channel.member_added, or 200 {member, channel} when they were in already.
+// channel, event} with channel.member_added (a public channel: 201 {member, channel}, someone
+// who had left it is back), or 200 {member, channel} when they were in already.
 func (s *Server) handleChannelMemberAdd(w http.ResponseWriter, r *http.Request) {
 	var req channelMemberAddRequest
 	if err := decodeJSON(w, r, &req); err != nil {
@@ -60,6 +61,10 @@ func (s *Server) handleChannelMemberAdd(w http.ResponseWriter, r *http.Request) 
 	}
 	if !res.created {
 		writeJSON(w, http.StatusOK, map[string]any{"member": res.change.Member, "channel": res.change.Channel})
+		return
+	}
+	if res.event.ID == "" { // someone brought back into a public channel: no event
+		writeJSON(w, http.StatusCreated, map[string]any{"member": res.change.Member, "channel": res.change.Channel})
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"member": res.change.Member, "channel": res.change.Channel, "event": res.event})

@@ -80,8 +80,9 @@ func TestPrivateChannelMembers(t *testing.T) {
 	add(w.member.Token, w.guest.User.ID).RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
 	add(w.member.Token, w.outsider.User.ID).RequireError(t, http.StatusNotFound, persist.CodeNotFound)
 	add(w.member.Token, "").RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
+	// A public channel has everyone in it who has not left it (issue 30, TestChannelMembersPublic).
 	h.Post(t, "/api/channels/"+w.general["id"].(string)+"/members", w.owner.Token, map[string]any{"user_id": w.member.User.ID}).
-		RequireError(t, http.StatusBadRequest, persist.CodeInvalidRequest)
+		RequireStatus(t, http.StatusOK)
 
 	r := add(w.member.Token, w.nonMember.User.ID)
 	r.RequireStatus(t, http.StatusCreated)

@@ -71,6 +71,8 @@ var expectedAccess = map[string]requirement{
 	"POST /api/workspaces/{workspace_id}/transfer-ownership":            admits("human"), // owner only
 	"GET /api/workspaces/{workspace_id}/export":                         admits("human"), // spec silent (issue 28): owner only
 	"GET /api/workspaces/{workspace_id}/members":                        scoped("workspaces:read"),
+	"GET /api/workspaces/{workspace_id}/members/{user_id}":              scoped("workspaces:read"), // spec silent (issue 30): the directory's entry
+	"GET /api/workspaces/{workspace_id}/presence":                       scoped("workspaces:read"), // spec silent (issue 30): as the directory
 	"DELETE /api/workspaces/{workspace_id}/members/{user_id}":           admits("human"),           // spec silent: owners and moderators
 	"GET /api/workspaces/{workspace_id}/moderation/members":             admits("human"),           // spec silent
 	"PATCH /api/workspaces/{workspace_id}/moderation/members/{user_id}": admits("human"),           // spec silent
@@ -86,6 +88,11 @@ var expectedAccess = map[string]requirement{
 	"POST /api/channels/{channel_id}/members":                           scoped("channels:write"),  // issue 27
 	"DELETE /api/channels/{channel_id}/members/{user_id}":               scoped("channels:write"),  // issue 27
 	"GET /api/workspaces/{workspace_id}/moderation/channels":            admits("human"),           // issue 27: owners and moderators
+	"GET /api/workspaces/{workspace_id}/channels/browse":                scoped("channels:read"),   // issue 30: the channel browser
+	"POST /api/channels/{channel_id}/join":                              admits("human"),           // issue 30: a person's own standing
+	"POST /api/channels/{channel_id}/leave":                             admits("human"),           // issue 30
+	"PUT /api/channels/{channel_id}/star":                               admits("human"),           // issue 30
+	"DELETE /api/channels/{channel_id}/star":                            admits("human"),           // issue 30
 	"GET /api/routes/{workspace_route_id}/{target_route_id}":            scoped("workspaces:read"), // spec silent
 
 	"GET /api/channels/{channel_id}/messages":             scoped("messages:read"),

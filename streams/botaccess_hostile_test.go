@@ -95,6 +95,30 @@ func TestBotAccessHostile(t *testing.T) {
 		require.Equal(t, before, s.CachedInfo().State.LastSeq)
 	})
 
+	// A reply subject with a wildcard token names no inbox: published to, it would reach every
+	// subscriber of a pattern over the bot's inbox, natter's own connections included.
+	t.Run("NoReplyToAWildcardInItsOwnInbox", func(t *testing.T) {
+		t.Parallel()
+		b := setupBots(t, nil)
+		_, tok := persisttest.Bot(t, b.store, b.owner, b.ws.ID, &persisttest.BotOpts{Scopes: []string{"bot:read"}})
+		// nats.go's replies go to <prefix>.<mux id>.<n>, two tokens: this pattern sees only the
+		// one-token subjects below.
+		obs, got := observe(t, b.emb, streams.BotInboxPrefix(tok.ID)+".*")
+		nb, err := b.connectBot(t, tok, false)
+		require.NoError(t, err)
+		for _, reply := range []string{streams.BotInboxPrefix(tok.ID) + ".*", streams.BotInboxPrefix(tok.ID) + ".>"} {
+			require.NoError(t, nb.NC.PublishRequest(streams.BotReplaySubject(tok.ID), reply, []byte(`{}`)))
+		}
+		page := nb.Replay(t, nil)
+		require.Empty(t, page.Code)
+		require.NoError(t, obs.Flush())
+		select {
+		case m := <-got:
+			t.Fatalf("natter answered a bot on the wildcard subject %q", m.Subject)
+		default:
+		}
+	})
+
 	t.Run("EverySubjectOutsideItsPermissionsIsRefused", func(t *testing.T) {
 		t.Parallel()
 		b := setupBots(t, nil)

@@ -1,31 +1,26 @@
 package slackimport
 
-import "strings"
+import (
+	"strconv"
+	"strings"
 
-// emojiChars are the characters of the reactions Slack's people use most, by Slack's name.
-// Natter stores a reaction's emoji as given (the web client sends characters), so these
-// become the character; any other name is kept as :name:, which reads the same in Slack.
-var emojiChars = map[string]string{
-	"+1": "👍", "thumbsup": "👍", "-1": "👎", "thumbsdown": "👎", "heart": "❤️", "joy": "😂",
-	"smile": "😄", "slightly_smiling_face": "🙂", "grinning": "😀", "laughing": "😆", "wink": "😉",
-	"tada": "🎉", "raised_hands": "🙌", "clap": "👏", "pray": "🙏", "fire": "🔥", "rocket": "🚀",
-	"eyes": "👀", "white_check_mark": "✅", "heavy_check_mark": "✔️", "x": "❌", "100": "💯",
-	"thinking_face": "🤔", "ok_hand": "👌", "wave": "👋", "sob": "😭", "cry": "😢", "sweat_smile": "😅",
-	"muscle": "💪", "star": "⭐", "sparkles": "✨", "warning": "⚠️", "question": "❓", "bulb": "💡",
-	"point_up": "☝️", "heart_eyes": "😍", "sunglasses": "😎", "party_popper": "🎉", "partying_face": "🥳",
-	"rofl": "🤣", "upside_down_face": "🙃", "facepalm": "🤦", "shrug": "🤷", "see_no_evil": "🙈",
-	"coffee": "☕", "beers": "🍻", "pizza": "🍕", "trophy": "🏆", "memo": "📝", "bug": "🐛",
-}
+	"github.com/natterchat/natter/server/web"
+)
 
-// emojiOf is the reaction stored for Slack's emoji name; a skin tone (name::skin-tone-3) is
-// kept with the name when there is no character for it.
+// emojiOf is the reaction stored for Slack's emoji name. Natter stores a reaction's emoji as
+// given (the web client sends characters), so a standard emoji becomes its character, looked up
+// in the client's own table (Slack's names are its first shortcodes), so an imported 👍 and one
+// picked in the client are one reaction. A skin tone (name::skin-tone-2 … -6, Slack's light to
+// dark) is applied where the emoji takes one. Any other name (a workspace's custom emoji) is kept
+// as :name:, which reads the same as in Slack.
 func emojiOf(name string) string {
-	if c, ok := emojiChars[name]; ok {
-		return c
+	base, tone, toned := strings.Cut(name, "::")
+	e, ok := web.EmojiByShortcode(base)
+	if !ok {
+		return ":" + name + ":"
 	}
-	base, tone, ok := strings.Cut(name, "::")
-	if c, found := emojiChars[base]; found && ok && strings.HasPrefix(tone, "skin-tone-") {
-		return c
+	if n, err := strconv.Atoi(strings.TrimPrefix(tone, "skin-tone-")); toned && err == nil {
+		return e.WithTone(n - 1)
 	}
-	return ":" + name + ":"
+	return e.Char
 }

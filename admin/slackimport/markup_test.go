@@ -1,6 +1,9 @@
 package slackimport
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 type fakeNames map[string]string
 
@@ -28,9 +31,31 @@ func TestRewrite(t *testing.T) {
 		"1 &lt; 2 &amp;&amp; 3 &gt; 2":              "1 < 2 && 3 > 2",
 		"a lone < stays":                            "a lone < stays",
 		"&amp;lt; is not unescaped twice":           "&lt; is not unescaped twice",
+		"*bold* and ~gone~ and _it_":                "**bold** and ~~gone~~ and _it_",
+		"(*a b*), *<@U1>*!":                         "(**a b**), **@ann**!",
+		"2*3*4 and a * b * c":                       "2*3*4 and a * b * c",
+		"*no\nclose* here":                          "*no\nclose* here",
+		"`*code*` and ```\n*block*\n``` *yes*":      "`*code*` and ```\n*block*\n``` **yes**",
+		"<https://x.test/*a*|*label*>":              "[*label*](https://x.test/*a*)",
+		"_*both*_ ~*x*~":                            "_**both**_ ~~**x**~~",
+		"**already** stays":                         "**already** stays",
 	} {
 		if got := rewrite(in, names); got != want {
 			t.Errorf("rewrite(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzEmphasis: the rewrite only ever doubles markers; every other byte stays where it was.
+func FuzzEmphasis(f *testing.F) {
+	for _, s := range []string{"*a* ~b~", "`*`*x*", "<*|*>*y*", "***", "* *", "\x00*<a>*", "```*``*`*"} {
+		f.Add(s)
+	}
+	strip := strings.NewReplacer("*", "", "~", "")
+	f.Fuzz(func(t *testing.T, in string) {
+		out := emphasis(in)
+		if strip.Replace(out) != strip.Replace(in) {
+			t.Fatalf("emphasis(%q) = %q changed more than markers", in, out)
+		}
+	})
 }

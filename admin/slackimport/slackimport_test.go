@@ -46,7 +46,8 @@ func sampleExport() export {
 			msg(ts(60, "000200"), "U2", "a reply in the thread", obj{"thread_ts": root}),
 			msg(root, "U1", "hello <@U2>, see <#C2|random> &amp; <https://example.com|the site>", obj{
 				"thread_ts": root, "edited": obj{"user": "U1", "ts": ts(30, "000000")},
-				"reactions": list{obj{"name": "+1", "users": list{"U2", "U9"}, "count": 2}, obj{"name": "party-parrot", "users": list{"U1"}}},
+				"reactions": list{obj{"name": "+1", "users": list{"U2", "U9"}, "count": 2}, obj{"name": "party-parrot", "users": list{"U1"}},
+					obj{"name": "wave::skin-tone-6", "users": list{"U2"}}, obj{"name": "heart::skin-tone-2", "users": list{"U1"}}, obj{"name": "tada", "users": list{"U1"}}},
 				"pinned_to": list{"C1"}}),
 			msg(ts(120, "000000"), "U2", "first reply of a lost thread", obj{"thread_ts": ts(-86400, "000000")}),
 			msg(ts(180, "000000"), "U1", "second reply of the lost thread", obj{"thread_ts": ts(-86400, "000000")}),
@@ -98,7 +99,7 @@ func TestImportSlackExport(t *testing.T) {
 		"people_matched": 1, "people_created": 1, "deactivated_people": 1, "bots": 1,
 		"placeholders": 3, // U7 Dora (in mpims.json and a message), U9 (a reactor), B2 (ci-bot)
 		"channels":     2, "private_channels": 1, "direct_conversations": 1, "group_conversations": 1,
-		"messages": 17, "replies": 3, "replies_without_root": 1, "reactions": 3, "pins": 1,
+		"messages": 17, "replies": 3, "replies_without_root": 1, "reactions": 6, "pins": 1,
 		"files_attached": 1, "files_noted": 1, "unknown_subtypes": 1, "skipped": 4,
 	}, rep.Counts)
 	reasons := map[string]string{}
@@ -154,7 +155,9 @@ func TestImportSlackExport(t *testing.T) {
 	for _, r := range root.Reactions {
 		emoji[r.Emoji] = r.Count
 	}
-	require.Equal(t, map[string]int64{"👍": 2, ":party-parrot:": 1}, emoji)
+	// Slack's names become the characters the client's picker sends; a tone where one applies
+	// (skin-tone-6 is the darkest); a custom emoji keeps its name.
+	require.Equal(t, map[string]int64{"👍": 2, ":party-parrot:": 1, "👋🏿": 1, "❤️": 1, "🎉": 1}, emoji)
 	annName := ann.User.DisplayName // matched: the account keeps its own name
 	require.Equal(t, []string{
 		annName + ": hello @bob_smith, see #random & [the site](https://example.com)",
@@ -227,7 +230,7 @@ func TestImportSlackExport(t *testing.T) {
 	require.Len(t, h.Events(t, w.ID), eventsBefore+3+1)
 	h.Get(t, "/api/channels/"+general.ID+"/messages?limit=100", ann.Token).Decode(t, &page)
 	require.Len(t, page.Messages, 11)
-	require.Len(t, page.Messages[0].Reactions, 2)
+	require.Len(t, page.Messages[0].Reactions, 5)
 	require.Len(t, page.Messages[6].Attachments, 1)
 }
 

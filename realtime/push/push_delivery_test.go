@@ -68,6 +68,22 @@ func TestPushDelivery(t *testing.T) {
 		require.Equal(t, "/"+w.ws.RouteID+"/"+persist.RouteID("M", id), got.Payload.URL)
 	})
 
+	t.Run("LeftChannelNotifiesNothing", func(t *testing.T) {
+		t.Parallel()
+		w := newPushWorld(t, nil)
+		r := w.h.Post(t, "/api/workspaces/"+w.ws.ID+"/channels", w.ada.Token, map[string]any{"name": "random"})
+		r.RequireStatus(t, http.StatusCreated)
+		random := r.JSON(t)["channel"].(map[string]any)["id"].(string)
+		w.h.Post(t, "/api/channels/"+random+"/leave", w.bob.Token, nil).RequireStatus(t, http.StatusOK)
+		w.post(t, w.ada, "/api/channels/"+random+"/messages", "@bob you left, but")
+		marker := w.post(t, w.ada, "/api/dms/"+w.dm(t, w.ada, w.bob)+"/messages", "direct conversations always notify")
+		require.Equal(t, marker, w.svc.Next(t).Payload.Tag, "nothing was sent about the channel Bob left")
+
+		w.h.Post(t, "/api/channels/"+random+"/join", w.bob.Token, nil).RequireStatus(t, http.StatusOK)
+		id := w.post(t, w.ada, "/api/channels/"+random+"/messages", "@bob welcome back")
+		require.Equal(t, id, w.svc.Next(t).Payload.Tag)
+	})
+
 	t.Run("GuestsOnlyHearOfWhatTheyCanRead", func(t *testing.T) {
 		t.Parallel()
 		w := newPushWorld(t, nil)

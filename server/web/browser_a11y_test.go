@@ -345,7 +345,7 @@ func newVersion(t *testing.T, e *env, tab context.Context) {
 }
 
 // completion: @ offers people (by name or handle) and puts @handle in the text; : offers emoji by
-// name; ↑/↓ move, Enter and Tab take one without sending, Esc closes the list and keeps the text.
+// shortcode or name (the popular first: tada before tangerine); ↑/↓ move, Enter and Tab take one without sending, Esc closes the list and keeps the text.
 func completion(t *testing.T, tab context.Context) {
 	waitFor(t, tab, "general", header+` === 'general'`)
 	box := "form.composer .compose-box"
@@ -374,7 +374,7 @@ func completion(t *testing.T, tab context.Context) {
 	do(t, tab, "type :ta", chromedp.SendKeys(box, ":ta"))
 	waitFor(t, tab, "tada offered", items+`[0] === '🎉 :tada:'`)
 	do(t, tab, "type :thu", chromedp.KeyEvent(kb.Backspace), chromedp.KeyEvent(kb.Backspace), chromedp.SendKeys(box, "thumbs"))
-	waitFor(t, tab, "thumbs up and down", items+`.join('|') === '👍 :thumbsup:|👎 :thumbsdown:'`)
+	waitFor(t, tab, "thumbs up and down", items+`.join('|') === '👍 :+1:|👎 :-1:'`)
 	do(t, tab, "↓ then Tab", key(kb.ArrowDown), key(kb.Tab))
 	waitFor(t, tab, "the emoji in the text", composer+`.value === 'Hi @ben_okafor 👎 '`)
 	sent := `[...document.querySelectorAll('.list .msg .body')].some(b => b.textContent.trim() === 'Hi @ben_okafor 👎')`

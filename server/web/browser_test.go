@@ -96,7 +96,7 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("ReactionSeenByTheOther", func(t *testing.T) {
 		clickAction(t, bTab, "Hello Ben, the launch is on Friday", "Add reaction")
-		do(t, bTab, "pick an emoji", mouseClick(`.picker button[title="🎉"]`))
+		do(t, bTab, "pick an emoji", mouseClick(`.emoji-picker .emoji-btn[data-c="🎉"]`))
 		chip := fmt.Sprintf(`[...document.querySelectorAll('.list .msg')].find(m => m.querySelector('.body')?.textContent === %q)?.querySelector('.chip')`, "Hello Ben, the launch is on Friday")
 		waitFor(t, aTab, "the reaction on Ana's page", chip+`?.textContent === '🎉1'`)
 		if got := eval[string](t, aTab, chip+`.getAttribute('aria-pressed')`); got != "false" {

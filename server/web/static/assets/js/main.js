@@ -1,9 +1,9 @@
+// @ts-check
 // main.js starts the client: it reads what the page says about the server, finds out who is
 // signed in, and shows either the sign-in view or the workspace.
 import * as api from './api.js';
 import { state, touch, subscribe } from './store.js';
 import { openWorkspace, prefetchWorkspace } from './actions.js';
-import { renderSignIn } from './views/signin.js';
 import { mountShell } from './views/shell.js';
 import { fmt, setRemoteAvatars } from './dom.js';
 
@@ -11,7 +11,7 @@ const root = document.getElementById('app');
 
 function meta(name) {
   const el = document.querySelector(`meta[name="${name}"]`);
-  return el ? el.content : '';
+  return el ? /** @type {HTMLMetaElement} */ (el).content : '';
 }
 
 let workspaces = null; // the list requested at boot, used once
@@ -69,17 +69,20 @@ let mounted = null;
 function show() {
   if (state.phase === 'signin') {
     mounted = 'signin';
-    renderSignIn(root, enter);
+    // Fetched only for someone signed out: a signed-in first visit does not load it.
+    import('./views/signin.js').then((m) => { if (state.phase === 'signin') m.renderSignIn(root, enter); }, failed);
   } else if (state.phase === 'app' && mounted !== 'app') {
     mounted = 'app';
     mountShell(root);
   }
 }
 
-boot().catch((e) => {
+function failed(e) {
   root.replaceChildren();
   const p = document.createElement('p');
   p.className = 'boot';
   p.textContent = `Natter could not start: ${e.message}`;
   root.appendChild(p);
-});
+}
+
+boot().catch(failed);

@@ -1,33 +1,32 @@
+// @ts-check
 // lazy/complete.js completes what is being typed in a composer (the channel's and the thread's):
 // `@` and a name or handle offers people (those seen, and the member directory asked as one
-// types), `:` and two letters offers emoji by name. ↑/↓ move, Enter or Tab takes one (a person
-// becomes `@handle `, an emoji its character), Esc closes the list and keeps the text. It listens
+// types), `:` and two letters offers emoji by shortcode or name (lazy/emoji.js's table, fetched
+// then), and a whole `:shortcode:` typed becomes its emoji. ↑/↓ move, Enter or Tab takes one (a
+// person becomes `@handle `, an emoji its character), Esc closes the list and keeps the text. It listens
 // on the document, before the composer does, so a key it uses never sends the message. features.js
 // loads it on the first `@` or `:` typed in a composer, so a first visit does not wait for it.
 import { h, replace, avatar, displayName } from '../dom.js';
 import { state } from '../store.js';
 import * as actions from '../actions.js';
+import { load, search, remember, toned } from './emoji.js';
 
-// EMOJI are the names `:` completes, a name per common emoji.
-const EMOJI = {
-  smile: '😄', grin: '😁', joy: '😂', rofl: '🤣', wink: '😉', blush: '😊', heart_eyes: '😍', thinking: '🤔',
-  neutral: '😐', eyes: '👀', sweat_smile: '😅', cry: '😢', sob: '😭', angry: '😠', scream: '😱', sleeping: '😴',
-  thumbsup: '👍', thumbsdown: '👎', ok_hand: '👌', clap: '👏', wave: '👋', pray: '🙏', muscle: '💪', raised_hands: '🙌',
-  point_up: '☝️', handshake: '🤝', heart: '❤️', broken_heart: '💔', fire: '🔥', sparkles: '✨', star: '⭐', tada: '🎉',
-  rocket: '🚀', check: '✅', x: '❌', warning: '⚠️', question: '❓', exclamation: '❗', bulb: '💡', memo: '📝',
-  calendar: '📅', clock: '🕒', coffee: '☕', pizza: '🍕', beer: '🍺', cake: '🎂', bug: '🐛', gear: '⚙️',
-  lock: '🔒', key: '🔑', link: '🔗', pushpin: '📌', package: '📦', chart: '📈', hourglass: '⏳', zap: '⚡',
-  100: '💯', plus1: '👍', white_check_mark: '✅', construction: '🚧', sun: '☀️', rain: '🌧️', snowflake: '❄️', party: '🥳',
-};
 const LIMIT = 8;
 
 let menu = null; // { box, el, kind, start, items, sel }
 let seq = 0;
+let table = null; // the emoji table, once loaded
+
+// withTable runs then() now if the emoji table is here, else once it has come.
+function withTable(then) {
+  if (table) { then(); return; }
+  load().then((t) => { table = t; then(); }, () => {});
+}
 
 // token is what is being completed: `@…` or `:…` just before the caret, after a space or the start.
 function token(box) {
   const before = box.value.slice(0, box.selectionStart);
-  const m = /(^|\s)([@:])([\p{L}\p{N}_-]*)$/u.exec(before);
+  const m = /(^|\s)([@:])([\p{L}\p{N}_+-]*)$/u.exec(before);
   if (!m) return null;
   return { kind: m[2], q: m[3].toLowerCase(), start: before.length - m[3].length - 1 };
 }
@@ -44,9 +43,24 @@ function people(q) {
 }
 
 function emoji(q) {
-  if (q.length < 2) return [];
-  const names = Object.keys(EMOJI).filter((n) => n.startsWith(q)).concat(Object.keys(EMOJI).filter((n) => !n.startsWith(q) && n.includes(q)));
-  return names.slice(0, LIMIT).map((n) => ({ text: `${EMOJI[n]} `, label: EMOJI[n], extra: `:${n}:` }));
+  return search(table, q, LIMIT).map((e) => { const c = toned(e); return { text: `${c} `, label: c, extra: e.codes.length ? `:${e.codes[0]}:` : e.n }; });
+}
+
+// shortcode turns a `:name:` just typed (or followed by one space) into its emoji; a name the
+// table does not know stays as typed.
+function shortcode(box) {
+  const before = box.value.slice(0, box.selectionStart);
+  const m = /(^|\s):([a-z0-9_+-]+):(\s?)$/i.exec(before);
+  if (!m) return false;
+  const e = table && table.byCode.get(m[2].toLowerCase());
+  if (!table) withTable(() => { if (shortcode(box)) update(box); });
+  if (!e) return false;
+  const c = toned(e), end = before.length - m[3].length;
+  box.setRangeText(c, end - m[2].length - 2, end, 'end');
+  box.setSelectionRange(box.selectionStart + m[3].length, box.selectionStart + m[3].length);
+  remember(c);
+  box.dispatchEvent(new Event('input', { bubbles: true }));
+  return true;
 }
 
 function close() {
@@ -74,15 +88,20 @@ function draw(box, t, items) {
   box.setAttribute('aria-activedescendant', `complete-${menu.sel}`);
 }
 
+let askTimer; // the directory is asked 150 ms after the last keystroke
 export function update(box) {
+  if (shortcode(box)) return;
   const t = token(box);
-  if (!t) { close(); return; }
-  if (t.kind === ':') { draw(box, t, emoji(t.q)); return; }
+  if (!t || (t.kind === ':' && t.q.length < 2)) { close(); return; }
+  if (t.kind === ':') {
+    withTable(() => { const now = token(box); if (now && now.kind === ':' && now.q.length >= 2 && document.activeElement === box) draw(box, now, emoji(now.q)); });
+    return;
+  }
   draw(box, t, people(t.q));
   // The directory knows people this page has not seen yet; its answer redraws if still wanted.
   const mine = ++seq;
-  clearTimeout(update.timer);
-  update.timer = setTimeout(() => actions.members(t.q).then(() => {
+  clearTimeout(askTimer);
+  askTimer = setTimeout(() => actions.members(t.q).then(() => {
     if (mine === seq && document.activeElement === box) { const now = token(box); if (now && now.kind === '@') draw(box, now, people(now.q)); }
   }).catch(() => {}), 150);
 }
@@ -90,7 +109,8 @@ export function update(box) {
 function pick(i) {
   const it = menu && menu.items[i];
   if (!it) return;
-  const { box, start } = menu;
+  const { box, start, kind } = menu;
+  if (kind === ':') remember(it.label);
   const end = box.selectionStart;
   box.value = box.value.slice(0, start) + it.text + box.value.slice(end);
   box.setSelectionRange(start + it.text.length, start + it.text.length);

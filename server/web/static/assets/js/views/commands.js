@@ -1,3 +1,4 @@
+// @ts-check
 // views/commands.js: the command menu. Typing "/" at the start of the composer offers every
 // bot's commands with their argument hints and the integrations' registered slash commands,
 // filtered as the command is typed; ↑/↓ move, Enter or Tab takes one, Esc closes the menu.
@@ -7,9 +8,10 @@ import * as api from '../api.js';
 import { loadSlash } from '../slash.js';
 
 export class CommandMenu {
-  constructor(onPick) {
+  // el is the list's element (the composer makes it before this module is fetched).
+  constructor(onPick, el) {
     this.onPick = onPick;
-    this.el = h('ul', { class: 'cmd-menu', id: 'cmd-menu', role: 'listbox', 'aria-label': 'Bot commands', hidden: true });
+    this.el = el;
     this.items = [];
     this.sel = 0;
     this.list = null; // { wsId, commands } loaded when the menu first opens in a workspace

@@ -1,11 +1,12 @@
+// @ts-check
 // views/composer.js: Enter sends, Shift+Enter is a new line, ↑ in an empty composer edits your
 // last message; files come by the button, drag and drop or paste, each sent as its own message.
 import { h, replace, icon, displayName } from '../dom.js';
-import { state, touch, conv } from '../store.js';
+import { state, conv, setEditing, setQuote } from '../store.js';
 import * as actions from '../actions.js';
 import { dmName } from './sidebar.js';
-import { CommandMenu } from './commands.js';
 import { slashOf, invokeSlash } from '../slash.js';
+import { emojiButton } from './row.js';
 
 // The body limit (issue 30). Near the server's 40,000 characters a counter shows what is left;
 // past it a warning, Enter sends nothing, and "Send as a file" uploads the text as message.txt
@@ -42,6 +43,31 @@ class LengthNote {
   }
 }
 
+// The command menu (views/commands.js) is fetched when a message first starts with "/"; until
+// then its list is an empty element the composer already points at (aria-controls).
+class LazyCommandMenu {
+  constructor(onPick) {
+    this.el = h('ul', { class: 'cmd-menu', id: 'cmd-menu', role: 'listbox', 'aria-label': 'Bot commands', hidden: true });
+    this.onPick = onPick;
+    this.real = null;
+    this.loading = null;
+  }
+
+  update(text) {
+    this.text = text;
+    if (this.real) { this.real.update(text); return; }
+    if (!text.startsWith('/')) return;
+    this.loading ||= import('./commands.js').then((m) => {
+      this.real = new m.CommandMenu(this.onPick, this.el);
+      this.real.update(this.text);
+    }, () => { this.loading = null; });
+  }
+
+  close() { if (this.real) this.real.close(); }
+
+  key(e, text) { return !!this.real && this.real.key(e, text); }
+}
+
 export class Composer {
   constructor() {
     this.box = h('textarea', { class: 'compose-box', rows: 1, 'aria-label': 'Message', placeholder: 'Message',
@@ -51,13 +77,14 @@ export class Composer {
       onpaste: (e) => this.paste(e) });
     this.file = h('input', { type: 'file', multiple: true, hidden: true, onchange: () => { this.sendFiles([...this.file.files]); this.file.value = ''; } });
     this.quote = h('div', { class: 'quote-chip', hidden: true });
+    this.sending = Promise.resolve();
     this.limit = new LengthNote((file) => { const quote = state.quote; this.clear(); actions.send(file.name, { file, quote }); });
-    this.menu = new CommandMenu((text) => { this.box.value = text; this.box.focus(); this.grow(); });
+    this.menu = new LazyCommandMenu((text) => { this.box.value = text; this.box.focus(); this.grow(); });
     this.el = h('form', { class: 'composer', onsubmit: (e) => { e.preventDefault(); this.submit(); } },
       this.quote, this.menu.el, this.limit.el,
       h('div', { class: 'compose-row' },
         h('button', { class: 'icon-btn', type: 'button', title: 'Attach files', 'aria-label': 'Attach files', onclick: () => this.file.click() }, icon('clip')),
-        this.box, this.file,
+        this.box, this.file, emojiButton(this.box),
         h('button', { class: 'icon-btn send', type: 'submit', title: 'Send (Enter)', 'aria-label': 'Send' }, icon('send'))),
       h('p', { class: 'compose-hint' }, 'Enter to send · Shift+Enter for a new line · ↑ to edit your last message · / for bot commands'));
     // Files dropped anywhere on the conversation are sent to it.
@@ -80,7 +107,7 @@ export class Composer {
     if (state.quote) {
       replace(this.quote, h('span', null, 'Quoting ', h('strong', null, displayName(state.users.get(state.quote.author_id) || state.quote.author)), ': ',
         h('span', { class: 'muted' }, state.quote.body.slice(0, 80))),
-      h('button', { class: 'icon-btn', type: 'button', 'aria-label': 'Remove quote', onclick: () => { state.quote = null; touch('quote'); } }, icon('close')));
+      h('button', { class: 'icon-btn', type: 'button', 'aria-label': 'Remove quote', onclick: () => setQuote(null) }, icon('close')));
       this.quote.hidden = false;
       this.box.focus();
     } else {
@@ -100,7 +127,7 @@ export class Composer {
       const c = conv(state.view.id);
       for (let i = c.ids.length - 1; i >= 0; i--) {
         const m = state.messages.get(c.ids[i]);
-        if (m && m.author_id === state.me.id && !m.deleted_at) { e.preventDefault(); state.editing = m.id; touch('messages'); return; }
+        if (m && m.author_id === state.me.id && !m.deleted_at) { e.preventDefault(); setEditing(m.id); return; }
       }
     }
   }
@@ -116,16 +143,22 @@ export class Composer {
       invokeSlash(state.view.id, slash).then((res) => { if (res.response_type === 'ephemeral' && res.text) actions.toast(res.text); },
         (e) => { actions.toast(e.message); this.box.value = this.box.value || body; });
     }
-    else actions.send(body, { quote: state.quote });
+    else {
+      // A shortcode still in the text (typed before the emoji table came, pasted) becomes its
+      // emoji on the way out; the chain keeps messages in the order they were written.
+      const quote = state.quote;
+      this.sending = this.sending.then(() => (/(^|\s):[\w+-]+:/.test(body) ? import('../lazy/emoji.js')
+        .then((m) => m.load().then((t) => m.emojify(t, body))).catch(() => body) : body)).then((text) => actions.send(text, { quote }))
+        .catch((e) => actions.toast(e.message));
+    }
     this.clear();
   }
 
   clear() {
-    state.quote = null;
+    setQuote(null);
     this.box.value = '';
     this.grow();
     this.limit.update('');
-    touch('quote');
   }
 
   paste(e) {

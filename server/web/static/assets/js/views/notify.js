@@ -1,13 +1,15 @@
+// @ts-check
 // views/notify.js: notifications. Web Push on this device (the service worker at /sw.js, the
 // subscription made with the server's public_key and registered with the API), the devices
 // of the account, the open channel's level (all, mentions, muted) and Pushover. The server's
 // this_device and this_device_stale drive the button; a device under a retired server key
-// registers again as soon as the app opens. A click on a notification opens its message.
+// registers again as soon as the app opens. Fetched when the panel first opens, or at start
+// where the browser allows notifications; the menu entry and a notification's click are handled
+// by views/ondemand.js.
 import { h, replace } from '../dom.js';
 import * as api from '../api.js';
-import { state, touch, subscribe } from '../store.js';
-import * as actions from '../actions.js';
-import { registerPanel, registerMenuItem } from './registry.js';
+import { state, touch, setMe } from '../store.js';
+import { registerPanel } from './registry.js';
 
 const supported = 'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window;
 const push = { status: null, sub: null, error: '', said: '', busy: false };
@@ -82,45 +84,14 @@ async function act(fn, said) {
   touch('notify');
 }
 
-// When the app opens: a device the server says is under a retired key registers again.
-async function atOpen() {
+// atOpen runs when the app opens on a browser that allowed notifications (views/ondemand.js
+// imports this module then): a device the server says is under a retired key registers again.
+export async function atOpen() {
   if (!supported || !state.me) return;
-  const st = await refresh();
-  if (st.enabled && push.sub && st.this_device_stale && Notification.permission === 'granted') await act(enable, 'This device was registered again.');
-}
-
-// openMessage answers a click on a notification: the message opens here when it is in the open
-// workspace, otherwise the page goes to its workspace with the message named in the fragment.
-function openMessage({ url, message: raw }) {
-  const ws = state.workspaces.find((w) => w.id === state.wsId);
-  const path = typeof url === 'string' && /^\/[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)?$/.test(url) ? url : '/';
-  const message = typeof raw === 'string' && /^[A-Za-z0-9_]+$/.test(raw) ? raw : '';
-  if (message && ws && path.split('/')[1] === ws.route_id) actions.jumpTo(message).catch((e) => actions.toast(e.message));
-  else location.assign(path + (message ? `#message=${encodeURIComponent(message)}` : ''));
-}
-
-// once runs fn the first time ready() holds after a store update (this module loads before
-// the person is known).
-function once(ready, fn) {
-  let done = false;
-  const check = () => { if (!done && ready()) { done = true; fn(); } };
-  subscribe(check);
-  check();
-}
-
-// A page opened from a notification carries the message in its fragment: it opens once the
-// workspace has its first place (and its socket), so the two do not race.
-const fragment = /^#message=([A-Za-z0-9_]+)$/.exec(location.hash);
-if (fragment) {
-  history.replaceState(null, '', location.pathname + location.search);
-  once(() => state.view && state.conn !== 'idle', () => actions.jumpTo(fragment[1]).catch((e) => actions.toast(e.message)));
-}
-
-if (supported) {
-  navigator.serviceWorker.addEventListener('message', (e) => { if (e.data && e.data.type === 'natter.open') openMessage(e.data); });
-  // After the first place is shown (its socket is being opened), so the worker's script and the
-  // status call do not compete with the first paint.
-  once(() => state.phase === 'app' && state.me && state.view && state.conn !== 'idle', () => atOpen().catch((e) => { push.error = e.message; touch('notify'); }));
+  try {
+    const st = await refresh();
+    if (st.enabled && push.sub && st.this_device_stale && Notification.permission === 'granted') await act(enable, 'This device was registered again.');
+  } catch (e) { push.error = e.message; touch('notify'); }
 }
 
 const levels = [['all', 'All messages'], ['mentions', 'Mentions of me'], ['muted', 'Nothing (muted)']];
@@ -184,7 +155,7 @@ function pushoverSection() {
     out.className = 'muted';
     try {
       const res = await api.patch('/api/me', { notification_settings: { pushover_enabled: enabled.checked, pushover_user_key: key.value.trim() } });
-      state.me = { ...state.me, ...res.user };
+      setMe(res.user);
       out.textContent = 'Saved.';
     } catch (err) { out.className = 'error'; out.textContent = err.message; }
   } },
@@ -209,7 +180,7 @@ function emailSection() {
     out.className = 'muted';
     try {
       const res = await api.patch('/api/me', { notification_settings: { email_enabled: enabled.checked, email_delay: delay.value } });
-      state.me = { ...state.me, ...res.user };
+      setMe(res.user);
       out.textContent = 'Saved.';
     } catch (err) { out.className = 'error'; out.textContent = err.message; }
   } },
@@ -235,4 +206,3 @@ registerPanel('notifications', {
   },
 });
 
-registerMenuItem('me', { label: 'Notifications', order: 20, run: () => actions.openPanel({ kind: 'notifications' }) });

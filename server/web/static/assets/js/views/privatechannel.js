@@ -1,3 +1,4 @@
+// @ts-check
 // views/privatechannel.js: private channels (issue 27) in the side panel: a private channel's
 // members, to add someone, remove them or leave; the browse view of the channels the person
 // reads (public ones and the private ones they are in); and, for the owner and moderators, the
@@ -7,8 +8,8 @@ import { h, replace, icon, avatar, displayName } from '../dom.js';
 import { state, touch } from '../store.js';
 import * as api from '../api.js';
 import * as actions from '../actions.js';
-import { registerPanel, registerMenuItem } from './registry.js';
-import { isManager, myRole } from './moderation/common.js';
+import { registerPanel } from './registry.js';
+import { isManager } from './moderation/common.js';
 
 // note is the outcome of the last action of the members panel, kept across its redraws.
 let note = { said: '', error: '' };
@@ -122,6 +123,3 @@ registerPanel('private-channels', {
     renderPrivate(body);
   },
 });
-
-registerMenuItem('workspace', { label: 'Browse channels', order: 5, visible: () => myRole() !== 'guest', panel: { kind: 'browse' } });
-registerMenuItem('workspace', { label: 'Private channels', order: 22, visible: isManager, panel: { kind: 'private-channels' } });

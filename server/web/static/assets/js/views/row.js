@@ -1,15 +1,14 @@
+// @ts-check
 // views/row.js draws one message: author, time, body (through the Markdown renderer), quote,
 // attachments, reactions, thread summary, pending state, and the actions that appear on hover
 // and keyboard focus.
 import { h, icon, avatar, displayName, fmt } from '../dom.js';
 import { render as markdown } from '../markdown.js';
-import { state, touch, mentionsMe } from '../store.js';
+import { state, mentionsMe, setEditing, setEditDraft, setQuote } from '../store.js';
 import { bodyOf } from './body.js';
 import * as actions from '../actions.js';
 import { kindRenderer, rowPartsOf } from './registry.js';
 import { previewButton } from './preview.js';
-
-export const EMOJI = ['👍', '❤️', '😂', '🎉', '😮', '😢', '👀', '✅', '🚀', '🙏'];
 
 // renderRow builds the row for m; opts: grouped, day (a divider before it), unreadLine, inThread.
 export function renderRow(m, opts) {
@@ -70,7 +69,7 @@ function sendState(m) {
 }
 
 function editUnsent(m) {
-  const box = document.querySelector(m.reply ? '.thread-composer .compose-box' : 'form.composer .compose-box');
+  const box = /** @type {HTMLTextAreaElement} */ (document.querySelector(m.reply ? '.thread-composer .compose-box' : 'form.composer .compose-box'));
   if (!box) return;
   box.value = box.value.trim() ? `${box.value}\n\n${m.body}` : m.body;
   box.dispatchEvent(new Event('input', { bubbles: true }));
@@ -117,28 +116,26 @@ function reactions(m) {
 
 function editor(m) {
   const box = h('textarea', { class: 'edit-box', 'aria-label': 'Edit message', rows: 2,
-    oninput: () => { state.editDraft = { id: m.id, body: box.value }; } });
+    oninput: () => setEditDraft(m.id, box.value) });
   // The row may be drawn again while it is being edited (an event, a scroll): keep the draft.
   box.value = state.editDraft && state.editDraft.id === m.id ? state.editDraft.body : m.body;
   box.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); actions.editMessage(m.id, box.value).catch((err) => actions.toast(err.message)); }
-    if (e.key === 'Escape') { e.stopPropagation(); state.editing = null; refresh(); }
+    if (e.key === 'Escape') { e.stopPropagation(); setEditing(null); }
   });
   setTimeout(() => { if (document.activeElement !== box && box.isConnected) { box.focus(); box.setSelectionRange(box.value.length, box.value.length); } });
   return h('div', { class: 'editing' }, box, h('p', { class: 'hint' }, 'Enter to save · Esc to cancel'));
 }
 
-function refresh() { touch('messages', 'thread'); }
-
 function toolbar(m, mine, inThread) {
   const act = (name, label, fn) => h('button', { class: 'icon-btn', title: label, 'aria-label': label, onclick: (e) => { e.stopPropagation(); fn(e); } }, icon(name));
   const bar = h('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Message actions' });
   bar.append(...[
-    act('smile', 'Add reaction', (e) => picker(e.currentTarget, m)),
+    act('smile', 'Add reaction', (e) => picker(e.currentTarget, (c) => actions.toggleReaction(m.id, c).catch((err) => actions.toast(err.message)))),
     !inThread && !m.parent_message_id ? act('thread', 'Reply in thread', () => actions.openPanel({ kind: 'thread', rootId: m.id })) : null,
-    act('quote', 'Quote', () => { state.quote = m; refreshQuote(); }),
+    act('quote', 'Quote', () => setQuote(m)),
     m.channel_id && !m.parent_message_id ? act('pin', 'Pin or unpin', () => actions.togglePin(m).catch((e) => actions.toast(e.message))) : null,
-    mine ? act('edit', 'Edit', () => { state.editing = m.id; refresh(); }) : null,
+    mine ? act('edit', 'Edit', () => setEditing(m.id)) : null,
     mine ? act('trash', 'Delete', (e) => confirmDelete(e.currentTarget, m)) : null,
   ].filter(Boolean));
   return bar;
@@ -158,16 +155,12 @@ function confirmDelete(button, m) {
   setTimeout(restore, 5000);
 }
 
-function refreshQuote() { touch('quote'); }
-
-function picker(anchor, m) {
-  document.querySelectorAll('.picker').forEach((p) => p.remove());
-  const pop = h('div', { class: 'picker', role: 'menu' }, ...EMOJI.map((e) => h('button', { role: 'menuitem', class: 'pick', title: e,
-    onclick: () => { pop.remove(); actions.toggleReaction(m.id, e).catch((err) => actions.toast(err.message)); } }, e)));
-  const r = anchor.getBoundingClientRect();
-  pop.style.top = `${Math.max(8, r.top - 48)}px`;
-  pop.style.left = `${Math.max(8, r.right - 330)}px`;
-  document.body.appendChild(pop);
-  setTimeout(() => document.addEventListener('click', () => pop.remove(), { once: true }));
-  pop.querySelector('button').focus();
+// picker opens the emoji picker (lazy/picker.js, fetched on first use) by anchor, for onPick
+// or a composer's box.
+export function picker(anchor, onPick) {
+  import('../lazy/picker.js').then((p) => p.openPicker(anchor, onPick), (err) => actions.toast(err.message));
 }
+
+// emojiButton is a composer's picker button: the emoji goes in at box's caret.
+export const emojiButton = (box) => h('button', { class: 'icon-btn', type: 'button', title: 'Emoji', 'aria-label': 'Emoji', 'aria-haspopup': 'dialog',
+  onclick: (e) => picker(e.currentTarget, box) }, icon('smile'));

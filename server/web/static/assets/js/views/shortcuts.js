@@ -1,6 +1,7 @@
+// @ts-check
 // views/shortcuts.js: the keyboard shortcuts, in the side panel (`?`, or the personal menu).
 import { h, replace } from '../dom.js';
-import { registerPanel, registerMenuItem } from './registry.js';
+import { registerPanel } from './registry.js';
 
 // Each row is tested in browser_a11y_test.go: keep them true.
 const rows = [['Enter', 'Send'], ['Shift+Enter', 'New line'], ['↑', 'Edit your last message (in an empty composer)'],
@@ -15,5 +16,3 @@ registerPanel('shortcuts', {
     if (fresh) replace(body, h('dl', { class: 'keys' }, ...rows.flatMap(([k, v]) => [h('dt', null, h('kbd', null, k)), h('dd', null, v)])));
   },
 });
-
-registerMenuItem('me', { label: 'Keyboard shortcuts', order: 80, panel: { kind: 'shortcuts' } });

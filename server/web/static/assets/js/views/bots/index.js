@@ -1,3 +1,4 @@
+// @ts-check
 // views/bots/index.js registers the bots, agents and integrations views (issue 16): agents'
 // durable messages in the list at once; the bots panel (tokens, setup codes) and the
 // integrations panel (app installations, slash commands, event subscriptions and their
@@ -5,8 +6,14 @@
 import * as actions from '../../actions.js';
 import { state } from '../../store.js';
 import { registerLazyPanel, registerMenuItem } from '../registry.js';
-import { manages } from './ui.js';
 import './agentmsg.js';
+
+// manages says whether the signed-in person is an owner or moderator of the open workspace:
+// only they see the integrations. The API decides all the same.
+export function manages() {
+  const ws = state.workspaces.find((w) => w.id === state.wsId);
+  return !!ws && (ws.role === 'owner' || ws.role === 'moderator');
+}
 
 registerLazyPanel('bots', 'Bots', () => import('./bots.js'));
 registerLazyPanel('integrations', 'Integrations', () => import('./integrations.js'));

@@ -1,3 +1,4 @@
+// @ts-check
 // views/bots/integrations.js: the workspace's integrations in the side panel, for its owners
 // and moderators, who alone may change them (SPEC §Integrations rule 1; the menu entry is hidden
 // from others, though the API lets every human member but a waiting-room guest list them and
@@ -8,7 +9,8 @@ import { state } from '../../store.js';
 import * as api from '../../api.js';
 import * as actions from '../../actions.js';
 import { registerPanel } from '../registry.js';
-import { manages, field, select, askFirst, secretBox, when, formValues, redraw } from './ui.js';
+import { manages } from './index.js';
+import { field, select, askFirst, secretBox, when, formValues, redraw } from './ui.js';
 import { subscriptionsSection, loadDeliveries } from './subscriptions.js';
 
 let page = fresh();

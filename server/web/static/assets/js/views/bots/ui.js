@@ -1,15 +1,8 @@
+// @ts-check
 // views/bots/ui.js: the pieces the bots and integrations panels share: labelled fields, a
 // scope picker, a button that asks before it acts, and the box that shows a secret the server
 // returns once (a token, a setup code, a signing secret) with a Copy button.
 import { h, fmt } from '../../dom.js';
-import { state } from '../../store.js';
-
-// manages says whether the signed-in person is an owner or moderator of the open workspace:
-// only they see the integrations. The API decides all the same.
-export function manages() {
-  const ws = state.workspaces.find((w) => w.id === state.wsId);
-  return !!ws && (ws.role === 'owner' || ws.role === 'moderator');
-}
 
 export const field = (label, name, attrs = {}) => h('label', { class: 'field' }, h('span', null, label),
   h('input', { type: 'text', name, 'aria-label': label, ...attrs }));

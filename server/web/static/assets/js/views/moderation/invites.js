@@ -1,3 +1,4 @@
+// @ts-check
 // views/moderation/invites.js: invites. Owners and moderators create one (role and lifetime),
 // see its link once (the server keeps only a hash of the token) with a Copy button, list the
 // open ones and revoke them. Anyone can join with a link: opened in the client (/#invite=ivt_…),
@@ -5,10 +6,10 @@
 // pasted link or token.
 import { h, replace, displayName } from '../../dom.js';
 import * as api from '../../api.js';
-import { state, touch, subscribe } from '../../store.js';
+import { state, touch, setWorkspaces } from '../../store.js';
 import * as actions from '../../actions.js';
-import { registerPanel, registerMenuItem } from '../registry.js';
-import { isManager, isOwner, timeLeft, outcome } from './common.js';
+import { registerPanel } from '../registry.js';
+import { isOwner, timeLeft, outcome } from './common.js';
 
 const LIFETIMES = [[1, '1 hour'], [24, '1 day'], [168, '7 days'], [720, '30 days']];
 const view = { invites: [], created: null, note: {}, copied: false, loaded: false, role: 'member', hours: 168 };
@@ -105,7 +106,6 @@ registerPanel('invites', {
     render(body);
   },
 });
-registerMenuItem('workspace', { label: 'Invites', order: 22, visible: isManager, panel: { kind: 'invites' } });
 
 // tokenOf takes an invite link or a bare token.
 function tokenOf(text) {
@@ -118,7 +118,7 @@ function tokenOf(text) {
 export async function accept(token) {
   const res = await api.post('/api/invites/accept', { token });
   const list = await api.get('/api/workspaces');
-  state.workspaces = list.workspaces || [];
+  setWorkspaces(list.workspaces || []);
   await actions.openWorkspace(res.workspace.id);
   actions.toast(`You are in ${res.workspace.name} as ${res.member.role}.`);
   return res;
@@ -139,28 +139,4 @@ registerPanel('join', {
     outcome(join.note));
     if (fresh) input.focus();
   },
-});
-registerMenuItem('workspace', { label: 'Join with an invite', order: 90, panel: { kind: 'join' } });
-
-// An invite link opened in the client is kept (through a sign-in) until someone is signed in
-// and the workspace they landed in has loaded, then accepted once.
-// A link opened in a page already showing the client changes only the hash: it counts too.
-const KEY = 'natter.invite';
-function takeLink() {
-  const fromLink = new URLSearchParams(location.hash.slice(1)).get('invite');
-  if (!fromLink) return;
-  sessionStorage.setItem(KEY, fromLink);
-  history.replaceState(null, '', location.pathname);
-  touch('invite');
-}
-takeLink();
-window.addEventListener('hashchange', takeLink);
-let busy = false;
-subscribe(() => {
-  const token = sessionStorage.getItem(KEY);
-  if (!token || busy || state.phase !== 'app' || !state.me || !document.querySelector('.shell')) return;
-  if (state.workspaces.length && state.conn !== 'open') return;
-  busy = true;
-  sessionStorage.removeItem(KEY);
-  accept(token).catch((e) => actions.toast(`That invite did not work: ${e.message}`)).finally(() => { busy = false; });
 });
