@@ -83,7 +83,9 @@ export async function openPicker(anchor, onPick, label = 'Choose an emoji') {
   };
   const section = (name, list, i) => h('div', { class: 'emoji-section', dataset: { name } },
     h('h3', { id: `emoji-cat-${i}` }, name), h('div', { class: 'emoji-grid', role: 'group', 'aria-labelledby': `emoji-cat-${i}` }, ...list.map(button)));
+  let drawn = 0;
   const draw = () => {
+    drawn++;
     const q = input.value.trim();
     if (q) {
       const found = search(t, q, 240);
@@ -91,8 +93,13 @@ export async function openPicker(anchor, onPick, label = 'Choose an emoji') {
       status.textContent = live.textContent = `${found.length} emoji found`;
     } else {
       const used = recent().map((c) => { const e = entryOf(t, c); return e && { ...e, c, tones: false }; }).filter(Boolean);
-      replace(body, section('Frequently used', used, 'f'), ...t.categories.map((c, i) => section(c.name, c.list.filter((e) => !e.hidden), i)));
+      const shown = t.categories.map((c) => c.list.filter((e) => !e.hidden));
+      const parts = t.categories.map((c, i) => section(c.name, i ? [] : shown[i], i));
+      replace(body, section('Frequently used', used, 'f'), ...parts);
       status.textContent = live.textContent = '';
+      // The other categories' 1,700 buttons come after the first paint, so the picker opens at once.
+      const now = drawn;
+      setTimeout(() => { if (drawn === now) parts.forEach((p, i) => { if (i) p.lastChild.append(...shown[i].map(button)); }); });
     }
     const first = body.querySelector('.emoji-btn');
     if (first) first.tabIndex = 0;
