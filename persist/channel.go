@@ -175,10 +175,12 @@ func (tx *Tx) ChannelList(ctx context.Context, actor Actor, workspaceID string) 
 // 1,000 channels costs one round trip and no list of ids sent back (docs/performance.md, "The
 // channel list").
 func (tx *Tx) channelsOf(ctx context.Context, workspaceID, userID string) ([]Channel, error) {
-	rows, err := tx.query(ctx, `SELECT `+channelColumnsOf("c.")+`, coalesce(r.last_read_seq, 0),
-			`+unreadCount(channelScope, "c", "coalesce(r.last_read_seq, 0)", "$2")+`,
+	rows, err := tx.query(ctx, `WITH RECURSIVE `+ownRoots(channelScope, "$2")+`
+		SELECT `+channelColumnsOf("c.")+`, coalesce(r.last_read_seq, 0),
+			`+unreadCount(channelScope, "c", "coalesce(r.last_read_seq, 0)", "$2", "o.seq")+`,
 			s.left_at IS NULL, s.starred_at IS NOT NULL, coalesce(p.level, '`+DefaultChannelNotify+`')
 		FROM channels c LEFT JOIN read_receipts r ON r.scope_id = c.id AND r.user_id = $2
+			LEFT JOIN own_roots o ON o.place = c.id
 			LEFT JOIN channel_person_states s ON s.channel_id = c.id AND s.user_id = $2
 			LEFT JOIN channel_notification_preferences p ON p.channel_id = c.id AND p.user_id = $2
 		WHERE c.workspace_id = $1 AND `+channelReadable("c", "$2")+` ORDER BY c.name`, workspaceID, userID)

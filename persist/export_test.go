@@ -40,3 +40,11 @@ func CountSettings(ctx context.Context, tx *Reader, key string) (int, error) {
 	err := tx.queryRow(ctx, `SELECT count(*) FROM instance_settings WHERE key = $1`, key).Scan(&n)
 	return n, err
 }
+
+// SearchShapes name each way Search reads, for tests that hold each to the same results.
+var SearchShapes = map[string]any{"index": searchIndex, "walk": searchWalkAll, "walk-some": searchWalkSome}
+
+// WithSearchShape makes Search read in the given shape (a value of SearchShapes).
+func WithSearchShape(ctx context.Context, shape any) context.Context {
+	return context.WithValue(ctx, searchShapeKey{}, shape.(searchShape))
+}

@@ -260,6 +260,16 @@ func (tx *Tx) HistoryMessageDetails(ctx context.Context, h History, messageID st
 	if d.Kind != MessageKindMessage && d.Kind != MessageKindAgentCommentary && d.Kind != MessageKindAgentTool {
 		return Invalid("kind must be message, agent_commentary or agent_tool")
 	}
+	// A root's deletion changes its conversation's deleted_roots (unreadCount): read what it was.
+	var was, root bool
+	var channelID, dmID string
+	err := tx.queryRow(ctx, `SELECT deleted_at IS NOT NULL, channel_seq IS NOT NULL, coalesce(channel_id, ''), coalesce(dm_id, '')
+		FROM messages WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, h.WorkspaceID, messageID).Scan(&was, &root, &channelID, &dmID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return NotFound("message")
+	} else if err != nil {
+		return err
+	}
 	tag, err := tx.exec(ctx, `UPDATE messages m SET kind = $3,
 			quoted_message_id = (SELECT q.id FROM messages q WHERE q.workspace_id = $1 AND q.id = nullif($4, '')),
 			nonce = CASE WHEN $5 <> '' AND NOT EXISTS (SELECT 1 FROM messages o WHERE o.author_id = m.author_id
@@ -268,6 +278,13 @@ func (tx *Tx) HistoryMessageDetails(ctx context.Context, h History, messageID st
 		WHERE m.workspace_id = $1 AND m.id = $2`, h.WorkspaceID, messageID, d.Kind, d.QuotedMessageID, d.Nonce, d.DeletedAt)
 	if err == nil && tag.RowsAffected() == 0 {
 		return NotFound("message")
+	}
+	if now := d.DeletedAt != nil; err == nil && root && now != was {
+		delta := 1
+		if !now {
+			delta = -1
+		}
+		err = tx.deletedRootsAdd(ctx, channelID, dmID, delta)
 	}
 	if err == nil && d.DeletedAt != nil {
 		for _, q := range []string{

@@ -230,6 +230,16 @@ func (tx *Tx) MemberList(ctx context.Context, actor Actor, workspaceID string, p
 	return mapMembers(page, MemberEntry.Directory), err
 }
 
+// MemberDirectoryGet returns one entry of the member directory (a profile card). Any member
+// may read it. Codes: not_found (workspace, or no such member), forbidden.
+func (tx *Tx) MemberDirectoryGet(ctx context.Context, actor Actor, workspaceID, userID string) (DirectoryMember, error) {
+	if _, err := tx.requireMemberToRead(ctx, workspaceID, actor); err != nil {
+		return DirectoryMember{}, err
+	}
+	e, err := tx.memberEntry(ctx, workspaceID, userID)
+	return e.Directory(), err
+}
+
 // mapMembers renders a page of entries in another shape.
 func mapMembers[T any](p MemberPage[MemberEntry], view func(MemberEntry) T) MemberPage[T] {
 	out := MemberPage[T]{Members: make([]T, len(p.Members)), NextCursor: p.NextCursor, HasMore: p.HasMore, TotalCount: p.TotalCount}

@@ -63,6 +63,11 @@ func (tx *Tx) MessageDelete(ctx context.Context, actor Actor, id string) (Messag
 		WHERE workspace_id = $1 AND id = $2`, m.WorkspaceID, m.ID, tx.now); err != nil {
 		return MessageChanged{}, err
 	}
+	if m.IsRoot() {
+		if err := tx.deletedRootsAdd(ctx, m.ChannelID, m.DirectConversationID, 1); err != nil {
+			return MessageChanged{}, err
+		}
+	}
 	if _, err := tx.exec(ctx, `DELETE FROM reactions WHERE workspace_id = $1 AND message_id = $2`, m.WorkspaceID, m.ID); err != nil {
 		return MessageChanged{}, err
 	}

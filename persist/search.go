@@ -145,21 +145,37 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 	// A small workspace is walked newest first in one statement, spans aside: the full-text
 	// index holds every workspace's messages, so reading it for a word common elsewhere would
 	// cost the other workspaces' matches, where the walk costs at most the workspace's own rows.
-	small, err := tx.searchSmallWorkspace(ctx, p.WorkspaceID)
-	if err != nil {
-		return SearchPage{}, err
-	}
-	spans := searchSpans
-	if small {
-		spans = []time.Duration{0}
+	// In a large one, a query whose matches are dense enough is walked too, at most
+	// searchWalkBudget rows: the full-text index would read every match of a common word in
+	// the history, and its block range intersection (migration 0025) makes the planner prefer
+	// it to the walk (docs/performance.md, "Search: bounded work per query").
+	shape, forced := ctx.Value(searchShapeKey{}).(searchShape)
+	if !forced {
+		if shape, err = tx.searchShapeFor(ctx, p, need); err != nil {
+			return SearchPage{}, err
+		}
 	}
 	var found searchFound
-	for _, span := range spans {
+	walked := false
+	switch shape {
+	case searchWalkAll:
+		found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, time.Time{}, -1)
+		walked = true
+	case searchWalkSome:
+		found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, time.Time{}, searchWalkBudget)
+		// A test that chose this shape reads what the walk found, on a workspace too small
+		// to fill its candidates.
+		walked = err == nil && (found.candidates >= need || forced)
+	}
+	for _, span := range searchSpans {
+		if walked || err != nil {
+			break
+		}
 		var since time.Time
 		if span > 0 {
 			since = top.Add(-span)
 		}
-		if found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, since, small); err != nil || found.candidates >= need {
+		if found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, since, 0); err != nil || found.candidates >= need {
 			break
 		}
 	}
@@ -208,7 +224,66 @@ func (tx *Tx) searchSmallWorkspace(ctx context.Context, workspaceID string) (boo
 	return roots <= searchWalkRoots, err
 }
 
-func (tx *Tx) searchRun(ctx context.Context, actor Actor, guest bool, p SearchParams, after *searchCursor, since time.Time, walk bool) (searchFound, error) {
+// searchShape is how a search reads: see Search.
+type searchShape int
+
+const (
+	searchIndex    searchShape = iota // the full-text index, by spans of time
+	searchWalkAll                     // the newest messages, until the candidates are found
+	searchWalkSome                    // the same, over at most searchWalkBudget rows, then the index
+)
+
+// searchShapeKey is a context key by which tests choose a search's shape, so that each shape is
+// held to the same visibility rules on a small workspace (export_test.go).
+type searchShapeKey struct{}
+
+// searchShapeFor chooses how a search reads (see Search).
+func (tx *Tx) searchShapeFor(ctx context.Context, p SearchParams, need int) (searchShape, error) {
+	small, err := tx.searchSmallWorkspace(ctx, p.WorkspaceID)
+	if err != nil || small {
+		return searchWalkAll, err
+	}
+	dense, err := tx.searchDense(ctx, p.Query, need)
+	if dense {
+		return searchWalkSome, err
+	}
+	return searchIndex, err
+}
+
+// searchWalkBudget is the most rows a search of a large workspace walks newest first, when the
+// planner's estimate of its matches says it should find its candidates within half of them.
+const searchWalkBudget = 20000
+
+// searchDense reports whether a query's matches are dense enough for a walk of the newest
+// messages to find need of them within half of searchWalkBudget rows. The density is the
+// planner's own estimate (the full-text statistics of ANALYZE, per word and across the query's
+// operators) over the table's rows, one EXPLAIN away: the planner weighs it well, but not
+// against the block range index's intersection.
+func (tx *Tx) searchDense(ctx context.Context, query string, need int) (bool, error) {
+	var plan []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+		} `json:"Plan"`
+	}
+	var raw []byte
+	var total float64
+	if err := tx.queryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = 'messages'::regclass`).Scan(&total); err != nil {
+		return false, err
+	}
+	if err := tx.queryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT 1 FROM messages m
+		WHERE m.search @@ websearch_to_tsquery('english', $1::text)`, query).Scan(&raw); err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(raw, &plan); err != nil || len(plan) != 1 || total <= 0 {
+		return false, err
+	}
+	return plan[0].Plan.Rows/total*searchWalkBudget/2 >= float64(need), nil
+}
+
+// searchRun runs one statement of a search: walk < 0 walks the workspace's (or the place's)
+// messages newest first until it has the candidates, walk > 0 does so over at most walk rows,
+// and 0 reads the full-text index for the messages since since (zero: all).
+func (tx *Tx) searchRun(ctx context.Context, actor Actor, guest bool, p SearchParams, after *searchCursor, since time.Time, walk int) (searchFound, error) {
 	sql, args := searchStatement(actor, guest, p, after, since, walk)
 	// Each search is planned for its own words (an unnamed statement, never a generic plan):
 	// the plan that suits a common word (the newest messages, until the page is full) is the
@@ -325,7 +400,7 @@ func highlightRanges(headline string) (string, []Highlight) {
 // Guests read only the guest channel, and private channels only their members (the rules of
 // ChannelForRead); direct conversations are read by their members, and by bot tokens only with dms:read (the rule of DMForRead); a
 // narrowed search was checked by the place's own read guard.
-func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCursor, since time.Time, walk bool) (string, []any) {
+func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCursor, since time.Time, walk int) (string, []any) {
 	args := []any{p.WorkspaceID, p.Query, p.Limit + 1, markStart + markStop,
 		`StartSel="` + markStart + `", StopSel="` + markStop + `", MaxWords=35, MinWords=15, ShortWord=2`}
 	arg := func(v any) string {
@@ -367,17 +442,24 @@ func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCurso
 	}
 	// ts_match_vq is what @@ calls; written as a function the planner cannot serve it from the
 	// full-text index, so the statement walks the newest messages (see searchSmallWorkspace).
-	match := `m.search @@ websearch_to_tsquery('english', $2)`
-	if walk {
-		match = `ts_match_vq(m.search, websearch_to_tsquery('english', $2))`
+	from := `messages m`
+	where := `m.workspace_id = $1 AND m.deleted_at IS NULL AND m.search @@ websearch_to_tsquery('english', $2)
+				AND ` + scope + ` AND ` + window
+	switch {
+	case walk < 0:
+		where = `m.workspace_id = $1 AND m.deleted_at IS NULL AND ts_match_vq(m.search, websearch_to_tsquery('english', $2))
+				AND ` + scope + ` AND ` + window
+	case walk > 0:
+		from = `(SELECT * FROM messages m WHERE m.workspace_id = $1 AND m.deleted_at IS NULL AND ` + scope + ` AND ` + window + `
+				ORDER BY m.created_at DESC, m.id DESC LIMIT ` + strconv.Itoa(walk) + `) m`
+		where = `ts_match_vq(m.search, websearch_to_tsquery('english', $2))`
 	}
 	return `WITH s AS (
 			SELECT m.id, m.workspace_id, m.channel_id, m.dm_id, m.parent_message_id, m.thread_root_id, m.channel_seq,
 				m.thread_seq, m.created_at, m.edited_at, m.author_id, m.body,
 				ts_rank(m.search, websearch_to_tsquery('english', $2)) AS rank
-			FROM messages m
-			WHERE m.workspace_id = $1 AND m.deleted_at IS NULL AND ` + match + `
-				AND ` + scope + ` AND ` + window + `
+			FROM ` + from + `
+			WHERE ` + where + `
 			ORDER BY m.created_at DESC, m.id DESC LIMIT ` + candidates + `),
 		page AS (SELECT s.* FROM s WHERE ` + keyset + ` ORDER BY ` + order + ` LIMIT $3)
 		SELECT s.id, s.workspace_id, coalesce(s.channel_id, ''), coalesce(s.dm_id, ''),

@@ -40,9 +40,11 @@ type User struct {
 	// how long a message stays unread first (EmailDelayOff, "2m", "15m", "1h").
 	EmailNotifications bool
 	EmailDelay         string
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
-	DeletedAt          *time.Time
+	// TimeZone is the person's IANA time zone ("Europe/Paris"), "" while unknown.
+	TimeZone  string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	DeletedAt *time.Time
 }
 
 // Avatar is the explicit avatar URL, or a generated one derived from the email.
@@ -63,6 +65,7 @@ type PublicUser struct {
 	DisplayName  string     `json:"display_name"`
 	Handle       string     `json:"handle,omitempty"`
 	AvatarURL    string     `json:"avatar_url,omitempty"`
+	TimeZone     string     `json:"time_zone,omitempty"`
 	FormerHandle string     `json:"former_handle,omitempty"`
 	DeletedAt    *time.Time `json:"deleted_at,omitempty"`
 	CreatedAt    time.Time  `json:"created_at"`
@@ -71,7 +74,7 @@ type PublicUser struct {
 // Public returns the public profile of u.
 func (u User) Public() PublicUser {
 	return PublicUser{ID: u.ID, Kind: u.Kind, OwnerUserID: u.OwnerUserID, DisplayName: u.DisplayName,
-		Handle: u.Handle, AvatarURL: u.Avatar(), FormerHandle: u.FormerHandle, DeletedAt: u.DeletedAt,
+		Handle: u.Handle, AvatarURL: u.Avatar(), TimeZone: u.TimeZone, FormerHandle: u.FormerHandle, DeletedAt: u.DeletedAt,
 		CreatedAt: u.CreatedAt}
 }
 
@@ -80,7 +83,7 @@ func userColumnsOf(a string) string {
 	return fmt.Sprintf(`%[1]sid, %[1]skind, coalesce(%[1]sowner_user_id, ''), %[1]sdisplay_name,
 	coalesce(%[1]shandle, ''), coalesce(%[1]sformer_handle, ''), coalesce(%[1]semail, ''),
 	coalesce(%[1]savatar_url, ''), %[1]spushover_enabled, coalesce(%[1]spushover_user_key, ''),
-	%[1]spassword_hash IS NOT NULL, %[1]semail_notifications, %[1]semail_delay, %[1]screated_at, %[1]supdated_at, %[1]sdeleted_at`, a)
+	%[1]spassword_hash IS NOT NULL, %[1]semail_notifications, %[1]semail_delay, coalesce(%[1]stime_zone, ''), %[1]screated_at, %[1]supdated_at, %[1]sdeleted_at`, a)
 }
 
 var userColumns = userColumnsOf("")
@@ -89,7 +92,7 @@ var userColumns = userColumnsOf("")
 func userDest(u *User) []any {
 	return []any{&u.ID, &u.Kind, &u.OwnerUserID, &u.DisplayName, &u.Handle, &u.FormerHandle,
 		&u.Email, &u.AvatarURL, &u.PushoverEnabled, &u.PushoverUserKey, &u.PasswordEnrolled,
-		&u.EmailNotifications, &u.EmailDelay, &u.CreatedAt, &u.UpdatedAt, &u.DeletedAt}
+		&u.EmailNotifications, &u.EmailDelay, &u.TimeZone, &u.CreatedAt, &u.UpdatedAt, &u.DeletedAt}
 }
 
 func scanUser(row pgx.Row) (User, error) {
@@ -200,6 +203,7 @@ type UserPatch struct {
 	// EmailNotifications and EmailDelay set the missed-activity emails (see EmailDelays).
 	EmailNotifications *bool
 	EmailDelay         *string
+	TimeZone           *string // an IANA zone name; "" clears
 }
 
 // UserUpdate applies a patch to a live user. Codes: invalid_request, conflict (handle taken),
@@ -246,14 +250,19 @@ func (tx *Tx) UserUpdate(ctx context.Context, id string, p UserPatch) (User, err
 		}
 		u.EmailDelay = *p.EmailDelay
 	}
+	if p.TimeZone != nil {
+		if u.TimeZone, err = NormalizeTimeZone(*p.TimeZone); err != nil {
+			return User{}, err
+		}
+	}
 	return scanUser(tx.queryRow(ctx, `
 		UPDATE users SET display_name = $2, handle = nullif($3, ''), avatar_url = nullif($4, ''),
 			pushover_enabled = $5, pushover_user_key = nullif($6, ''), email_notifications = $8,
-			email_delay = $9, updated_at = $7
+			email_delay = $9, time_zone = nullif($10, ''), updated_at = $7
 		WHERE id = $1
 		RETURNING `+userColumns,
 		id, u.DisplayName, u.Handle, u.AvatarURL, u.PushoverEnabled, u.PushoverUserKey, tx.now,
-		u.EmailNotifications, u.EmailDelay))
+		u.EmailNotifications, u.EmailDelay, u.TimeZone))
 }
 
 // NormalizeHandle accepts a handle with or without a leading @ and returns it lowercased and

@@ -43,6 +43,7 @@ type feed struct {
 	liveFrom int64
 	last     int64 // the last cursor dispatched
 	eph      *nats.Subscription
+	pres     *nats.Subscription // presence.changed, for the sockets that asked (Join.Presence)
 	stopped  bool
 	// following stops the follower, which closes followed once it returned; nil before start.
 	following context.CancelFunc
@@ -130,6 +131,14 @@ func (f *feed) tryStart() {
 		}
 		f.eph = sub
 	}
+	if f.pres == nil {
+		sub, err := h.cfg.NATS.Subscribe(streams.PresenceSubject(f.workspaceID), f.onPresence)
+		if err != nil {
+			h.logger.Warn("presence subscription failed", "workspace_id", f.workspaceID, "error", err)
+			return
+		}
+		f.pres = sub
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	f.mu.Lock()
@@ -168,14 +177,16 @@ func (f *feed) stop() {
 	defer f.startMu.Unlock()
 	f.mu.Lock()
 	f.stopped = true
-	cancel, done, eph := f.following, f.followed, f.eph
+	cancel, done, eph, pres := f.following, f.followed, f.eph, f.pres
 	f.mu.Unlock()
 	if cancel != nil {
 		cancel()
 		<-done
 	}
-	if eph != nil {
-		_ = eph.Unsubscribe()
+	for _, sub := range []*nats.Subscription{eph, pres} {
+		if sub != nil {
+			_ = sub.Unsubscribe()
+		}
 	}
 }
 
@@ -294,6 +305,19 @@ func (f *feed) onEphemeral(m *nats.Msg) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fanOutLocked(func(s *socket) { s.deliver(ev) })
+}
+
+// onPresence delivers a presence.changed to the live sockets that asked for presence and may
+// see workspace-wide events (not guests). The subject is the replicas' own (PresenceSubject).
+func (f *feed) onPresence(m *nats.Msg) {
+	ev := &liveEvent{facts: f.factsFor(persist.EventScope{}, nil), frame: textFrame(m.Data)}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fanOutLocked(func(s *socket) {
+		if s.presence {
+			s.deliver(ev)
+		}
+	})
 }
 
 // learn follows the guest channel through channel.created and channel.updated, and the members

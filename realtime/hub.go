@@ -83,6 +83,13 @@ type Config struct {
 	// HandshakeCacheSize caps the sessions, and separately the memberships, kept for handshakes.
 	// Default 50000.
 	HandshakeCacheSize int
+	// PresenceTTL is how long this replica's presence registration lasts unrenewed (it renews
+	// every third of it): a replica that dies stops counting anyone online at most this long,
+	// plus a third, later. Default 30s.
+	PresenceTTL time.Duration
+	// PresenceFlush is how often the people whose sockets opened or closed here are written
+	// and announced; changes within it are coalesced. Default 500ms.
+	PresenceFlush time.Duration
 }
 
 // Hub accepts sockets and feeds them. Run it in the server's errgroup.
@@ -97,6 +104,8 @@ type Hub struct {
 	checks  checkCache
 	// handshake answers handshakes without Postgres (handshake.go).
 	handshake *handshakeCache
+	// presence counts the sockets of each person here and announces who is online (presence.go).
+	presence *presence
 
 	// maxSockets is Config.MaxSockets within the descriptor limit less the reserve.
 	maxSockets int
@@ -132,7 +141,8 @@ func New(cfg Config) (*Hub, error) {
 		def time.Duration
 	}{{&cfg.PingInterval, 30 * time.Second}, {&cfg.RevalidateInterval, 15 * time.Second},
 		{&cfg.SweepInterval, time.Second}, {&cfg.FeedLinger, 30 * time.Second},
-		{&cfg.HandshakeTTL, 30 * time.Second}}
+		{&cfg.HandshakeTTL, 30 * time.Second}, {&cfg.PresenceTTL, 30 * time.Second},
+		{&cfg.PresenceFlush, 500 * time.Millisecond}}
 	for _, d := range defaults {
 		if *d.v == 0 {
 			*d.v = d.def
@@ -171,7 +181,7 @@ func New(cfg Config) (*Hub, error) {
 		queue: make(chan *socket, maxSockets), done: make(chan struct{}),
 		handshake: newHandshakeCache(cfg.NATS, cfg.HandshakeTTL, cfg.HandshakeCacheSize),
 		checks:    checkCache{entries: map[string]checkEntry{}, share: min(checkShare, cfg.RevalidateInterval)}, sockets: map[*socket]struct{}{},
-		perOwner: map[string]int{}, feeds: map[string]*feed{},
+		perOwner: map[string]int{}, feeds: map[string]*feed{}, presence: newPresence(cfg),
 		metrics: hubMetrics{
 			sockets: prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_realtime_sockets", Help: "Open WebSocket connections."}),
 			feeds:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_realtime_feeds", Help: "Workspace stream consumers on this node."}),
@@ -204,7 +214,8 @@ func New(cfg Config) (*Hub, error) {
 // Collectors are the hub's metrics, for the server's registry.
 func (h *Hub) Collectors() []prometheus.Collector {
 	m := h.metrics
-	return []prometheus.Collector{m.sockets, m.feeds, m.frames, m.closes, m.backfilled, m.catchUpReads, h.handshake.lookups}
+	return []prometheus.Collector{m.sockets, m.feeds, m.frames, m.closes, m.backfilled, m.catchUpReads, h.handshake.lookups,
+		h.presence.changes}
 }
 
 // Run serves sockets until ctx ends, then closes every socket with 1001 and stops the feeds.
@@ -228,6 +239,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		g.Go(func() error { h.work(gctx); return nil })
 	}
 	g.Go(func() error { h.sweepLoop(gctx); return nil })
+	g.Go(func() error { h.presence.run(gctx); return nil })
 	<-gctx.Done()
 	h.mu.Lock()
 	h.running = false
@@ -313,6 +325,9 @@ type Join struct {
 	TokenID string
 	// AfterCursor is the client's cursor; backfill starts after it.
 	AfterCursor string
+	// Presence asks for the workspace's presence.changed events as the server derives them
+	// (the socket's ?presence=1); without it a socket sees only what ClickClack clients expect.
+	Presence bool
 }
 
 // bearerProtocol reports whether a subprotocol carries a bearer token; the one the client offered
@@ -340,7 +355,7 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 		return err
 	}
 	s := &socket{hub: h, viewer: viewer, actor: j.Actor, workspaceID: j.WorkspaceID, sessionID: j.SessionID,
-		tokenID: j.TokenID, owner: owner, checkedAt: checked, state: stateJoining}
+		tokenID: j.TokenID, owner: owner, checkedAt: checked, state: stateJoining, presence: j.Presence}
 	now := time.Now()
 	// A socket is pinged once it has been idle for a ping interval, counted from its handshake:
 	// a fresh one needs no ping at the idle timer's first tick (a storm of 15,000 handshakes
@@ -356,6 +371,7 @@ func (h *Hub) Accept(w http.ResponseWriter, r *http.Request, j Join) error {
 	}
 	h.sockets[s] = struct{}{}
 	h.perOwner[s.owner]++
+	h.presence.join(s.presenceKey())
 	f, fresh := h.feedLocked(j.WorkspaceID)
 	f.attach(s)
 	h.mu.Unlock()
@@ -448,6 +464,7 @@ func (h *Hub) forget(s *socket) {
 		if h.perOwner[s.owner]--; h.perOwner[s.owner] <= 0 {
 			delete(h.perOwner, s.owner)
 		}
+		h.presence.leave(s.presenceKey())
 	}
 	h.mu.Unlock()
 	if ok {

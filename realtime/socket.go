@@ -61,6 +61,7 @@ type socket struct {
 	sessionID   string
 	tokenID     string
 	owner       string       // what the per-account cap counts by (Join.owner)
+	presence    bool         // receives presence.changed (Join.Presence)
 	lastRead    atomic.Int64 // unix nanoseconds of the last bytes from the client
 	inbuf       []byte       // worker only: the start of a client frame not yet complete
 	fragmented  bool         // worker only: a client data message is unfinished

@@ -49,6 +49,7 @@ type meUpdateRequest struct {
 	DisplayName          *string `json:"display_name"`
 	Handle               *string `json:"handle"`
 	AvatarURL            *string `json:"avatar_url"`
+	TimeZone             *string `json:"time_zone"`
 	NotificationSettings *struct {
 		PushoverEnabled *bool   `json:"pushover_enabled"`
 		PushoverUserKey *string `json:"pushover_user_key"`
@@ -64,7 +65,7 @@ func (s *Server) handleMeUpdate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	patch := persist.UserPatch{DisplayName: req.DisplayName, Handle: req.Handle, AvatarURL: req.AvatarURL}
+	patch := persist.UserPatch{DisplayName: req.DisplayName, Handle: req.Handle, AvatarURL: req.AvatarURL, TimeZone: req.TimeZone}
 	if ns := req.NotificationSettings; ns != nil {
 		patch.PushoverEnabled, patch.PushoverUserKey = ns.PushoverEnabled, ns.PushoverUserKey
 		patch.EmailNotifications, patch.EmailDelay = ns.EmailEnabled, ns.EmailDelay

@@ -43,6 +43,34 @@ func (s *Server) handleMemberList(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, page)
 }
 
+// handleMemberGet serves GET /api/workspaces/{workspace_id}/members/{user_id}: one directory
+// entry, as a profile card shows it.
+func (s *Server) handleMemberGet(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	m, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.DirectoryMember, error) {
+		return tx.MemberDirectoryGet(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "workspace_id"), chi.URLParam(r, "user_id"))
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"member": m})
+}
+
+// handlePresence serves GET /api/workspaces/{workspace_id}/presence: who is online now, on any
+// replica (docs/realtime.md, "Presence").
+func (s *Server) handlePresence(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	online, err := persist.ReadV(ctx, s.store, func(tx *persist.Reader) ([]persist.OnlineMember, error) {
+		return tx.PresenceOnline(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "workspace_id"))
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"presence": online})
+}
+
 // handleModerationList serves GET /api/workspaces/{workspace_id}/moderation/members: members
 // with moderation state, for the owner and moderators; the directory's query applies.
 func (s *Server) handleModerationList(w http.ResponseWriter, r *http.Request) {

@@ -111,7 +111,8 @@ func (s *Server) handleRealtimeSocket(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	j := realtime.Join{Actor: caller.Actor(), WorkspaceID: workspaceID, AfterCursor: q.Get("after_cursor")}
+	j := realtime.Join{Actor: caller.Actor(), WorkspaceID: workspaceID, AfterCursor: q.Get("after_cursor"),
+		Presence: q.Get("presence") == "1" || q.Get("presence") == "true"}
 	if caller.Session != nil && caller.Via != viaProxy { // a proxy assertion has no session to revalidate
 		j.SessionID = caller.Session.ID
 	}

@@ -71,6 +71,8 @@ var expectedAccess = map[string]requirement{
 	"POST /api/workspaces/{workspace_id}/transfer-ownership":            admits("human"), // owner only
 	"GET /api/workspaces/{workspace_id}/export":                         admits("human"), // spec silent (issue 28): owner only
 	"GET /api/workspaces/{workspace_id}/members":                        scoped("workspaces:read"),
+	"GET /api/workspaces/{workspace_id}/members/{user_id}":              scoped("workspaces:read"), // spec silent (issue 30): the directory's entry
+	"GET /api/workspaces/{workspace_id}/presence":                       scoped("workspaces:read"), // spec silent (issue 30): as the directory
 	"DELETE /api/workspaces/{workspace_id}/members/{user_id}":           admits("human"),           // spec silent: owners and moderators
 	"GET /api/workspaces/{workspace_id}/moderation/members":             admits("human"),           // spec silent
 	"PATCH /api/workspaces/{workspace_id}/moderation/members/{user_id}": admits("human"),           // spec silent

@@ -11,6 +11,7 @@ const (
 	eventsRoot    = "natter.events."
 	ephemeralRoot = "natter.ephemeral."
 	wakeRoot      = "natter.relay.wake."
+	presenceRoot  = "natter.presence."
 )
 
 // HeaderDMMembers is the header the relay puts on every event of a direct conversation: the
@@ -43,6 +44,11 @@ func WorkspaceEventSubject(workspaceID, eventType string) string {
 
 // EphemeralSubjects matches a workspace's ephemeral events.
 func EphemeralSubjects(workspaceID string) string { return ephemeralRoot + workspaceID + ".>" }
+
+// PresenceSubject carries a workspace's presence.changed events, as the replicas derive them
+// from open sockets (realtime's presence). It is a root of its own, outside what bots are
+// granted: only sockets that ask for presence receive them.
+func PresenceSubject(workspaceID string) string { return presenceRoot + workspaceID }
 
 // EventSubject is where a durable event is published: natter.events.<workspace_id> followed by
 // .ws.<type> (workspace-wide), .ch.<channel_id>.<type> (a public channel),

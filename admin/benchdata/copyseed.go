@@ -122,6 +122,14 @@ func (w *world) seedHistory(ctx context.Context, conn *pgx.Conn, p people, n int
 		WHERE d.workspace_id = $1 AND d.id = u.id`, w.ws.ID, dmIDs, h.seq[len(w.channels):], at); err != nil {
 		return err
 	}
+	// Each place's deleted roots, as persist.MessageDelete keeps them (unread counts).
+	for _, place := range [][2]string{{"channels", "channel_id"}, {"dms", "dm_id"}} {
+		table, col := place[0], place[1]
+		if _, err := tx.Exec(ctx, `UPDATE `+table+` p SET deleted_roots = (SELECT count(*) FROM messages m
+			WHERE m.`+col+` = p.id AND m.channel_seq IS NOT NULL AND m.deleted_at IS NOT NULL) WHERE p.workspace_id = $1`, w.ws.ID); err != nil {
+			return err
+		}
+	}
 	return tx.Commit(ctx)
 }
 

@@ -47,6 +47,11 @@ func TestHistoryIsWhatPersistWrites(t *testing.T) {
 			LEFT JOIN messages m ON (m.channel_id = p.id OR m.dm_id = p.id) AND m.channel_seq IS NOT NULL
 			GROUP BY p.id, p.last_seq HAVING count(m.id) <> p.last_seq OR coalesce(max(m.channel_seq), 0) <> p.last_seq) bad`, w.ws.ID),
 		"each place's roots take 1..last_seq")
+	require.Zero(t, one(`SELECT count(*) FROM (SELECT id, deleted_roots FROM channels WHERE workspace_id = $1
+			UNION ALL SELECT id, deleted_roots FROM dms WHERE workspace_id = $1) p
+			WHERE p.deleted_roots <> (SELECT count(*) FROM messages m WHERE (m.channel_id = p.id OR m.dm_id = p.id)
+				AND m.channel_seq IS NOT NULL AND m.deleted_at IS NOT NULL)`, w.ws.ID),
+		"each place counts its deleted roots")
 	require.Zero(t, one(`SELECT count(*) FROM thread_states ts
 			JOIN LATERAL (SELECT max(thread_seq) AS last, count(*) FILTER (WHERE deleted_at IS NULL) AS live, max(created_at) AS at,
 				count(DISTINCT thread_seq) AS seqs FROM messages WHERE thread_root_id = ts.root_message_id AND thread_seq IS NOT NULL) r ON true

@@ -1,20 +1,12 @@
+// @ts-check
 // actions.js turns what a person does into API calls and their answers into store changes.
 import * as api from './api.js';
-import { state, touch, thread, upsertMessage, rememberUser, apply, hooks } from './store.js';
+import { state, touch, upsertMessage, rememberUser, apply, on } from './store.js';
 import { Socket } from './socket.js';
-import { openPlace } from './reading.js';
+import { openPlace, viewOf, pickDefaultPlace } from './reading.js';
 import { resendWaiting } from './send.js';
 
 let socket = null;
-
-export const viewOf = (placeId) => (state.dms.has(placeId) ? { kind: 'dm', id: placeId } : { kind: 'channel', id: placeId });
-
-export function toast(text) {
-  state.toast = text;
-  touch('toast');
-  clearTimeout(toast.t);
-  toast.t = setTimeout(() => { state.toast = null; touch('toast'); }, 5000);
-}
 
 // openWorkspace loads a workspace and connects its socket from the tail cursor taken before the
 // loads, so every change after it arrives over the socket (reducers ignore what they already know).
@@ -81,14 +73,6 @@ export async function checkVersion() {
   } catch { /* the next reconnect checks again */ }
 }
 
-export function pickDefaultPlace() {
-  const chans = [...state.channels.values()].filter((c) => !c.archived).sort((a, b) => a.name.localeCompare(b.name));
-  const saved = localStorage.getItem(`natter.place.${state.wsId}`);
-  if (saved && (state.channels.has(saved) || state.dms.has(saved))) return saved;
-  const general = chans.find((c) => c.name === 'general');
-  return (general || chans[0] || {}).id;
-}
-
 // paths of a workspace's first loads, shared with prefetchWorkspace.
 const paths = {
   tail: (wsId) => `/api/realtime/events${api.q({ workspace_id: wsId, include_tail: true, limit: 1 })}`,
@@ -118,15 +102,20 @@ export async function loadDMs() {
   touch('sidebar');
 }
 
-// A message in a conversation the sidebar does not list: list the conversations again, and
-// count what is unread there as a mention, since it was written to this person.
-hooks.unknownPlace = async (placeId, m) => {
-  if (!m.direct_conversation_id || m.author_id === (state.me && state.me.id)) return;
-  await loadDMs().catch(() => {});
-  const d = state.dms.get(placeId);
-  if (d && d.unread_count) { state.mentions.set(placeId, d.unread_count); touch('sidebar'); }
-};
+// A message in a conversation the sidebar does not list (one someone just started, or one this
+// person had hidden): list the conversations again, and count what is unread there as a
+// mention, since it was written to this person.
+on('message.created', (ev) => {
+  const m = ev.payload && ev.payload.message;
+  const placeId = m && m.direct_conversation_id;
+  if (!placeId || state.dms.has(placeId) || m.author_id === (state.me && state.me.id)) return;
+  loadDMs().catch(() => {}).then(() => {
+    const d = state.dms.get(placeId);
+    if (d && d.unread_count) { state.mentions.set(placeId, d.unread_count); touch('sidebar'); }
+  });
+});
 
+export { toast } from './store.js';
 export { send, retry, sendReply, discard } from './send.js';
 export * from './reading.js';
 export * from './panels.js';
@@ -153,26 +142,6 @@ export async function toggleReaction(id, emoji) {
   const cur = state.messages.get(id);
   if (cur) state.messages.set(id, { ...cur, reactions: res.reactions || [] });
   touch('messages', 'thread');
-}
-
-export function openPanel(panel) {
-  state.panel = panel;
-  touch('panel');
-  if (panel && panel.kind === 'thread') loadThread(panel.rootId);
-}
-
-export async function loadThread(rootId, older = false) {
-  const t = thread(rootId);
-  const params = older && t.ids.length ? { before_seq: state.messages.get(t.ids[0]).thread_seq, limit: 50 } : { latest: true, limit: 50 };
-  const res = await api.get(`/api/messages/${rootId}/thread${api.q(params)}`);
-  upsertMessage({ ...res.root, thread_state: res.thread_state }, true);
-  const ids = (res.replies || []).map((m) => upsertMessage(m, true).id);
-  t.ids = older ? ids.concat(t.ids.filter((id) => !ids.includes(id))) : ids;
-  // The panel keeps at most 300 replies and trims toward 200.
-  if (t.ids.length > 300) t.ids = older ? t.ids.slice(0, 200) : t.ids.slice(-200);
-  t.hasOlder = res.has_older;
-  t.loaded = true;
-  touch('thread');
 }
 
 // typing tells the others at most every 3 seconds per place (lastTyping) that this person types.

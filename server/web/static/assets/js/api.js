@@ -1,3 +1,4 @@
+// @ts-check
 // api.js is the one place the client calls the API: JSON in and out, the session cookie, and
 // the CSRF header on every unsafe call.
 
@@ -29,7 +30,7 @@ export function headers(method) {
 // call sends one request; body is sent as JSON unless it is FormData or form fields
 // (URLSearchParams, sent form-encoded).
 export async function call(method, path, body, { quiet401 = false } = {}) {
-  const init = { method, headers: headers(method), credentials: 'same-origin' };
+  const init = { method, headers: headers(method) }; // credentials: same-origin, fetch's default
   if (body !== undefined) {
     if (body instanceof FormData || body instanceof URLSearchParams) init.body = body;
     else { init.body = JSON.stringify(body); init.headers['Content-Type'] = 'application/json'; }

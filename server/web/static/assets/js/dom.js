@@ -1,3 +1,4 @@
+// @ts-check
 // dom.js builds elements. Strings become text nodes, never markup: nothing a person wrote can
 // reach the HTML parser through here.
 

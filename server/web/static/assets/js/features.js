@@ -1,3 +1,4 @@
+// @ts-check
 // features.js loads the feature modules: each registers its panels and menu entries with
 // views/registry.js when imported. Add a feature with one line here.
 import './views/channel.js';
@@ -9,7 +10,8 @@ import './views/marks.js';
 import './views/export.js';
 // @ and : completion (lazy/complete.js) is loaded by the first @ or : typed in a composer.
 document.addEventListener('input', function first(e) {
-  if (!e.target.classList || !e.target.classList.contains('compose-box') || !/[@:]/.test(e.target.value)) return;
+  const t = /** @type {HTMLTextAreaElement} */ (e.target);
+  if (!t.classList || !t.classList.contains('compose-box') || !/[@:]/.test(t.value)) return;
   document.removeEventListener('input', first);
-  import('./lazy/complete.js').then((m) => m.update(e.target)).catch(() => document.addEventListener('input', first));
+  import('./lazy/complete.js').then((m) => m.update(t)).catch(() => document.addEventListener('input', first));
 });

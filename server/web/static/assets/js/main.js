@@ -1,3 +1,4 @@
+// @ts-check
 // main.js starts the client: it reads what the page says about the server, finds out who is
 // signed in, and shows either the sign-in view or the workspace.
 import * as api from './api.js';
@@ -10,7 +11,7 @@ const root = document.getElementById('app');
 
 function meta(name) {
   const el = document.querySelector(`meta[name="${name}"]`);
-  return el ? el.content : '';
+  return el ? /** @type {HTMLMetaElement} */ (el).content : '';
 }
 
 let workspaces = null; // the list requested at boot, used once

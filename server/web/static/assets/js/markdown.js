@@ -1,3 +1,4 @@
+// @ts-check
 // markdown.js is the project's own Markdown renderer. It builds DOM nodes and sets only
 // textContent, so no markup in a message can become HTML; links must be http(s) or mailto and
 // open in a new tab with rel=noopener.

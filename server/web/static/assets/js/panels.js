@@ -1,9 +1,31 @@
-// panels.js: the calls behind the side panels and the sidebar's buttons: pins, search and
-// jump-to-message, the member directory, direct conversations, new channels and the members of
-// private channels.
+// @ts-check
+// panels.js: the calls behind the side panels and the sidebar's buttons: the panel and its
+// thread, pins, search and jump-to-message, the member directory, direct conversations, new
+// channels and the members of private channels.
 import * as api from './api.js';
-import { state, touch, upsertMessage, rememberUser, placeOf, hooks } from './store.js';
-import { openPlace, openPanel, viewOf, toast, pickDefaultPlace } from './actions.js';
+import { state, touch, thread, upsertMessage, rememberUser, placeOf, toast, on } from './store.js';
+import { openPlace, viewOf, pickDefaultPlace } from './reading.js';
+
+export function openPanel(panel) {
+  state.panel = panel;
+  touch('panel');
+  if (panel && panel.kind === 'thread') loadThread(panel.rootId);
+}
+
+export async function loadThread(rootId, older = false) {
+  const t = thread(rootId);
+  const params = older && t.ids.length ? { before_seq: state.messages.get(t.ids[0]).thread_seq, limit: 50 } : { latest: true, limit: 50 };
+  const res = await api.get(`/api/messages/${rootId}/thread${api.q(params)}`);
+  upsertMessage({ ...res.root, thread_state: res.thread_state }, true);
+  const ids = (res.replies || []).map((m) => upsertMessage(m, true).id);
+  t.ids = older ? ids.concat(t.ids.filter((id) => !ids.includes(id))) : ids;
+  // The panel keeps at most 300 replies and trims toward 200.
+  if (t.ids.length > 300) t.ids = older ? t.ids.slice(0, 200) : t.ids.slice(-200);
+  t.hasOlder = res.has_older;
+  t.loaded = true;
+  touch('thread');
+}
+
 
 export async function togglePin(m) {
   try {
@@ -45,6 +67,9 @@ export async function members(qtext, cursor) {
   return res;
 }
 
+// countMembers reads the workspace's head count for the header; a failure leaves it out.
+export const countMembers = () => members('', undefined).catch(() => { state.memberCount = undefined; });
+
 export async function openDM(userIds) {
   const res = await api.post('/api/dms', { workspace_id: state.wsId, member_ids: userIds });
   const d = res.conversation;
@@ -73,7 +98,6 @@ export async function createChannel(name, visibility = 'public') {
   await openPlace({ kind: 'channel', id: res.channel.id });
 }
 
-
 // updateChannel patches a channel; the answer (and later its event) updates the store.
 export async function updateChannel(id, patch) {
   const res = await api.patch(`/api/channels/${id}`, patch);
@@ -100,7 +124,11 @@ export async function removeChannelMember(channelId, userId) {
   if (state.me && userId === state.me.id) await forgetChannel(channelId);
 }
 
-hooks.channelLost = (channelId) => { forgetChannel(channelId).catch(() => {}); };
+// Removed from a private channel: it leaves the sidebar, and the page moves off it.
+on('channel.member_removed', (ev) => {
+  const p = ev.payload || {};
+  if (state.me && p.user_id === state.me.id) forgetChannel(p.channel_id || ev.channel_id).catch(() => {});
+});
 
 // forgetChannel drops a channel the person can no longer read, and moves off it if it is open.
 export async function forgetChannel(channelId) {

@@ -1,3 +1,4 @@
+// @ts-check
 // reading.js opens a place and reads it: the page of messages around the first unread one (with
 // the "New messages" line), older and newer pages as the reader scrolls, a window of at most 600
 // messages, and the read state sent back to the server.
@@ -6,6 +7,17 @@ import { state, touch, conv, upsertMessage } from './store.js';
 import { restoreUnsent } from './send.js';
 
 const PAGE = 100; // the API's default page of root messages
+
+export const viewOf = (placeId) => (state.dms.has(placeId) ? { kind: 'dm', id: placeId } : { kind: 'channel', id: placeId });
+
+// pickDefaultPlace is the place last open in this workspace, else #general, else the first.
+export function pickDefaultPlace() {
+  const chans = [...state.channels.values()].filter((c) => !c.archived).sort((a, b) => a.name.localeCompare(b.name));
+  const saved = localStorage.getItem(`natter.place.${state.wsId}`);
+  if (saved && (state.channels.has(saved) || state.dms.has(saved))) return saved;
+  const general = chans.find((c) => c.name === 'general');
+  return (general || chans[0] || {}).id;
+}
 
 export const placePath = (view) => (view.kind === 'dm' ? `/api/dms/${view.id}` : `/api/channels/${view.id}`);
 // openPlace shows a channel or conversation: at the first unread message, or at the bottom.
@@ -97,6 +109,17 @@ export async function loadNewer(view) {
   await loadPage(view, { after_seq: state.messages.get(c.ids[c.ids.length - 1]).channel_seq });
 }
 
+// readUpTo records place read up to seq, as the server is (or was just) told.
+export function readUpTo(place, seq) {
+  place.last_read_seq = seq;
+  place.unread_count = 0;
+  state.mentions.delete(place.id);
+  touch('sidebar');
+}
+
+// setConv sets how a place's list is drawn next: focus ({ seq, highlight }) and toBottom.
+export function setConv(placeId, patch) { Object.assign(conv(placeId), patch); }
+
 export async function jumpToLatest(view) {
   const c = conv(view.id);
   c.focus = null;
@@ -119,9 +142,6 @@ async function recordRead(view) {
   if (!place || c.hasNewer || !c.ids.length) return;
   const seq = state.messages.get(c.ids[c.ids.length - 1]).channel_seq;
   if (!seq || (place.last_read_seq >= seq && !place.unread_count)) return;
-  place.last_read_seq = seq;
-  place.unread_count = 0;
-  state.mentions.delete(view.id);
-  touch('sidebar');
+  readUpTo(place, seq);
   await api.post(`${placePath(view)}/read`, { seq }).catch(() => {});
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // send.js sends messages and replies. Each send gets a nonce before it leaves, is shown at once
 // as pending, and is retried with the same nonce after a network error, so the server keeps at
 // most one message however many times it is sent. Without a network a message waits and goes
@@ -11,7 +12,7 @@ const KEPT = 'natter.unsent';
 
 // send posts a root message to the open place, with an optional file uploaded first. The row
 // stays after the message that was last when it was written, so later ones go below it.
-export function send(body, { file, quote } = {}) {
+export function send(body, { file = null, quote = null } = {}) {
   const view = state.view;
   const c = conv(view.id);
   const p = pending(body, quote);

@@ -1,3 +1,4 @@
+// @ts-check
 // slash.js: the workspace's registered slash commands (an integration's, SPEC §Integrations).
 // A message that starts with one of them goes to the slash hook instead of being posted: the
 // integration's callback answers, and what it answers is posted as its bot. Anything else that

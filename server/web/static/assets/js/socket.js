@@ -1,3 +1,4 @@
+// @ts-check
 // socket.js owns the workspace's WebSocket and its cursor: it resumes from the last cursor
 // after any drop (the server backfills first, so nothing is missed or repeated), reports the
 // connection state, and turns the two terminal close codes into decisions.

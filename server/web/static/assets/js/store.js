@@ -1,8 +1,7 @@
-import { applyProgress } from './progress.js';
-
-// store.js holds the client's one state, fed by API answers and by the event stream through one
-// reducer per event type. Views subscribe to topics; changes are flushed to them at most once
-// per animation frame, however many events arrive.
+// @ts-check
+// store.js holds the client's one state, fed by API answers and by the event stream through
+// reducers added with on(). Views change it through exported functions and subscribe to topics;
+// changes are flushed to them at most once per animation frame, however many events arrive.
 
 export const state = {
   phase: 'boot', // boot | signin | app
@@ -20,27 +19,36 @@ export const state = {
   threads: new Map(), // root id → { ids, pending, hasOlder, loaded }
   view: null, // { kind: 'channel' | 'dm', id }
   panel: null, // { kind: 'thread', rootId } | { kind: 'pins' | 'search' | 'members' | 'profile', ... }
-  typing: new Map(), // place id → Map(user id → expiry ms)
-  progress: new Map(), // place id → Map(bot id → { turn, lines, until }), see progress.js
+  typing: new Map(), // place id → Map(user id → expiry ms), see live.js
+  progress: new Map(), // place id → Map(bot id → { turn, lines, until }), see live.js
   mentions: new Map(), // place id → mentions seen live while unread
   conn: 'idle', // idle | connecting | open | reconnecting
   editing: null, // id of the message being edited
+  editDraft: null, // { id, body }: the edit box's text, kept while its row is drawn again
   quote: null, // message quoted by the composer
-  uploads: [], // { id, name, progress, error }
   toast: null,
   memberCount: null, // people in the workspace, from the directory's first page
 };
 
-const subscribers = [];
-const dirty = new Set();
+// topics: every name touch() takes; the last ones are a view's own (its redraw, a wake-up).
+export const topics = /** @type {const} */ (['phase', 'conn', 'sidebar', 'header', 'view', 'messages', 'thread', 'panel', 'pins',
+  'channel', 'channel-members', 'typing', 'progress', 'toast', 'quote', 'profile', 'notify', 'standing', 'moderation', 'guests',
+  'invite', 'moderation-view', 'moderation-clock', 'guests-view', 'invites-view', 'join-view', 'archived-view', 'private-view']);
+
+const subscribers = [], dirty = new Set();
 let scheduled = false;
 
 // subscribe calls fn(topics) after each flush that touched any topic.
+/** @param {(topics: Set<Topic>) => void} fn */
 export function subscribe(fn) { subscribers.push(fn); }
 
-// touch marks topics changed; one flush per frame follows.
-export function touch(...topics) {
-  for (const t of topics) dirty.add(t);
+// touch marks topics changed; one flush per frame follows. An unknown name throws.
+/** @param {...Topic} names */
+export function touch(...names) {
+  for (const t of names) {
+    if (!topics.includes(t)) throw new Error(`unknown topic ${t}`);
+    dirty.add(t);
+  }
   if (scheduled) return;
   scheduled = true;
   // Hidden tabs get no animation frames; their state still has to move on.
@@ -63,25 +71,32 @@ function flush() {
   stats.slowestFlush = Math.max(stats.slowestFlush, performance.now() - t0);
 }
 
+// What a view may change, each with the topics it changes.
+let toastTimer;
+export function toast(text) {
+  state.toast = text;
+  touch('toast');
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { state.toast = null; touch('toast'); }, 5000);
+}
+export function setEditing(id) { state.editing = id; touch('messages', 'thread'); }
+export function setEditDraft(id, body) { state.editDraft = { id, body }; }
+export function setQuote(m) { state.quote = m; touch('quote'); }
+// setMe merges what the server said about the signed-in person (null: nobody).
+export function setMe(user) { state.me = user && { ...state.me, ...user }; }
+export function setWorkspaces(list) { state.workspaces = list; touch('sidebar'); }
+
 export const placeOf = (m) => m.channel_id || m.direct_conversation_id;
 export const seqOf = (m) => (m.channel_seq === null || m.channel_seq === undefined ? Infinity : m.channel_seq);
 
+// conv and thread are the window of a place or a thread, made when first asked for.
 export function conv(placeId) {
-  let c = state.convs.get(placeId);
-  if (!c) {
-    c = { ids: [], pending: [], hasOlder: false, hasNewer: false, loaded: false, focus: null, firstUnreadSeq: null };
-    state.convs.set(placeId, c);
-  }
-  return c;
+  if (!state.convs.has(placeId)) state.convs.set(placeId, { ids: [], pending: [], hasOlder: false, hasNewer: false, loaded: false, focus: null, firstUnreadSeq: null });
+  return state.convs.get(placeId);
 }
-
 export function thread(rootId) {
-  let t = state.threads.get(rootId);
-  if (!t) {
-    t = { ids: [], pending: [], hasOlder: false, loaded: false };
-    state.threads.set(rootId, t);
-  }
-  return t;
+  if (!state.threads.has(rootId)) state.threads.set(rootId, { ids: [], pending: [], hasOlder: false, loaded: false });
+  return state.threads.get(rootId);
 }
 
 export function rememberUser(u) {
@@ -154,15 +169,10 @@ function isViewing(placeId) {
   return state.view && state.view.id === placeId && document.visibilityState === 'visible';
 }
 
-// hooks.unknownPlace is called with a place the sidebar does not list yet (a conversation
-// someone just started, or one this person had hidden); actions loads it. hooks.channelLost is
-// called with a private channel this person was removed from; panels drops it.
-export const hooks = { unknownPlace: () => {}, channelLost: () => {} };
-
 function bumpPlace(m) {
   const placeId = placeOf(m);
   const ch = state.channels.get(placeId) || state.dms.get(placeId);
-  if (!ch) { hooks.unknownPlace(placeId, m); return; }
+  if (!ch) return; // a place the sidebar does not list yet: actions.js loads it
   // The listing already counted what it reported (the socket replays from a cursor taken
   // before it was read): only newer messages count.
   if (m.channel_seq && m.channel_seq <= (ch.last_seq || 0)) return;
@@ -175,7 +185,7 @@ function bumpPlace(m) {
   if (mentionsMe(m.body) || ch.members) state.mentions.set(placeId, (state.mentions.get(placeId) || 0) + 1);
 }
 
-const reducers = {
+/** @type {Record<string, Reducer>} */ const core = {
   'message.created'(ev) {
     const m = ev.payload && ev.payload.message;
     if (!m) return [];
@@ -207,13 +217,13 @@ const reducers = {
     return ['messages', 'thread', 'panel'];
   },
   'message.deleted'(ev) {
-    return reducers['message.updated'](ev);
+    return core['message.updated'](ev);
   },
   'reaction.added'(ev) { return react(ev, true); },
   'reaction.removed'(ev) { return react(ev, false); },
   'pin.added'() { return ['pins']; },
   'pin.removed'() { return ['pins']; },
-  'channel.created'(ev) { return reducers['channel.updated'](ev); },
+  'channel.created'(ev) { return core['channel.updated'](ev); },
   'channel.updated'(ev) {
     const c = ev.payload && ev.payload.channel;
     if (!c) return [];
@@ -222,7 +232,7 @@ const reducers = {
     return ['sidebar', 'header', 'channel'];
   },
   // A private channel's membership: the person added learns of the channel, the person removed
-  // loses it at once (hooks.channelLost moves their page off it); members redraw the list.
+  // loses it at once (panels.js moves their page off it); members redraw the list.
   'channel.member_added'(ev) {
     const p = ev.payload || {};
     if (state.me && p.user_id === state.me.id && p.channel && !state.channels.has(p.channel.id)) {
@@ -230,19 +240,12 @@ const reducers = {
     }
     return ['sidebar', 'channel-members'];
   },
-  'channel.member_removed'(ev) {
-    const p = ev.payload || {};
-    if (state.me && p.user_id === state.me.id) hooks.channelLost(p.channel_id || ev.channel_id);
-    return ['sidebar', 'channel-members'];
-  },
+  'channel.member_removed'() { return ['sidebar', 'channel-members']; },
   'workspace.updated'(ev) {
     const w = ev.payload && ev.payload.workspace;
     if (w) state.workspaces = state.workspaces.map((x) => (x.id === w.id ? { ...x, ...w } : x));
     return ['sidebar'];
   },
-  'typing.started'(ev) { return typing(ev, true); },
-  'typing.stopped'(ev) { return typing(ev, false); },
-  'agent.progress'(ev) { return applyProgress(ev); },
 };
 
 function setThreadState(rootId, ts) {
@@ -250,6 +253,7 @@ function setThreadState(rootId, ts) {
   if (root && ts) state.messages.set(rootId, { ...root, thread_state: ts });
 }
 
+/** @returns {Topic[]} */
 function react(ev, added) {
   const p = ev.payload || {};
   const m = state.messages.get(p.message_id || ev.message_id);
@@ -267,29 +271,23 @@ function react(ev, added) {
   return ['messages', 'thread'];
 }
 
-function typing(ev, started) {
-  const p = ev.payload || {};
-  const placeId = ev.channel_id || ev.direct_conversation_id || p.channel_id || p.direct_conversation_id;
-  const userId = p.user_id || ev.actor_id;
-  if (!placeId || !userId || (state.me && userId === state.me.id)) return [];
-  let m = state.typing.get(placeId);
-  if (!m) { m = new Map(); state.typing.set(placeId, m); }
-  if (started) m.set(userId, Date.now() + 6000); else m.delete(userId);
-  return ['typing'];
+const reducers = new Map();
+
+// on adds fn(ev), which changes state and returns the topics it changed, to the reducers of
+// type; they run in the order added, the store's own first, and must be idempotent.
+/** @param {string} type @param {Reducer} fn */
+export function on(type, fn) {
+  const list = reducers.get(type);
+  if (list) list.push(fn); else reducers.set(type, [fn]);
 }
+for (const [type, fn] of Object.entries(core)) on(type, fn);
 
-const listeners = [];
-// onEvent lets a feature module follow events the store has no reducer for (or act after one):
-// fn(ev) runs after the event's reducer, for every event.
-export function onEvent(fn) { listeners.push(fn); }
-
-// apply runs the reducer of one event (unknown types change nothing), then the listeners; a
-// failing listener must not stop the stream.
+// apply runs the reducers of one event; a failing one must not stop the stream or the others.
 export function apply(ev) {
-  const fn = reducers[ev.type];
-  const topics = (fn && fn(ev)) || [];
-  if (topics.length) touch(...topics);
-  for (const l of listeners) {
-    try { l(ev); } catch (e) { console.error(e); }
+  for (const fn of reducers.get(ev.type) || []) {
+    try {
+      const changed = fn(ev);
+      if (changed && changed.length) touch(...changed);
+    } catch (e) { console.error(e); }
   }
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/complete.js completes what is being typed in a composer (the channel's and the thread's):
 // `@` and a name or handle offers people (those seen, and the member directory asked as one
 // types), `:` and two letters offers emoji by shortcode or name (lazy/emoji.js's table, fetched
@@ -87,6 +88,7 @@ function draw(box, t, items) {
   box.setAttribute('aria-activedescendant', `complete-${menu.sel}`);
 }
 
+let askTimer; // the directory is asked 150 ms after the last keystroke
 export function update(box) {
   if (shortcode(box)) return;
   const t = token(box);
@@ -98,8 +100,8 @@ export function update(box) {
   draw(box, t, people(t.q));
   // The directory knows people this page has not seen yet; its answer redraws if still wanted.
   const mine = ++seq;
-  clearTimeout(update.timer);
-  update.timer = setTimeout(() => actions.members(t.q).then(() => {
+  clearTimeout(askTimer);
+  askTimer = setTimeout(() => actions.members(t.q).then(() => {
     if (mine === seq && document.activeElement === box) { const now = token(box); if (now && now.kind === '@') draw(box, now, people(now.q)); }
   }).catch(() => {}), 150);
 }

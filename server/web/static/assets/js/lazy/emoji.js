@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/emoji.js is the emoji table (assets/emoji.txt, fetched the first time the picker opens or
 // `:` completion starts: a first visit does not pay for it) and what the picker and completion
 // ask of it: search by name and shortcode, the recently used (this browser's localStorage, most

@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/highlight-worker.js is the project's own small tokenizer for code previews, run in a
 // Worker that the page stops after its time limit. It knows Go, JavaScript (and TypeScript as
 // JavaScript), Python, shell, JSON and CSS: comments, strings, numbers, keywords and operators.

@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/markdown-worker.js runs the project's Markdown renderer (markdown.js) in a Worker, so a
 // 2 MiB file cannot freeze the page: the renderer's cost grows with the square of a line's
 // length, and a crafted line would hold the main thread for minutes. A worker has no DOM, so

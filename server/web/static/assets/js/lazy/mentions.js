@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/mentions.js, fetched when first used: finding what is new (issue 30). "Mentions" at the
 // top of the sidebar opens a panel of the latest messages that mention the reader (@handle, @channel, @everyone) across the
 // workspace's places they read, found by the search API, newest first; a click opens the message.
@@ -5,7 +6,7 @@
 // newest message. Rows that mention the reader are highlighted by views/row.js.
 import { h, replace, displayName, fmt } from '../dom.js';
 import * as api from '../api.js';
-import { state, touch } from '../store.js';
+import { state } from '../store.js';
 import * as actions from '../actions.js';
 import { registerPanel } from '../views/registry.js';
 
@@ -44,13 +45,8 @@ export async function markAllRead() {
   const places = [...state.channels.values(), ...state.dms.values()].filter((p) => p.last_seq && (p.unread_count > 0 || (p.last_read_seq || 0) < p.last_seq));
   await Promise.all(places.map((p) => {
     const path = state.dms.has(p.id) ? `/api/dms/${p.id}/read` : `/api/channels/${p.id}/read`;
-    return api.post(path, { seq: p.last_seq }).then(() => {
-      p.last_read_seq = Math.max(p.last_read_seq || 0, p.last_seq);
-      p.unread_count = 0;
-      state.mentions.delete(p.id);
-    });
+    return api.post(path, { seq: p.last_seq }).then(() => actions.readUpTo(p, Math.max(p.last_read_seq || 0, p.last_seq)));
   }));
-  touch('sidebar');
   actions.toast(places.length ? `Marked ${places.length} ${places.length === 1 ? 'place' : 'places'} read` : 'Nothing was unread');
 }
 

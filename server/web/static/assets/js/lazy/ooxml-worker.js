@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/ooxml-worker.js reads an XLSX (its sheets as tables) or a PPTX (each slide's text) in a
 // Worker, so the page can stop it (terminate) when it runs past its time. Message in:
 // { kind: 'xlsx' | 'pptx', bytes: ArrayBuffer, expanded: byte budget }; out: { sheets } or

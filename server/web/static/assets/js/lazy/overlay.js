@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/overlay.js, loaded by the first image clicked: an image opens over the page, as large as
 // the window allows, with its name, the original in a new tab, and Close; Esc, a click beside it
 // or Close gives the focus back.

@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/picker.js is the emoji picker, opened by a message's "Add reaction" and by the composers'
 // emoji button: a search field (name or shortcode), the skin tone, the categories, and the whole
 // table with "Frequently used" first. Arrows move between emoji (one Tab stop for the grid),

@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/preview.js shows an attachment in the side panel within the spec's client limits
 // (SPEC §Limits, "Artifact preview"); anything past a limit, or that cannot be read, falls
 // back to the authenticated download (the same-origin link, sent with the session cookie).

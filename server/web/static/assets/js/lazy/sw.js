@@ -1,14 +1,18 @@
+// @ts-check
 // sw.js is the client's service worker, served at /sw.js so its scope is every page. It shows
 // the notifications the server pushes (the browser has decrypted them: RFC 8291) and, on a
 // click, opens the message. It is a classic script: it shares no module with the page.
 'use strict';
 
-self.addEventListener('install', () => self.skipWaiting());
-self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+// self, as the service worker scope it is (the checker's worker library types it as any worker).
+const sw = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (self));
+
+sw.addEventListener('install', () => sw.skipWaiting());
+sw.addEventListener('activate', (event) => event.waitUntil(sw.clients.claim()));
 
 // A push payload is {user_id, title, body, tag, url}; tag is the message id, so a message
 // shows once on a device however often it is pushed.
-self.addEventListener('push', (event) => {
+sw.addEventListener('push', (event) => {
   let p = {};
   try { p = event.data ? event.data.json() : {}; } catch { p = {}; }
   event.waitUntil(showPush(p));
@@ -17,7 +21,7 @@ self.addEventListener('push', (event) => {
 function showPush(p) {
   const title = typeof p.title === 'string' && p.title ? p.title : 'Natter';
   const message = typeof p.tag === 'string' ? p.tag : '';
-  return self.registration.showNotification(title, {
+  return sw.registration.showNotification(title, {
     body: typeof p.body === 'string' ? p.body : '',
     tag: message || undefined,
     icon: '/assets/icon.svg',
@@ -37,19 +41,19 @@ function samePath(url) {
 async function openMessage(data) {
   const url = samePath(data.url);
   const message = typeof data.message === 'string' ? data.message : '';
-  const pages = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
-  const page = pages.find((c) => new URL(c.url).origin === self.location.origin);
+  const pages = await sw.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  const page = pages.find((c) => new URL(c.url).origin === sw.location.origin);
   if (page) {
     page.postMessage({ type: 'natter.open', url, message });
     // Focusing is allowed only while handling the click itself.
     try { await page.focus(); } catch { /* the page is told anyway */ }
     return 'posted';
   }
-  await self.clients.openWindow(url + (message ? `#message=${encodeURIComponent(message)}` : ''));
+  await sw.clients.openWindow(url + (message ? `#message=${encodeURIComponent(message)}` : ''));
   return 'opened';
 }
 
-self.addEventListener('notificationclick', (event) => {
+sw.addEventListener('notificationclick', (event) => {
   event.notification.close();
   event.waitUntil(openMessage(event.notification.data || {}));
 });

@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/switcher.js is the quick switcher (Ctrl/⌘+K): a modal dialog over the page that finds a
 // channel, a direct conversation or a person by a loose match of what is typed; ↑/↓ move, Enter
 // goes there (a person opens or creates the conversation with them), Esc closes it and gives the
@@ -56,14 +57,14 @@ class Switcher {
   open() {
     if (this.isOpen) { this.input.select(); return; }
     if (!this.el.isConnected) document.body.appendChild(this.el);
-    this.back = document.activeElement;
+    this.back = /** @type {HTMLElement} */ (document.activeElement);
     if (this.wsId !== state.wsId) this.people.clear();
     this.wsId = state.wsId;
     this.input.value = '';
     this.sel = 0;
     this.el.hidden = false;
     // The page behind a modal dialog takes no focus and no pointer.
-    for (const el of document.body.children) if (el !== this.el && el.tagName !== 'SCRIPT') el.inert = true;
+    for (const el of /** @type {HTMLCollectionOf<HTMLElement>} */ (document.body.children)) if (el !== this.el && el.tagName !== 'SCRIPT') el.inert = true;
     this.render();
     this.input.focus();
     this.findPeople();
@@ -72,7 +73,7 @@ class Switcher {
   close(restore = true) {
     if (!this.isOpen) return;
     this.el.hidden = true;
-    for (const el of document.body.children) el.inert = false;
+    for (const el of /** @type {HTMLCollectionOf<HTMLElement>} */ (document.body.children)) el.inert = false;
     if (restore && this.back && this.back.isConnected) this.back.focus();
     this.back = null;
   }

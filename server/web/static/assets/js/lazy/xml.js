@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/xml.js is the small XML reader the Office previews need (workers have no DOMParser): it
 // walks the tags and text of a part, decodes the predefined and numeric entities, and refuses
 // what is not well formed (a tag left open, a close tag that does not match). It expands no
@@ -29,6 +30,10 @@ function attrs(body) {
 
 // walk calls open(name, attrs), close(name) and text(string) in document order. Element names
 // keep their prefix ("a:t"); callers compare the local part with local().
+/**
+ * @param {string} xml
+ * @param {{ open?: (name: string, attrs: any) => void, close?: (name: string) => void, text?: (s: string) => void }} on
+ */
 export function walk(xml, { open = () => {}, close = () => {}, text = () => {} }) {
   const stack = [];
   let i = 0;

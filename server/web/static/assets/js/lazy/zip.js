@@ -1,3 +1,4 @@
+// @ts-check
 // lazy/zip.js reads a ZIP archive (what an Office Open XML file is) without third-party code:
 // the central directory by hand, each entry through DecompressionStream('deflate-raw'). Every
 // byte an entry expands to is counted against one budget, so a small file that expands without

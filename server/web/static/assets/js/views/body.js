@@ -1,3 +1,4 @@
+// @ts-check
 // views/body.js: a message's text in the list: "(edited)" at the end of its last line, a long
 // text collapsed behind "Show more" (remembered per message, so a redraw keeps it open), and no
 // text at all when it only repeats the name of the file it carries.

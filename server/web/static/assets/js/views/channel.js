@@ -1,3 +1,4 @@
+// @ts-check
 // views/channel.js: a channel's settings in the side panel: name, display title, sidebar section,
 // archive and unarchive. The API decides who may (the workspace owner); a refusal is shown
 // with the API's own sentence, and nothing changes.

@@ -1,3 +1,4 @@
+// @ts-check
 // views/commands.js: the command menu. Typing "/" at the start of the composer offers every
 // bot's commands with their argument hints and the integrations' registered slash commands,
 // filtered as the command is typed; ↑/↓ move, Enter or Tab takes one, Esc closes the menu.

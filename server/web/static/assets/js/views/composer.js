@@ -1,7 +1,8 @@
+// @ts-check
 // views/composer.js: Enter sends, Shift+Enter is a new line, ↑ in an empty composer edits your
 // last message; files come by the button, drag and drop or paste, each sent as its own message.
 import { h, replace, icon, displayName } from '../dom.js';
-import { state, touch, conv } from '../store.js';
+import { state, conv, setEditing, setQuote } from '../store.js';
 import * as actions from '../actions.js';
 import { dmName } from './sidebar.js';
 import { slashOf, invokeSlash } from '../slash.js';
@@ -112,7 +113,7 @@ export class Composer {
     if (state.quote) {
       replace(this.quote, h('span', null, 'Quoting ', h('strong', null, displayName(state.users.get(state.quote.author_id) || state.quote.author)), ': ',
         h('span', { class: 'muted' }, state.quote.body.slice(0, 80))),
-      h('button', { class: 'icon-btn', type: 'button', 'aria-label': 'Remove quote', onclick: () => { state.quote = null; touch('quote'); } }, icon('close')));
+      h('button', { class: 'icon-btn', type: 'button', 'aria-label': 'Remove quote', onclick: () => setQuote(null) }, icon('close')));
       this.quote.hidden = false;
       this.box.focus();
     } else {
@@ -132,7 +133,7 @@ export class Composer {
       const c = conv(state.view.id);
       for (let i = c.ids.length - 1; i >= 0; i--) {
         const m = state.messages.get(c.ids[i]);
-        if (m && m.author_id === state.me.id && !m.deleted_at) { e.preventDefault(); state.editing = m.id; touch('messages'); return; }
+        if (m && m.author_id === state.me.id && !m.deleted_at) { e.preventDefault(); setEditing(m.id); return; }
       }
     }
   }
@@ -156,11 +157,10 @@ export class Composer {
   }
 
   clear() {
-    state.quote = null;
+    setQuote(null);
     this.box.value = '';
     this.grow();
     this.limit.update('');
-    touch('quote');
   }
 
   paste(e) {

@@ -1,3 +1,4 @@
+// @ts-check
 // views/drawer.js: on a window of 800 px or less the sidebar is a drawer over the conversation,
 // opened by the header's menu button and closed by picking a place, the backdrop, or Esc, so
 // channels, conversations, menus and sign-out stay reachable on a phone or a half-screen window.

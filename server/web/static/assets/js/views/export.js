@@ -1,3 +1,4 @@
+// @ts-check
 // views/export.js: the owner's "Download export" entry in the workspace menu (issue 28). The
 // browser downloads the archive straight from the API (the session cookie goes with a plain
 // navigation), so nothing of it passes through this page's memory.

@@ -1,3 +1,4 @@
+// @ts-check
 // views/header.js: the open place's name and title, the member count, and the buttons of the
 // side panels (pins, search, people).
 import { h, replace, icon } from '../dom.js';
@@ -23,7 +24,7 @@ export class Header {
   count() {
     if (state.memberCount !== null || this.counting) return;
     this.counting = true;
-    actions.members('', undefined).catch(() => { state.memberCount = undefined; }).finally(() => { this.counting = false; });
+    actions.countMembers().finally(() => { this.counting = false; });
   }
 
   render() {

@@ -1,3 +1,4 @@
+// @ts-check
 // views/list.js is the virtualised message list: only rows near the viewport are in the DOM,
 // each row is measured once per version of its message, spacers stand in for the rest, and the
 // row at the top of the viewport stays where it was when pages load above it.
@@ -80,7 +81,7 @@ export class MessageList {
     // Only an empty place has the intro, so it never moves the rows the offsets below measure.
     this.intro.hidden = !c.loaded || c.hasOlder || c.ids.length > 0 || c.pending.length > 0;
     if (!this.intro.hidden) renderIntro(this.intro, state.view);
-    if (c.toBottom) { c.toBottom = false; this.stick = true; this.anchor = null; }
+    if (c.toBottom) { actions.setConv(state.view.id, { toBottom: false }); this.stick = true; this.anchor = null; }
     const list = this.entries();
     const el = this.el;
     // Remember where the reader is: the first row on screen and its distance from the top.
@@ -129,7 +130,7 @@ export class MessageList {
         const n = this.nodes.get(list[i].id);
         if (n) { n.el.querySelector('.msg').classList.add('highlight'); setTimeout(() => n.el.querySelector('.msg')?.classList.remove('highlight'), 2500); }
       }
-      c.focus = null;
+      actions.setConv(state.view.id, { focus: null });
       this.stick = this.atBottom() && !c.hasNewer;
     } else if (this.stick && !c.hasNewer) {
       el.scrollTop = el.scrollHeight;
@@ -164,7 +165,7 @@ export class MessageList {
     if (!c.ids.some((id) => state.messages.get(id)?.channel_seq === c.firstUnreadSeq)) {
       await actions.loadPage(view, { around_seq: c.firstUnreadSeq }, true);
     }
-    c.focus = { seq: c.firstUnreadSeq };
+    actions.setConv(view.id, { focus: { seq: c.firstUnreadSeq } });
     this.stick = false;
     this.render();
   }
@@ -177,7 +178,7 @@ export class MessageList {
       const prev = list[i - 1];
       const day = !prev || new Date(prev.created_at).toDateString() !== new Date(m.created_at).toDateString();
       const grouped = !day && prev && prev.author_id === m.author_id && !prev.deleted_at &&
-        new Date(m.created_at) - new Date(prev.created_at) < GROUP_MS && !m.quoted_message_id;
+        Date.parse(m.created_at) - Date.parse(prev.created_at) < GROUP_MS && !m.quoted_message_id;
       const unreadLine = c.firstUnreadSeq && m.channel_seq === c.firstUnreadSeq;
       const key = `${grouped}|${day}|${unreadLine}|${state.editing === m.id}|${m.failed}|${m.waiting}|${m.progress}|${isOpened(m.id)}|${rowPartsKey(m)}`;
       let n = this.nodes.get(m.id);

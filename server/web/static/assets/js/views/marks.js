@@ -1,9 +1,10 @@
+// @ts-check
 // views/marks.js: a pinned message carries a "Pinned" mark in the list. The channel's pins are
 // read once it is open (after its messages, so the first paint does not wait) and kept by
 // pin.added and pin.removed.
 import { h, icon } from '../dom.js';
 import * as api from '../api.js';
-import { state, touch, onEvent, subscribe, conv } from '../store.js';
+import { state, touch, on, subscribe, conv } from '../store.js';
 import { registerRowPart } from './registry.js';
 
 const pins = new Map(); // channel id → Set of pinned message ids
@@ -30,11 +31,12 @@ subscribe((topics) => {
   if ((topics.has('view') || topics.has('messages')) && v && v.kind === 'channel' && !pins.has(v.id) && conv(v.id).loaded) load(v.id);
 });
 
-onEvent((ev) => {
-  if (ev.type !== 'pin.added' && ev.type !== 'pin.removed') return;
-  const p = ev.payload || {};
-  const set = pins.get(p.channel_id || ev.channel_id);
-  if (!set) return;
-  if (ev.type === 'pin.added') set.add(p.message_id); else set.delete(p.message_id);
-  touch('messages', 'thread');
-});
+for (const type of ['pin.added', 'pin.removed']) {
+  on(type, (ev) => {
+    const p = ev.payload || {};
+    const set = pins.get(p.channel_id || ev.channel_id);
+    if (!set) return [];
+    if (type === 'pin.added') set.add(p.message_id); else set.delete(p.message_id);
+    return ['messages', 'thread'];
+  });
+}

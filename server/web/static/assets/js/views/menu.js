@@ -1,3 +1,4 @@
+// @ts-check
 // views/menu.js is a button with a pop-up menu of the registry's entries (ARIA menu button
 // pattern): Enter, Space or ↓ opens it on the first item, ↑/↓ move, Esc closes it and gives the
 // focus back to its button, a click outside closes it.

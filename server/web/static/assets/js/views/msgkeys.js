@@ -1,10 +1,11 @@
+// @ts-check
 // views/msgkeys.js: the keyboard in a list of messages (the channel's and the thread panel's).
 // One message per list is in the Tab order (a roving tabindex: the one last focused, else the
 // newest), so Tab crosses a list in one step instead of one per message and button. On a focused
 // message: ↑/↓ move to the previous/next one, Home/End to the first/last drawn, Enter or r opens
 // its thread (in the thread panel: the reply box), e edits it when it is one's own, Esc goes back
 // to the composer. On the list itself, ↑/↓ enter it at the current message.
-import { state, touch } from '../store.js';
+import { state, setEditing } from '../store.js';
 import * as actions from '../actions.js';
 
 const current = new WeakMap(); // list element → id of its message in the Tab order
@@ -46,16 +47,17 @@ function select(list, row, scroll = true) {
 }
 
 document.addEventListener('focusin', (e) => {
-  const row = e.target.closest && e.target.closest('.msg[data-id]');
+  const t = /** @type {HTMLElement} */ (e.target);
+  const row = t.closest && t.closest('.msg[data-id]');
   const list = row && row.closest(lists);
-  focused = list && row === e.target ? row : null;
+  focused = list && row === t ? row : null;
   if (!list) return;
   if (current.get(list) !== row.dataset.id) { current.set(list, row.dataset.id); rove(list); }
 });
 
 document.addEventListener('keydown', (e) => {
   if (e.altKey || e.ctrlKey || e.metaKey || e.isComposing) return;
-  const t = e.target;
+  const t = /** @type {HTMLElement} */ (e.target);
   // The list itself (a click on its background, or its focus from a test or a screen reader).
   if (t.matches && t.matches(lists) && (e.key === 'ArrowUp' || e.key === 'ArrowDown')) {
     const rows = rowsOf(t);
@@ -80,8 +82,7 @@ document.addEventListener('keydown', (e) => {
     if (inThread) composerOf(list)?.focus();
     else actions.openPanel({ kind: 'thread', rootId: m.thread_root_id || m.id });
   } else if (e.key === 'e' && m && !m.pending && !m.deleted_at && state.me && m.author_id === state.me.id) {
-    state.editing = m.id;
-    touch('messages', 'thread');
+    setEditing(m.id);
   } else if (e.key === 'Escape') {
     // Back to writing; the next Esc, in the composer, closes the panel as usual.
     composerOf(list)?.focus();

@@ -1,3 +1,4 @@
+// @ts-check
 // views/notify.js: notifications. Web Push on this device (the service worker at /sw.js, the
 // subscription made with the server's public_key and registered with the API), the devices
 // of the account, the open channel's level (all, mentions, muted) and Pushover. The server's
@@ -7,7 +8,7 @@
 // by views/ondemand.js.
 import { h, replace } from '../dom.js';
 import * as api from '../api.js';
-import { state, touch } from '../store.js';
+import { state, touch, setMe } from '../store.js';
 import { registerPanel } from './registry.js';
 
 const supported = 'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window;
@@ -154,7 +155,7 @@ function pushoverSection() {
     out.className = 'muted';
     try {
       const res = await api.patch('/api/me', { notification_settings: { pushover_enabled: enabled.checked, pushover_user_key: key.value.trim() } });
-      state.me = { ...state.me, ...res.user };
+      setMe(res.user);
       out.textContent = 'Saved.';
     } catch (err) { out.className = 'error'; out.textContent = err.message; }
   } },
@@ -179,7 +180,7 @@ function emailSection() {
     out.className = 'muted';
     try {
       const res = await api.patch('/api/me', { notification_settings: { email_enabled: enabled.checked, email_delay: delay.value } });
-      state.me = { ...state.me, ...res.user };
+      setMe(res.user);
       out.textContent = 'Saved.';
     } catch (err) { out.className = 'error'; out.textContent = err.message; }
   } },

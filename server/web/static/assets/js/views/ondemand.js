@@ -1,3 +1,4 @@
+// @ts-check
 // views/ondemand.js: panels a menu entry, a key or a header button opens, whose code is fetched
 // the first time one opens (registerLazyPanel), so a first visit does not load it: profile and
 // account, notifications, keyboard shortcuts, and the private channels' panels. What they need

@@ -1,3 +1,4 @@
+// @ts-check
 // views/panel.js is the side panel: one of thread, pins, search results, people, or a panel a
 // feature registered (views/registry.js) at a time; Esc closes it.
 import { h, replace, icon, avatar, displayName, fmt } from '../dom.js';

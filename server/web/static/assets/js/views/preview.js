@@ -1,3 +1,4 @@
+// @ts-check
 // views/preview.js: the "Preview" button under an attachment and the side panel that shows it.
 // Only the choice of kind lives here (it is needed to draw every message row); the readers,
 // parsers and workers are in lazy/, imported when a preview is opened, so a first paint does

@@ -1,3 +1,4 @@
+// @ts-check
 // views/privatechannel.js: private channels (issue 27) in the side panel: a private channel's
 // members, to add someone, remove them or leave; the browse view of the channels the person
 // reads (public ones and the private ones they are in); and, for the owner and moderators, the

@@ -1,10 +1,11 @@
+// @ts-check
 // views/profile.js: the person's own profile and account: display name, handle, avatar (a URL
 // or an uploaded picture; initials when it cannot load), the password (only for an account
 // that has one), and the signed-in sessions with "sign out everywhere else". The API checks
 // every rule; its sentence is shown when it refuses, and nothing changes.
 import { h, replace, avatar, fmt } from '../dom.js';
 import * as api from '../api.js';
-import { state, touch, rememberUser } from '../store.js';
+import { state, touch, rememberUser, setMe } from '../store.js';
 import { registerPanel } from './registry.js';
 
 const field = (label, input) => h('label', { class: 'field' }, h('span', null, label), input);
@@ -16,7 +17,7 @@ function outcome() {
 }
 
 function adopt(user) {
-  state.me = { ...state.me, ...user };
+  setMe(user);
   rememberUser(user);
   // The sidebar's own line and every message row show the new name and picture.
   touch('sidebar', 'messages', 'thread', 'profile');

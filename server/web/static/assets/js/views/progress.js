@@ -1,9 +1,10 @@
+// @ts-check
 // views/progress.js: agents at work in the open place, each a collapsible block under the
 // message its progress names, or at the bottom of the channel when it names none (or one not on
 // screen); a person's collapsing of a block survives its updates.
 import { h, replace, avatar, displayName } from '../dom.js';
 import { state, conv, touch } from '../store.js';
-import { live, under } from '../progress.js';
+import { live, under } from '../live.js';
 import { registerRowPart } from './registry.js';
 
 const collapsed = new Set(); // bot id + message + turn the reader closed

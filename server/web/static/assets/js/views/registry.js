@@ -1,3 +1,4 @@
+// @ts-check
 // views/registry.js is where feature modules plug into the shell, so adding a view edits no
 // shared file but features.js: side panels by kind, and the entries of the two menus (the
 // workspace menu at the top of the sidebar, the personal menu at its bottom).
@@ -9,6 +10,7 @@ const menus = { workspace: [], me: [] };
 
 // registerPanel adds a side panel. spec: { title, render(body, panel, { fresh, topics }),
 // topics: store topics (besides 'panel') that redraw it while it is open }. render owns body.
+/** @param {string} kind @param {PanelSpec} spec */
 export function registerPanel(kind, spec) {
   const had = panels.get(kind);
   if (had && !had.lazy) throw new Error(`panel ${kind} registered twice`);

@@ -1,9 +1,10 @@
+// @ts-check
 // views/row.js draws one message: author, time, body (through the Markdown renderer), quote,
 // attachments, reactions, thread summary, pending state, and the actions that appear on hover
 // and keyboard focus.
 import { h, icon, avatar, displayName, fmt } from '../dom.js';
 import { render as markdown } from '../markdown.js';
-import { state, touch, mentionsMe } from '../store.js';
+import { state, mentionsMe, setEditing, setEditDraft, setQuote } from '../store.js';
 import { bodyOf } from './body.js';
 import * as actions from '../actions.js';
 import { kindRenderer, rowPartsOf } from './registry.js';
@@ -68,7 +69,7 @@ function sendState(m) {
 }
 
 function editUnsent(m) {
-  const box = document.querySelector(m.reply ? '.thread-composer .compose-box' : 'form.composer .compose-box');
+  const box = /** @type {HTMLTextAreaElement} */ (document.querySelector(m.reply ? '.thread-composer .compose-box' : 'form.composer .compose-box'));
   if (!box) return;
   box.value = box.value.trim() ? `${box.value}\n\n${m.body}` : m.body;
   box.dispatchEvent(new Event('input', { bubbles: true }));
@@ -115,18 +116,16 @@ function reactions(m) {
 
 function editor(m) {
   const box = h('textarea', { class: 'edit-box', 'aria-label': 'Edit message', rows: 2,
-    oninput: () => { state.editDraft = { id: m.id, body: box.value }; } });
+    oninput: () => setEditDraft(m.id, box.value) });
   // The row may be drawn again while it is being edited (an event, a scroll): keep the draft.
   box.value = state.editDraft && state.editDraft.id === m.id ? state.editDraft.body : m.body;
   box.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); actions.editMessage(m.id, box.value).catch((err) => actions.toast(err.message)); }
-    if (e.key === 'Escape') { e.stopPropagation(); state.editing = null; refresh(); }
+    if (e.key === 'Escape') { e.stopPropagation(); setEditing(null); }
   });
   setTimeout(() => { if (document.activeElement !== box && box.isConnected) { box.focus(); box.setSelectionRange(box.value.length, box.value.length); } });
   return h('div', { class: 'editing' }, box, h('p', { class: 'hint' }, 'Enter to save · Esc to cancel'));
 }
-
-function refresh() { touch('messages', 'thread'); }
 
 function toolbar(m, mine, inThread) {
   const act = (name, label, fn) => h('button', { class: 'icon-btn', title: label, 'aria-label': label, onclick: (e) => { e.stopPropagation(); fn(e); } }, icon(name));
@@ -134,9 +133,9 @@ function toolbar(m, mine, inThread) {
   bar.append(...[
     act('smile', 'Add reaction', (e) => picker(e.currentTarget, (c) => actions.toggleReaction(m.id, c).catch((err) => actions.toast(err.message)))),
     !inThread && !m.parent_message_id ? act('thread', 'Reply in thread', () => actions.openPanel({ kind: 'thread', rootId: m.id })) : null,
-    act('quote', 'Quote', () => { state.quote = m; refreshQuote(); }),
+    act('quote', 'Quote', () => setQuote(m)),
     m.channel_id && !m.parent_message_id ? act('pin', 'Pin or unpin', () => actions.togglePin(m).catch((e) => actions.toast(e.message))) : null,
-    mine ? act('edit', 'Edit', () => { state.editing = m.id; refresh(); }) : null,
+    mine ? act('edit', 'Edit', () => setEditing(m.id)) : null,
     mine ? act('trash', 'Delete', (e) => confirmDelete(e.currentTarget, m)) : null,
   ].filter(Boolean));
   return bar;
@@ -155,8 +154,6 @@ function confirmDelete(button, m) {
   setTimeout(() => document.addEventListener('click', restore, { once: true }));
   setTimeout(restore, 5000);
 }
-
-function refreshQuote() { touch('quote'); }
 
 // picker opens the emoji picker (lazy/picker.js, fetched on first use) by anchor, for onPick
 // or a composer's box.

@@ -1,3 +1,4 @@
+// @ts-check
 // views/shell.js lays out the three columns and routes store changes to the views that show
 // them; it also owns the connection banner, the toast and the keyboard shortcuts.
 import { h, replace } from '../dom.js';
@@ -35,7 +36,7 @@ export function mountShell(root) {
     if (t.has('sidebar') || t.has('view') || t.has('conn')) sidebar.render();
     if (t.has('header') || t.has('view') || t.has('sidebar') || t.has('panel')) header.render();
     if (t.has('messages') || t.has('view')) list.render();
-    if (t.has('view') || t.has('quote') || t.has('uploads') || t.has('channel')) composer.render();
+    if (t.has('view') || t.has('quote') || t.has('channel')) composer.render();
     if (t.has('panel') || t.has('thread') || t.has('pins') || t.has('channel') || (t.has('messages') && state.panel) || panelWants(state.panel, t)) panel.render(t);
     if (t.has('typing') || t.has('view')) renderTyping(typing);
     if (t.has('progress') || t.has('view') || t.has('sidebar') || t.has('messages') || t.has('panel')) renderProgress(progress);

@@ -1,3 +1,4 @@
+// @ts-check
 // views/shortcuts.js: the keyboard shortcuts, in the side panel (`?`, or the personal menu).
 import { h, replace } from '../dom.js';
 import { registerPanel } from './registry.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // views/sidebar.js: workspace switcher, channels by section (archived hidden), direct messages,
 // unread and mention badges, the workspace menu, and the signed-in person with their menu and
 // sign-out.

@@ -1,9 +1,10 @@
+// @ts-check
 // views/signin.js is the sign-in view: magic link (with the development token flow when the
 // server offers it), password when enabled, GitHub and OIDC when configured, and the local
 // development identity after a sign-out.
 import { h, replace } from '../dom.js';
 import * as api from '../api.js';
-import { state } from '../store.js';
+import { state, setMe } from '../store.js';
 
 export function renderSignIn(root, enter) {
   const a = state.auth;
@@ -14,7 +15,7 @@ export function renderSignIn(root, enter) {
   const consume = async (token) => {
     try {
       await api.post('/api/auth/magic/consume', { token: token.trim() }, { quiet401: true });
-      state.me = null;
+      setMe(null);
       await enter();
     } catch (e) { fail(e); }
   };
@@ -66,7 +67,7 @@ export function renderSignIn(root, enter) {
       e.preventDefault();
       try {
         await api.post('/api/auth/password/login', { identifier: id.value, password: pw.value }, { quiet401: true });
-        state.me = null;
+        setMe(null);
         await enter();
       } catch (err) { fail(err); }
     } }, h('h2', null, 'Sign in with a password'), id, pw, h('button', { class: 'btn primary wide', type: 'submit' }, 'Sign in')));

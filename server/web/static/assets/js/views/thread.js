@@ -1,3 +1,4 @@
+// @ts-check
 // views/thread.js is the thread panel: the root, its replies (the latest 50 first, older on
 // demand, at most 300 kept) and a reply composer.
 import { h, replace } from '../dom.js';
@@ -38,7 +39,7 @@ export class ThreadView {
     items.push(h('div', { class: 'reply-count' }, count === 1 ? '1 reply' : `${count} replies`));
     let prev = null;
     for (const m of t.ids.map((id) => state.messages.get(id)).filter(Boolean).concat(t.pending)) {
-      const grouped = prev && prev.author_id === m.author_id && new Date(m.created_at) - new Date(prev.created_at) < 300000;
+      const grouped = prev && prev.author_id === m.author_id && Date.parse(m.created_at) - Date.parse(prev.created_at) < 300000;
       items.push(renderRow(m, { grouped, day: false, inThread: true }));
       prev = m;
     }

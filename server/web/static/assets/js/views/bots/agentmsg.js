@@ -1,3 +1,4 @@
+// @ts-check
 // views/bots/agentmsg.js draws agents' durable activity apart from what people say: a message of
 // kind agent_commentary is a muted aside, and one of kind agent_tool is a tool call collapsed to
 // one line (its name) that opens on the arguments and the result. The spec gives these kinds a

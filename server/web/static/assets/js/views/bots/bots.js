@@ -1,3 +1,4 @@
+// @ts-check
 // views/bots/bots.js: the workspace's bots in the side panel. Each bot shows its tokens
 // (redacted: name, scopes, when made and last used, revoked or not) with Revoke; a new token or
 // setup code is shown once, with a Copy button, and is gone from the page when its box is
@@ -132,7 +133,7 @@ function grantForm(body, bot) {
 function setupReveal(bot, res) {
   const c = res.setup_code || {};
   const claim = c.claim_url || res.claim_url || `${location.origin}/api/bot-setup-codes/claim`;
-  const minutes = Math.max(0, Math.round((new Date(c.expires_at) - Date.now()) / 60000));
+  const minutes = Math.max(0, Math.round((Date.parse(c.expires_at) - Date.now()) / 60000));
   return { title: `Setup code for ${displayName(bot)}`, value: c.code, lines: [
     h('p', { class: 'hint setup-expiry' }, h('time', { dateTime: c.expires_at }, `Expires ${when(c.expires_at)}`), ` (in ${minutes} minutes); it works once.`),
     h('p', { class: 'hint' }, 'Give it to the bot’s runtime: it claims the code once at this address and receives its own token.'),

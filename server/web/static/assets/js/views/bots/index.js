@@ -1,3 +1,4 @@
+// @ts-check
 // views/bots/index.js registers the bots, agents and integrations views (issue 16): agents'
 // durable messages in the list at once; the bots panel (tokens, setup codes) and the
 // integrations panel (app installations, slash commands, event subscriptions and their

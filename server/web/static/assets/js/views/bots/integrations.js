@@ -1,3 +1,4 @@
+// @ts-check
 // views/bots/integrations.js: the workspace's integrations in the side panel, for its owners
 // and moderators, who alone may change them (SPEC §Integrations rule 1; the menu entry is hidden
 // from others, though the API lets every human member but a waiting-room guest list them and

@@ -1,3 +1,4 @@
+// @ts-check
 // views/bots/subscriptions.js: event subscriptions in the integrations panel, each with its
 // delivery attempts (newest first: when, which event, the attempt, the HTTP status and what it
 // means), Rotate secret and Revoke.

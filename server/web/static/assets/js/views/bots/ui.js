@@ -1,3 +1,4 @@
+// @ts-check
 // views/bots/ui.js: the pieces the bots and integrations panels share: labelled fields, a
 // scope picker, a button that asks before it acts, and the box that shows a secret the server
 // returns once (a token, a setup code, a signing secret) with a Copy button.

@@ -1,3 +1,4 @@
+// @ts-check
 // views/moderation/archived.js: the archived channels (the API's channel list has them; the
 // sidebar leaves them out), to open one and read it, and for the owner, to unarchive it. The
 // API decides who may unarchive; its refusal is shown as it is.

@@ -1,9 +1,10 @@
+// @ts-check
 // views/moderation/common.js: what the moderation views share: the reader's role in the open
 // workspace, the reader's own standing (GET …/membership), time-left wording, and the one
 // line that shows an answer or the API's refusal.
 import { h } from '../../dom.js';
 import * as api from '../../api.js';
-import { state, touch } from '../../store.js';
+import { state, touch, setWorkspaces } from '../../store.js';
 import { loadChannels } from '../../actions.js';
 
 // myRole is the reader's role in the open workspace, as the workspace listing says.
@@ -35,15 +36,15 @@ export async function loadStanding() {
 }
 
 function setRole(wsId, role) {
-  state.workspaces = state.workspaces.map((w) => (w.id === wsId ? { ...w, role } : w));
-  touch('sidebar', 'standing');
+  setWorkspaces(state.workspaces.map((w) => (w.id === wsId ? { ...w, role } : w)));
+  touch('standing');
 }
 
 // rolesChanged reads the workspace list again (roles moved: a promotion, an ownership
 // transfer) and the channel list, which a guest's promotion widens.
 export async function rolesChanged() {
   const res = await api.get('/api/workspaces');
-  state.workspaces = res.workspaces || state.workspaces;
+  setWorkspaces(res.workspaces || state.workspaces);
   await loadChannels();
   touch('sidebar', 'header', 'standing', 'moderation');
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // views/moderation/directory.js: the member directory as owners and moderators see it
 // (GET …/moderation/members): each person's role, timeout with the time left, block and the
 // moderators' note, with the controls the reader's role can use: change role, time out or lift,

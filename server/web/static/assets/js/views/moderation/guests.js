@@ -1,3 +1,4 @@
+// @ts-check
 // views/moderation/guests.js: the guests' waiting room as owners and moderators see it: every
 // guest with the posts they have left today (three a day), and "Make member" to let them out
 // of #guest. In #guest itself a line above the composer points managers here.

@@ -1,8 +1,9 @@
+// @ts-check
 // views/moderation/index.js registers the moderation views (issue 16): the reader's own
 // standing above the composer, and an invite link in the address, at once; the invites and
 // joining with one, the directory with roles, timeouts, blocks, notes and ownership transfer,
 // the guests' waiting room and the archived channels are fetched the first time one opens.
-import { state, onEvent, touch, subscribe } from '../../store.js';
+import { state, on, touch, subscribe } from '../../store.js';
 import * as actions from '../../actions.js';
 import { registerLazyPanel, registerMenuItem } from '../registry.js';
 import { isManager, myRole } from './common.js';
@@ -23,12 +24,9 @@ registerMenuItem('workspace', { label: 'Show archived channels', order: 30, visi
 const directoryChanged = () => { if (state.panel && state.panel.kind === 'moderation') touch('moderation'); };
 
 // Other moderators' changes and people leaving show in the open views at once.
-onEvent((ev) => {
-  if (ev.type === 'member.moderation_updated' || ev.type === 'member.removed' || ev.type === 'workspace.ownership_transferred') {
-    directoryChanged();
-    touch('guests');
-  }
-});
+for (const type of ['member.moderation_updated', 'member.removed', 'workspace.ownership_transferred']) {
+  on(type, () => { directoryChanged(); return ['guests']; });
+}
 
 // An invite link opened in the client is kept (through a sign-in) until someone is signed in
 // and the workspace they landed in has loaded, then accepted once (invites.js, fetched then).

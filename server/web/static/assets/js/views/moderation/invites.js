@@ -1,3 +1,4 @@
+// @ts-check
 // views/moderation/invites.js: invites. Owners and moderators create one (role and lifetime),
 // see its link once (the server keeps only a hash of the token) with a Copy button, list the
 // open ones and revoke them. Anyone can join with a link: opened in the client (/#invite=ivt_…),
@@ -5,7 +6,7 @@
 // pasted link or token.
 import { h, replace, displayName } from '../../dom.js';
 import * as api from '../../api.js';
-import { state, touch } from '../../store.js';
+import { state, touch, setWorkspaces } from '../../store.js';
 import * as actions from '../../actions.js';
 import { registerPanel } from '../registry.js';
 import { isOwner, timeLeft, outcome } from './common.js';
@@ -117,7 +118,7 @@ function tokenOf(text) {
 export async function accept(token) {
   const res = await api.post('/api/invites/accept', { token });
   const list = await api.get('/api/workspaces');
-  state.workspaces = list.workspaces || [];
+  setWorkspaces(list.workspaces || []);
   await actions.openWorkspace(res.workspace.id);
   actions.toast(`You are in ${res.workspace.name} as ${res.member.role}.`);
   return res;

@@ -1,9 +1,10 @@
+// @ts-check
 // views/moderation/standing.js tells the reader, above the composer, what moderation does to
 // their own posting: a guest's posts left today (three a day, renewed at midnight UTC), a
 // timeout with the time left, a block. While the API would refuse a post the composer is
 // disabled; a post that is refused anyway still shows the API's sentence ("Not sent — …").
 import { h, replace } from '../../dom.js';
-import { state, subscribe, onEvent, touch } from '../../store.js';
+import { state, subscribe, on, touch } from '../../store.js';
 import * as actions from '../../actions.js';
 import { standing, loadStanding, rolesChanged, running, timeLeft, isManager } from './common.js';
 
@@ -51,7 +52,7 @@ function render() {
   replace(el, no || guestLine || room);
   // The thread panel's reply box too: a reply is a post.
   for (const composer of document.querySelectorAll('.composer')) {
-    for (const c of composer.querySelectorAll('textarea, button')) c.disabled = !!no;
+    for (const c of composer.querySelectorAll('textarea, button')) c.toggleAttribute('disabled', !!no);
     composer.classList.toggle('refused', !!no);
   }
 }
@@ -60,16 +61,16 @@ subscribe((t) => {
   if (state.phase !== 'app') return;
   if (state.wsId !== lastWs) { lastWs = state.wsId; standing.member = null; if (state.wsId) refresh(); }
   if (state.conn !== lastConn) { lastConn = state.conn; if (state.conn === 'open') refresh(); }
-  if (['standing', 'view', 'conn', 'sidebar', 'panel', 'thread'].some((x) => t.has(x))) render();
+  if (/** @type {Topic[]} */ (['standing', 'view', 'conn', 'sidebar', 'panel', 'thread']).some((x) => t.has(x))) render();
 });
 
-onEvent((ev) => {
-  const me = state.me && state.me.id;
-  const p = ev.payload || {};
-  if (ev.type === 'member.moderation_updated' && p.user_id === me) refresh();
-  else if (ev.type === 'workspace.ownership_transferred') rolesChanged().then(refresh).catch(() => {});
-  // A guest's own post spends one of the day's three.
-  else if (ev.type === 'message.created' && standing.member && standing.member.role === 'guest' && p.message && p.message.author_id === me) refresh();
+const me = () => state.me && state.me.id;
+on('member.moderation_updated', (ev) => { if ((ev.payload || {}).user_id === me()) refresh(); });
+on('workspace.ownership_transferred', () => { rolesChanged().then(refresh).catch(() => {}); });
+// A guest's own post spends one of the day's three.
+on('message.created', (ev) => {
+  const m = ev.payload && ev.payload.message;
+  if (standing.member && standing.member.role === 'guest' && m && m.author_id === me()) refresh();
 });
 
 // The time left counts down; a guest, who hears of no promotion over the socket (guests see

@@ -1,9 +1,10 @@
-// progress.js keeps agents' live progress: agent.progress ephemeral events, one block per bot
-// per place, or per bot and message when the progress names a message (payload.message_id, or
-// payload.thread_root_id for the thread an agent is answering): that block shows under the
-// message. The server sets payload.user_id to the publishing bot, so no one can report for
-// another. A block ends when the bot says so, or when it has been quiet for EXPIRE ms.
-import { state } from './store.js';
+// @ts-check
+// live.js keeps what ephemeral events say for a while: who is typing, and agents' progress,
+// one block per bot per place, or per bot and message when the progress names a message
+// (payload.message_id, or payload.thread_root_id for the thread an agent is answering): that
+// block shows under the message. The server sets payload.user_id to the publishing bot, so no
+// one can report for another. A block ends when the bot says so, or after EXPIRE ms of quiet.
+import { state, on } from './store.js';
 
 export const EXPIRE = 30000;
 const ENDED = new Set(['end', 'done', 'finish', 'finished', 'complete', 'completed', 'failed', 'error', 'cancelled', 'canceled']);
@@ -19,13 +20,14 @@ const text = (p) => {
 // messageOf is the message a payload names, or '' when it names none.
 const messageOf = (p) => [p.message_id, p.thread_root_id].find((v) => typeof v === 'string' && ID.test(v)) || '';
 
-export function applyProgress(ev) {
+on('agent.progress', (ev) => {
   const p = ev.payload || {};
   const placeId = ev.channel_id || ev.direct_conversation_id || p.channel_id || p.direct_conversation_id;
   const botId = p.user_id;
   if (!placeId || !botId) return [];
   const messageId = messageOf(p);
   // A block under a message is drawn by the message list and the thread panel.
+  /** @type {Topic[]} */
   const topics = messageId ? ['progress', 'messages', 'thread'] : ['progress'];
   let place = state.progress.get(placeId);
   if (!place) { place = new Map(); state.progress.set(placeId, place); }
@@ -45,7 +47,21 @@ export function applyProgress(ev) {
   }
   block.until = Date.now() + EXPIRE;
   return topics;
+});
+
+/** @returns {Topic[]} */
+function typing(ev, started) {
+  const p = ev.payload || {};
+  const placeId = ev.channel_id || ev.direct_conversation_id || p.channel_id || p.direct_conversation_id;
+  const userId = p.user_id || ev.actor_id;
+  if (!placeId || !userId || (state.me && userId === state.me.id)) return [];
+  let m = state.typing.get(placeId);
+  if (!m) { m = new Map(); state.typing.set(placeId, m); }
+  if (started) m.set(userId, Date.now() + 6000); else m.delete(userId);
+  return ['typing'];
 }
+on('typing.started', (ev) => typing(ev, true));
+on('typing.stopped', (ev) => typing(ev, false));
 
 // live returns the place's blocks still running, dropping the expired ones; expired says
 // whether one of those dropped was under a message (its row has to be drawn again).

@@ -1,0 +1,159 @@
+package realtime
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/realtime/realtimetest"
+)
+
+// presenceTTL is the tests' registration lifetime: a replica that stops renews for it, a
+// third more, is swept.
+const presenceTTL = time.Second
+
+func presenceConfig(c *Config) { c.PresenceTTL, c.PresenceFlush = presenceTTL, 20*time.Millisecond }
+
+// startReplica runs one more hub on e's store and NATS, with a lifetime of its own: stop ends
+// it as a crash would for presence (the replica renews nothing more; its sockets close).
+func startReplica(t *testing.T, e *env) (url string, stop func()) {
+	t.Helper()
+	cfg := Config{Store: e.store, NATS: e.nc, Logger: e.hubs[0].logger, Workers: 2, SweepInterval: 50 * time.Millisecond}
+	presenceConfig(&cfg)
+	hub, err := New(cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- hub.Run(ctx) }()
+	waitRunning(t, hub)
+	ts := httptest.NewServer(e.handler(hub))
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			require.NoError(t, <-done)
+			ts.Close()
+		}
+	}
+	t.Cleanup(stop)
+	return ts.URL, stop
+}
+
+// watch signs u in with a socket on replica 0 that asked for presence.
+func (e *env) watch(t *testing.T, u persist.User) *realtimetest.Socket {
+	t.Helper()
+	token := e.session(t, u)
+	e.mu.Lock()
+	j := e.joins[token]
+	j.Presence = true
+	e.joins[token] = j
+	e.mu.Unlock()
+	return e.dial(t, token, "1")
+}
+
+type presenceEvent struct {
+	UserID  string `json:"user_id"`
+	Online  bool   `json:"online"`
+	Status  string `json:"status"`
+	Version int64  `json:"version"`
+}
+
+// nextPresence requires the socket's next event to be a presence change of user.
+func nextPresence(t *testing.T, s *realtimetest.Socket, user string, online bool) presenceEvent {
+	t.Helper()
+	ev := s.Next(t)
+	require.Equal(t, "presence.changed", ev.Type, "payload %s", ev.Payload)
+	require.Equal(t, "", ev.Cursor)
+	require.Equal(t, "", ev.ChannelID+ev.DirectConversationID, "workspace-wide")
+	var p presenceEvent
+	require.NoError(t, json.Unmarshal(ev.Payload, &p))
+	status := map[bool]string{true: "online", false: "offline"}[online]
+	require.Equal(t, presenceEvent{UserID: user, Online: online, Status: status, Version: p.Version}, p)
+	require.Equal(t, user, ev.ActorID)
+	return p
+}
+
+func (e *env) online(t *testing.T) []string {
+	t.Helper()
+	ctx := context.Background()
+	list, err := persist.ReadV(ctx, e.store, func(tx *persist.Reader) ([]persist.OnlineMember, error) {
+		return tx.PresenceOnline(ctx, persist.ActorFor(e.owner), e.ws.ID)
+	})
+	require.NoError(t, err)
+	ids := []string{}
+	for _, m := range list {
+		ids = append(ids, m.UserID)
+	}
+	return ids
+}
+
+// TestPresenceAcrossReplicas: a person is online while one of their sockets is open on any
+// replica; the first socket anywhere and the last one everywhere are announced, once, to the
+// sockets that asked, with rising versions; a replica that dies stops counting within its
+// registration's lifetime and a sweep.
+func TestPresenceAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, presenceConfig)
+	other, stopOther := startReplica(t, e)
+	w := e.watch(t, e.owner)
+	v0 := nextPresence(t, w, e.owner.ID, true).Version
+
+	member := e.session(t, e.member)
+	onOther, status := realtimetest.DialSocket(t, other, realtimetest.Dial{Token: member, Path: "/ws?after_cursor=1"})
+	require.Equal(t, 101, status)
+	v1 := nextPresence(t, w, e.member.ID, true).Version
+	require.Greater(t, v1, v0)
+	require.ElementsMatch(t, []string{e.owner.ID, e.member.ID}, e.online(t))
+
+	// A second socket on another replica, then the first one closing, changes nothing; the
+	// last one closing is the one change.
+	here := e.dial(t, member, "1")
+	_ = onOther.Close()
+	_ = here.Close()
+	v2 := nextPresence(t, w, e.member.ID, false).Version
+	require.Greater(t, v2, v1)
+	require.Equal(t, []string{e.owner.ID}, e.online(t))
+
+	// The other replica dies holding the member's socket: they go offline by the sweep.
+	_, status = realtimetest.DialSocket(t, other, realtimetest.Dial{Token: member, Path: "/ws?after_cursor=1"})
+	require.Equal(t, 101, status)
+	nextPresence(t, w, e.member.ID, true)
+	stopOther()
+	require.ElementsMatch(t, []string{e.owner.ID, e.member.ID}, e.online(t), "counted until swept")
+	start := time.Now()
+	nextPresence(t, w, e.member.ID, false)
+	require.Less(t, time.Since(start), 3*presenceTTL, "swept within the lifetime and a third")
+	require.Equal(t, []string{e.owner.ID}, e.online(t))
+}
+
+// TestPresenceRestartIsQuiet: a replica restarting while its clients reconnect elsewhere
+// announces nobody: its rows stay until swept, and by then the people are counted on another
+// replica; nor does a socket without ?presence=1 receive presence events.
+func TestPresenceRestartIsQuiet(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, presenceConfig)
+	other, stop := startReplica(t, e)
+	w := e.watch(t, e.owner)
+	nextPresence(t, w, e.owner.ID, true)
+	member := e.session(t, e.member)
+	plain := e.dial(t, e.session(t, e.owner), "1")
+	s, status := realtimetest.DialSocket(t, other, realtimetest.Dial{Token: member, Path: "/ws?after_cursor=1"})
+	require.Equal(t, 101, status)
+	nextPresence(t, w, e.member.ID, true)
+	stop()
+	require.Equal(t, 1001, int(s.ExpectClose(t)))
+	e.dial(t, member, "1")
+	time.Sleep(2 * presenceTTL) // past the dead replica's lifetime and the sweep
+	cursor := e.add(t, "after the restart")
+	ev := w.Next(t)
+	require.Equal(t, strconv.FormatInt(cursor, 10), ev.Cursor, "no presence change came before: %s %s", ev.Type, ev.Payload)
+	require.Equal(t, strconv.FormatInt(cursor, 10), plain.Next(t).Cursor, "a socket that did not ask sees no presence")
+	require.ElementsMatch(t, []string{e.owner.ID, e.member.ID}, e.online(t))
+}

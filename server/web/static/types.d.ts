@@ -1,0 +1,37 @@
+// Types for the checker (tsc -p server/web/static, see docs/client.md); the browser never loads
+// this file. Names here are global, so a module uses them in JSDoc without importing anything.
+
+// Topic is a name touch() publishes and subscribers test: one of store.js's topics.
+type Topic = (typeof import('./assets/js/store.js').topics)[number];
+
+// NatterEvent is an event of the workspace's stream (CONTRACT.md, the event envelope).
+interface NatterEvent {
+  type: string;
+  payload?: any;
+  cursor?: string;
+  channel_id?: string;
+  direct_conversation_id?: string;
+  message_id?: string;
+  actor_id?: string;
+}
+
+// Reducer changes state for one event and returns the topics it changed (on() in store.js).
+type Reducer = (ev: NatterEvent) => Topic[] | void;
+
+// The client's selectors name HTML elements (never SVG ones), so a query answers an HTMLElement.
+interface ParentNode {
+  querySelector<E extends HTMLElement = HTMLElement>(selectors: string): E | null;
+  querySelectorAll<E extends HTMLElement = HTMLElement>(selectors: string): NodeListOf<E>;
+}
+interface Element {
+  closest<E extends HTMLElement = HTMLElement>(selectors: string): E | null;
+}
+
+// PanelSpec is a side panel a feature registers (registerPanel in views/registry.js).
+interface PanelSpec {
+  title: string;
+  // topics redraw the open panel (besides 'panel').
+  topics?: Topic[];
+  render(body: HTMLElement, panel: any, how: { fresh: boolean; topics: Set<Topic> }): void;
+  lazy?: boolean;
+}
