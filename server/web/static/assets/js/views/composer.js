@@ -68,9 +68,8 @@ class LazyCommandMenu {
   key(e, text) { return !!this.real && this.real.key(e, text); }
 }
 
-// emojified resolves to body with each shortcode left in it (typed before the emoji table came,
-// or pasted) as its emoji; the table is fetched only for a body that has one. A composer chains
-// its sends on it, so messages still go in the order they were written.
+// emojified: body with the shortcodes left in it (pasted, typed before the table came) as emoji.
+// Sends chain on it to keep their order.
 export const emojified = (body) => (/(^|\s):[\w+-]+:/.test(body) ? import('../lazy/emoji.js')
   .then((m) => m.load().then((t) => m.emojify(t, body))).catch(() => body) : Promise.resolve(body));
 
