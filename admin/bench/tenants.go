@@ -304,17 +304,16 @@ func (r *benchRun) tenantLoad(ctx context.Context, active []tenantWorkspace) (ti
 	r.post(ctx, r.tenantTarget(active), 3*time.Second, float64(len(active)))
 	time.Sleep(2 * time.Second)
 	for _, s := range r.sockets {
-		s.mu.Lock()
-		s.hist = histogram{}
-		s.mu.Unlock()
+		s.lat.take()
 	}
 	acked, _ := r.post(ctx, r.tenantTarget(active), r.cfg.duration, r.cfg.rate)
 	time.Sleep(r.cfg.drain)
 	var all histogram
 	lost := 0
 	for i, s := range r.sockets {
+		h := s.lat.take()
+		all.merge(&h)
 		s.mu.Lock()
-		all.merge(&s.hist)
 		for _, n := range acked {
 			if int(n)%len(active) == r.tenantOf(i) && !s.has(n) {
 				lost++
@@ -332,7 +331,7 @@ func (r *benchRun) wakeLatencies(ctx context.Context, dormant []tenantWorkspace,
 	step := max(1, len(dormant)/max(samples, 1))
 	for i := 0; i < len(dormant) && len(out) < samples; i += step {
 		ws := dormant[i]
-		s := &benchSocket{source: net.IPv4(127, 0, 0, 1)}
+		s := &benchSocket{source: net.IPv4(127, 0, 0, 1), lat: &latencies{}}
 		if err := s.dial(ctx, r.socketURL(ws), http.Header{}); err != nil {
 			return out, err
 		}
@@ -346,8 +345,10 @@ func (r *benchRun) wakeLatencies(ctx context.Context, dormant []tenantWorkspace,
 		for time.Now().Before(deadline) {
 			s.mu.Lock()
 			got := s.has(n)
-			q := s.hist.quantile(1)
 			s.mu.Unlock()
+			s.lat.mu.Lock()
+			q := s.lat.h.quantile(1)
+			s.lat.mu.Unlock()
 			if got {
 				out = append(out, q)
 				break
