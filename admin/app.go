@@ -37,7 +37,7 @@ func RunWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			clusterCommand(),
 			migrateCommand(),
 			adminCommand(),
-			bench.Command(benchMembers, benchDataMode()),
+			bench.Command(bench.Seeders{Members: benchMembers, Workspaces: benchWorkspaces}, benchDataMode()),
 			bench.GeneratorCommand(),
 			bench.BaselineCommand(),
 			watchCommand(),

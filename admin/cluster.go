@@ -43,6 +43,8 @@ func clusterCommand() *cli.Command {
 				Usage: "NATS node i's client port is nats-base-port+i and its route port nats-base-port+nats-nodes+i; 0 picks free ports"},
 			&cli.BoolFlag{Name: "processes", EnvVars: []string{"NATTER_CLUSTER_PROCESSES"},
 				Usage: "run each replica as a `natter serve` child process (its own descriptor limit and memory) instead of in this process"},
+			&cli.DurationFlag{Name: "stream-idle", EnvVars: []string{"NATTER_STREAM_IDLE"}, Value: 15 * time.Minute,
+				Usage: "each replica's --stream-idle: a workspace stream idle this long is retired"},
 			&cli.IntFlag{Name: "max-sockets-per-user", EnvVars: []string{"NATTER_MAX_SOCKETS_PER_USER"}, Value: 64,
 				Usage: "each replica's --max-sockets-per-user (raise it to natter bench --sockets)"},
 		},
@@ -102,7 +104,7 @@ func runCluster(c *cli.Context) error {
 			"--nats-url", nats.NatterURLs(), "--stream-replicas", strconv.Itoa(min(3, nodes)),
 			"--nats-callout-issuer-seed", nats.IssuerSeed, "--nats-callout-xkey-seed", nats.XKeySeed,
 			"--nats-system-url", nats.SystemURLs(),
-			"--max-sockets-per-user", strconv.Itoa(c.Int("max-sockets-per-user")),
+			"--max-sockets-per-user", strconv.Itoa(c.Int("max-sockets-per-user")), "--stream-idle", c.Duration("stream-idle").String(),
 			"--dev-bootstrap", "--dev-auth", "--callback-allow-loopback", "--access-log=false"}
 		listening := make(chan string, 1)
 		stdout := &lineWatcher{prefix: "natter listening on ", found: listening}

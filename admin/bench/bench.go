@@ -32,12 +32,19 @@ type Mode struct {
 	Run   func(*cli.Context) error
 }
 
-// MemberSeeder makes n people members of a workspace, each with a session of their own, and
-// returns their session tokens (admin's, through the database: the bench talks HTTP only).
-type MemberSeeder func(c *cli.Context, workspaceID string, n int) ([]string, error)
+// Seeders write straight into the database what the bench would take too long to make through
+// the API (admin's: the bench itself talks HTTP).
+type Seeders struct {
+	// Members makes n people members of a workspace, each with a session of their own, and
+	// returns their session tokens.
+	Members func(c *cli.Context, workspaceID string, n int) ([]string, error)
+	// Workspaces makes n dormant workspaces of the owner, a channel each, in the database at
+	// databaseURL while no server runs, and returns their ids and their channels' ids.
+	Workspaces func(ctx context.Context, databaseURL, ownerID string, n int) ([][2]string, error)
+}
 
-// Command is `natter bench`, with the member seeder and the extra modes given.
-func Command(seed MemberSeeder, modes ...Mode) *cli.Command {
+// Command is `natter bench`, with the seeders and the extra modes given.
+func Command(seed Seeders, modes ...Mode) *cli.Command {
 	cmd := &cli.Command{
 		Name: "bench",
 		Usage: "load a Natter server on this machine: N WebSocket clients over several 127.0.0.x source addresses, M HTTP " +
@@ -66,6 +73,7 @@ func Command(seed MemberSeeder, modes ...Mode) *cli.Command {
 			&cli.IntFlag{Name: "active", EnvVars: []string{"NATTER_BENCH_ACTIVE"}, Value: 20, Usage: "tenants mode: of those, the active ones, whose sockets (--sockets in all) get the posts"},
 			&cli.DurationFlag{Name: "stream-idle", EnvVars: []string{"NATTER_BENCH_STREAM_IDLE"}, Value: 20 * time.Second, Usage: "tenants mode: the server's --stream-idle"},
 			&cli.IntFlag{Name: "wake-samples", EnvVars: []string{"NATTER_BENCH_WAKE_SAMPLES"}, Value: 50, Usage: "tenants mode: dormant workspaces woken one at a time after the restart"},
+			&cli.BoolFlag{Name: "cluster", EnvVars: []string{"NATTER_BENCH_CLUSTER"}, Usage: "tenants mode: its server is `natter cluster` (3 NATS nodes, R3 streams, one replica; NATS on the 6 ports after --url's) instead of `natter serve` with embedded NATS"},
 			&cli.StringFlag{Name: "tenants-dir", EnvVars: []string{"NATTER_BENCH_TENANTS_DIR"}, Usage: "tenants mode: directory of its server and database, kept afterwards (default: a temporary one, removed)"},
 			&cli.BoolFlag{Name: "closed-loop", EnvVars: []string{"NATTER_CLOSED_LOOP"}, Usage: "posts mode: each poster posts again as soon as it is answered, ignoring --rate"},
 			&cli.BoolFlag{Name: "baseline", EnvVars: []string{"NATTER_BASELINE"}, Usage: "fanout mode: after Natter, run a bare gobwas/ws server on loopback (no checks, no database) with the same sockets, posters and frames, and print Natter's figures as ratios of it"},
@@ -115,7 +123,7 @@ func readBenchConfig(c *cli.Context) (benchConfig, error) {
 		rate: c.Float64("rate"), duration: c.Duration("duration"), drain: c.Duration("drain"), reconnect: c.Bool("reconnect"),
 		pid: c.Int("server-pid"), generators: c.Int("generators"), inProcess: c.Bool("generators-in-process"), members: c.Bool("members"), mode: c.String("mode"), closedLoop: c.Bool("closed-loop"), baseline: c.Bool("baseline"), pgPID: c.Int("postgres-pid"),
 		tenants: tenantsConfig{workspaces: c.Int("workspaces"), active: c.Int("active"), streamIdle: c.Duration("stream-idle"),
-			wakeSamples: c.Int("wake-samples"), dir: c.String("tenants-dir")}}
+			wakeSamples: c.Int("wake-samples"), dir: c.String("tenants-dir"), cluster: c.Bool("cluster")}}
 	if dir := c.String("postgres-data-dir"); dir != "" && b.pgPID == 0 {
 		pid, err := postmasterPID(dir)
 		if err != nil {
@@ -233,7 +241,7 @@ func serverPIDs(given int, bases []string) []int {
 	return out
 }
 
-func runBench(c *cli.Context, seed MemberSeeder) error {
+func runBench(c *cli.Context, seed Seeders) error {
 	cfg, err := readBenchConfig(c)
 	if err != nil {
 		return err
@@ -255,7 +263,10 @@ func runBench(c *cli.Context, seed MemberSeeder) error {
 		if err := tenantsPort(cfg.base); err != nil {
 			return err
 		}
-		return runTenants(ctx, cfg, r)
+		if seed.Workspaces == nil {
+			return configError("mode", "this build of the bench cannot seed workspaces")
+		}
+		return runTenants(ctx, cfg, r, seed.Workspaces)
 	}
 	if err := r.resolveTargets(ctx); err != nil {
 		return err
@@ -265,11 +276,11 @@ func runBench(c *cli.Context, seed MemberSeeder) error {
 	}
 	var tokens []string
 	if cfg.members {
-		if seed == nil {
+		if seed.Members == nil {
 			return configError("members", "this build of the bench cannot seed members")
 		}
 		began := time.Now()
-		if tokens, err = seed(c, r.cfg.workspace, cfg.sockets); err != nil {
+		if tokens, err = seed.Members(c, r.cfg.workspace, cfg.sockets); err != nil {
 			return fmt.Errorf("bench: seed %d members: %w", cfg.sockets, err)
 		}
 		fmt.Fprintf(r.out, "bench: %d members with a session each seeded in %s\n", len(tokens), time.Since(began).Round(time.Millisecond))
