@@ -7,10 +7,13 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sync/errgroup"
@@ -36,6 +39,12 @@ func clusterCommand() *cli.Command {
 				Usage: "NATS nodes to run (1 to 9); workspace streams get min(3, nodes) replicas"},
 			&cli.IntFlag{Name: "base-port", EnvVars: []string{"NATTER_CLUSTER_BASE_PORT"}, Value: 8081,
 				Usage: "replica i listens on 127.0.0.1:base-port+i; 0 picks free ports"},
+			&cli.IntFlag{Name: "nats-base-port", EnvVars: []string{"NATTER_CLUSTER_NATS_BASE_PORT"},
+				Usage: "NATS node i's client port is nats-base-port+i and its route port nats-base-port+nats-nodes+i; 0 picks free ports"},
+			&cli.BoolFlag{Name: "processes", EnvVars: []string{"NATTER_CLUSTER_PROCESSES"},
+				Usage: "run each replica as a `natter serve` child process (its own descriptor limit and memory) instead of in this process"},
+			&cli.DurationFlag{Name: "stream-idle", EnvVars: []string{"NATTER_STREAM_IDLE"}, Value: 15 * time.Minute,
+				Usage: "each replica's --stream-idle: a workspace stream idle this long is retired"},
 			&cli.IntFlag{Name: "max-sockets-per-user", EnvVars: []string{"NATTER_MAX_SOCKETS_PER_USER"}, Value: 64,
 				Usage: "each replica's --max-sockets-per-user (raise it to natter bench --sockets)"},
 		},
@@ -53,6 +62,9 @@ func runCluster(c *cli.Context) error {
 	}
 	if basePort < 0 || basePort+replicas > 65536 {
 		return configError("base-port", "must leave room for %d ports below 65536", replicas)
+	}
+	if natsPort := c.Int("nats-base-port"); natsPort < 0 || natsPort+2*nodes > 65536 {
+		return configError("nats-base-port", "must leave room for %d ports below 65536", 2*nodes)
 	}
 	ctx := c.Context
 	logger := newLogger(c)
@@ -73,7 +85,7 @@ func runCluster(c *cli.Context) error {
 		return err
 	}
 	nats, err := streams.StartLocalCluster(streams.LocalClusterConfig{Dir: filepath.Join(dir, "nats"), Nodes: nodes,
-		Logger: logger, EncryptCallout: true})
+		Logger: logger, EncryptCallout: true, BasePort: c.Int("nats-base-port")})
 	if err != nil {
 		return err
 	}
@@ -92,13 +104,18 @@ func runCluster(c *cli.Context) error {
 			"--nats-url", nats.NatterURLs(), "--stream-replicas", strconv.Itoa(min(3, nodes)),
 			"--nats-callout-issuer-seed", nats.IssuerSeed, "--nats-callout-xkey-seed", nats.XKeySeed,
 			"--nats-system-url", nats.SystemURLs(),
-			"--max-sockets-per-user", strconv.Itoa(c.Int("max-sockets-per-user")),
+			"--max-sockets-per-user", strconv.Itoa(c.Int("max-sockets-per-user")), "--stream-idle", c.Duration("stream-idle").String(),
 			"--dev-bootstrap", "--dev-auth", "--callback-allow-loopback", "--access-log=false"}
 		listening := make(chan string, 1)
 		stdout := &lineWatcher{prefix: "natter listening on ", found: listening}
 		stderr := &prefixWriter{prefix: fmt.Sprintf("[natter-%d] ", i+1), w: c.App.ErrWriter}
 		g.Go(func() error {
-			err := Run(gctx, args, stdout, stderr)
+			var err error
+			if c.Bool("processes") {
+				err = runReplicaProcess(gctx, args[1:], stdout, stderr)
+			} else {
+				err = Run(gctx, args, stdout, stderr)
+			}
 			if err != nil {
 				err = fmt.Errorf("natter-%d: %w", i+1, err)
 			}
@@ -122,6 +139,24 @@ func runCluster(c *cli.Context) error {
 	fmt.Fprintf(out, "  postgres      %s  (pid %d, %s)\n", pg.URL(databaseName), pg.PID(), owner)
 	fmt.Fprintf(out, "  try: natter bench --url %s\n", strings.Join(urls, " --url "))
 	return g.Wait()
+}
+
+// runReplicaProcess runs `natter <args>` as a child process until ctx ends, then stops it as
+// an operator would (SIGTERM, then SIGKILL after 30 s).
+func runReplicaProcess(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		return nil // stopped with the cluster
+	}
+	return err
 }
 
 // lineWatcher passes the rest of the first line starting with prefix to found.

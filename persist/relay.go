@@ -144,3 +144,16 @@ func (s *Store) RelayStreamKept(ctx context.Context, workspaceID string) error {
 	_, err := s.pool.Exec(ctx, `UPDATE relay_positions SET updated_at = $2 WHERE workspace_id = $1`, workspaceID, s.now())
 	return translate(err)
 }
+
+// RelaySeedRetired records the given workspaces as the relay leaves a dormant one: its log
+// relayed up to its head, its stream retired (created again at its next event, after the head).
+// For seeding many dormant workspaces at once (`natter bench --mode tenants`) while no relay
+// runs, instead of creating and retiring a stream for each.
+func (tx *Tx) RelaySeedRetired(ctx context.Context, workspaceIDs []string) error {
+	_, err := tx.exec(ctx, `INSERT INTO relay_positions (workspace_id, relayed_cursor, stream_pruned_through, stream_retired, stream_first, updated_at)
+		SELECT h.workspace_id, h.last_cursor, h.pruned_through, true, 1, $2 FROM event_heads h WHERE h.workspace_id = ANY($1)
+		ON CONFLICT (workspace_id) DO UPDATE SET relayed_cursor = excluded.relayed_cursor,
+			stream_pruned_through = excluded.stream_pruned_through, stream_retired = true, updated_at = excluded.updated_at`,
+		workspaceIDs, tx.now)
+	return err
+}

@@ -33,6 +33,9 @@ type LocalClusterConfig struct {
 	// ReadyTimeout bounds a node's start and the cluster's JetStream meta leader election.
 	// Default 30s.
 	ReadyTimeout time.Duration
+	// BasePort, when set, puts node i's client port at BasePort+i and its route port at
+	// BasePort+Nodes+i (for machines where ports are shared out); 0 picks free ports.
+	BasePort int
 	// EncryptCallout gives the auth_callout block an xkey, so that the nodes encrypt their
 	// requests (which carry bot tokens) to natter. Default false.
 	EncryptCallout bool
@@ -98,6 +101,12 @@ func StartLocalCluster(cfg LocalClusterConfig) (*LocalCluster, error) {
 		lc.XKeySeed, xkeyLine = string(xseed), "xkey: "+xpub
 	}
 	ports, err := freePorts(2 * cfg.Nodes)
+	if cfg.BasePort > 0 {
+		ports, err = make([]int, 2*cfg.Nodes), nil
+		for i := range ports {
+			ports[i] = cfg.BasePort + i
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

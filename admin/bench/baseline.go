@@ -17,6 +17,7 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sync/errgroup"
 )
 
 // The baseline is the physical limit of the machine for the fan-out bench: a bare gobwas/ws
@@ -160,42 +161,72 @@ func withPost(sample []byte, n int64) []byte {
 	return append(out, sample[end:]...)
 }
 
-// compareBaseline runs the same fan-out against the baseline server and prints Natter's figures
-// as ratios of the baseline's.
+// baselineServers is how many baseline servers the run needs: one per Natter server, and
+// enough that none holds more sockets than its descriptors allow.
+func baselineServers(natterServers, sockets int) int {
+	return max(natterServers, 1, (sockets+generatorSockets-1)/generatorSockets)
+}
+
+// compareBaseline runs the same fan-out against baseline servers (as many as Natter had, or as
+// the sockets need) and prints Natter's figures as ratios of the baseline's.
 func (r *benchRun) compareBaseline(ctx context.Context, natter fanoutFigures) error {
-	if len(r.sockets) == 0 || len(r.sockets[0].sample) == 0 {
-		return errors.New("bench: no Natter frame was received to give the baseline; run with --sockets ≥ 1")
-	}
-	sample := append([]byte(nil), r.sockets[0].sample...)
-	addr, pid, stop, err := startBaseline(ctx)
+	sample, err := r.set.sample(ctx)
 	if err != nil {
 		return err
 	}
-	defer stop()
+	if len(sample) == 0 {
+		return errors.New("bench: no Natter frame was received to give the baseline; run with --sockets ≥ 1")
+	}
+	n := baselineServers(len(r.cfg.bases), r.set.size())
+	var addrs []string
+	var pids []int
+	for range n {
+		addr, pid, stop, err := startBaseline(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		addrs, pids = append(addrs, addr), append(pids, pid)
+	}
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: benchMaxPosters}}
 	defer client.CloseIdleConnections()
-	target := fanoutTarget{name: "baseline", pid: pid,
-		wsURL: func(string) string { return "ws://" + addr + "/ws" },
+	send := func(ctx context.Context, addr string, frame []byte) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/frame", bytes.NewReader(frame))
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent {
+			return fmt.Errorf("baseline: status %d", resp.StatusCode)
+		}
+		return nil
+	}
+	var urls []string
+	for _, addr := range addrs {
+		urls = append(urls, "ws://"+addr+"/ws")
+	}
+	target := fanoutTarget{name: "baseline", pids: pids, spec: dialSpec{URLs: urls, Dialers: r.cfg.dialers},
+		// A post is acknowledged once every server has it, as Natter's replicas all get each
+		// event from NATS.
 		post: func(ctx context.Context, n int64) error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/frame", bytes.NewReader(withPost(sample, n)))
-			if err != nil {
-				return err
+			frame := withPost(sample, n)
+			g, gctx := errgroup.WithContext(ctx)
+			for _, addr := range addrs {
+				g.Go(func() error { return send(gctx, addr, frame) })
 			}
-			resp, err := client.Do(req)
-			if err != nil {
-				return err
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
-			if resp.StatusCode != http.StatusNoContent {
-				return fmt.Errorf("baseline: status %d", resp.StatusCode)
-			}
-			return nil
+			return g.Wait()
 		}}
-	fmt.Fprintf(r.out, "baseline: a bare gobwas/ws server (pid %d) on %s, the same %d sockets, posters and %d-byte frames\n",
-		pid, addr, len(r.sockets), len(sample))
-	r.newSockets("")
-	base, err := r.fanout(ctx, target, nil)
+	fmt.Fprintf(r.out, "baseline: %d bare gobwas/ws servers (pids %v) on %v, the same %d sockets, posters and %d-byte frames\n",
+		n, pids, addrs, r.set.size(), len(sample))
+	if err := r.set.renew(ctx); err != nil {
+		return err
+	}
+	base, err := r.fanout(ctx, target)
 	if err != nil {
 		return err
 	}
@@ -212,15 +243,16 @@ func (r *benchRun) compareBaseline(ctx context.Context, natter fanoutFigures) er
 		return float64(f.serverCPU.Microseconds()) / float64(f.frames)
 	}
 	perConnect := func(f fanoutFigures) float64 {
-		if f.connectCPU < 0 || len(r.sockets) == 0 {
+		if f.connectCPU < 0 || f.sockets == 0 {
 			return -1
 		}
-		return float64(f.connectCPU.Microseconds()) / float64(len(r.sockets))
+		return float64(f.connectCPU.Microseconds()) / float64(f.sockets)
 	}
-	fmt.Fprintf(r.out, "natter / baseline: connect time %s (%s / %s), server CPU per connect %s (%.0f / %.0f µs), server CPU per delivered frame %s (%.2f / %.2f µs), p99 %s (%s / %s)\n",
+	fmt.Fprintf(r.out, "natter / baseline: connect time %s (%s / %s), server CPU per connect %s (%.0f / %.0f µs), server CPU per delivered frame %s (%.2f / %.2f µs), p99 %s (%s / %s), bytes per socket %s (%.0f / %.0f)\n",
 		ratio(float64(natter.connect), float64(base.connect)), natter.connect.Round(time.Millisecond), base.connect.Round(time.Millisecond),
 		ratio(perConnect(natter), perConnect(base)), perConnect(natter), perConnect(base),
 		ratio(perFrame(natter), perFrame(base)), perFrame(natter), perFrame(base),
-		ratio(float64(natter.p99), float64(base.p99)), natter.p99.Round(time.Microsecond), base.p99.Round(time.Microsecond))
+		ratio(float64(natter.p99), float64(base.p99)), natter.p99.Round(time.Microsecond), base.p99.Round(time.Microsecond),
+		ratio(natter.perSocket, base.perSocket), natter.perSocket, base.perSocket)
 	return nil
 }

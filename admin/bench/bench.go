@@ -17,7 +17,7 @@ import (
 
 // Bench limits: the load stays on this machine and ends by itself.
 const (
-	benchMaxSockets  = 20000
+	benchMaxSockets  = 100000
 	benchMaxPosters  = 64
 	benchMaxRate     = 20000
 	benchMaxDuration = 10 * time.Minute
@@ -32,8 +32,19 @@ type Mode struct {
 	Run   func(*cli.Context) error
 }
 
-// Command is `natter bench`, with the extra modes given.
-func Command(modes ...Mode) *cli.Command {
+// Seeders write straight into the database what the bench would take too long to make through
+// the API (admin's: the bench itself talks HTTP).
+type Seeders struct {
+	// Members makes n people members of a workspace, each with a session of their own, and
+	// returns their session tokens.
+	Members func(c *cli.Context, workspaceID string, n int) ([]string, error)
+	// Workspaces makes n dormant workspaces of the owner, a channel each, in the database at
+	// databaseURL while no server runs, and returns their ids and their channels' ids.
+	Workspaces func(ctx context.Context, databaseURL, ownerID string, n int) ([][2]string, error)
+}
+
+// Command is `natter bench`, with the seeders and the extra modes given.
+func Command(seed Seeders, modes ...Mode) *cli.Command {
 	cmd := &cli.Command{
 		Name: "bench",
 		Usage: "load a Natter server on this machine: N WebSocket clients over several 127.0.0.x source addresses, M HTTP " +
@@ -45,7 +56,10 @@ func Command(modes ...Mode) *cli.Command {
 			&cli.StringFlag{Name: "token", EnvVars: []string{"NATTER_TOKEN"}, Usage: "bearer token (sst_ or ccb_); empty relies on the development fallback of natter dev"},
 			&cli.StringFlag{Name: "workspace", EnvVars: []string{"NATTER_WORKSPACE"}, Usage: "workspace id to load (default: a new workspace bench-<time>, created for this run)"},
 			&cli.StringFlag{Name: "channel", EnvVars: []string{"NATTER_CHANNEL"}, Usage: "channel id to post into (default: #bench, created if missing)"},
-			&cli.IntFlag{Name: "sockets", EnvVars: []string{"NATTER_SOCKETS"}, Value: 1000, Usage: "WebSocket clients, at most 20000"},
+			&cli.IntFlag{Name: "sockets", EnvVars: []string{"NATTER_SOCKETS"}, Value: 1000, Usage: "WebSocket clients, at most 100000 (past 15000 spread over load-generator processes)"},
+			&cli.IntFlag{Name: "generators", EnvVars: []string{"NATTER_BENCH_GENERATORS"}, Usage: "fanout mode: load-generator processes holding the sockets (each may hold 19000); 0 holds up to 15000 in this process and spreads more over as many as needed"},
+			&cli.BoolFlag{Name: "generators-in-process", Hidden: true, Usage: "run the load generators as goroutines speaking the same protocol (tests)"},
+			&cli.BoolFlag{Name: "members", EnvVars: []string{"NATTER_BENCH_MEMBERS"}, Usage: "fanout mode: each socket signs in as its own member of the workspace, with its own session (seeded through the database: --database-url or --data-dir)"},
 			&cli.IntFlag{Name: "posters", EnvVars: []string{"NATTER_POSTERS"}, Value: 4, Usage: "concurrent HTTP posters, at most 64"},
 			&cli.Float64Flag{Name: "rate", EnvVars: []string{"NATTER_RATE"}, Value: 5, Usage: "target posts per second across all posters"},
 			&cli.DurationFlag{Name: "duration", EnvVars: []string{"NATTER_DURATION"}, Value: 20 * time.Second, Usage: "how long to post, at most 10m"},
@@ -59,6 +73,7 @@ func Command(modes ...Mode) *cli.Command {
 			&cli.IntFlag{Name: "active", EnvVars: []string{"NATTER_BENCH_ACTIVE"}, Value: 20, Usage: "tenants mode: of those, the active ones, whose sockets (--sockets in all) get the posts"},
 			&cli.DurationFlag{Name: "stream-idle", EnvVars: []string{"NATTER_BENCH_STREAM_IDLE"}, Value: 20 * time.Second, Usage: "tenants mode: the server's --stream-idle"},
 			&cli.IntFlag{Name: "wake-samples", EnvVars: []string{"NATTER_BENCH_WAKE_SAMPLES"}, Value: 50, Usage: "tenants mode: dormant workspaces woken one at a time after the restart"},
+			&cli.BoolFlag{Name: "cluster", EnvVars: []string{"NATTER_BENCH_CLUSTER"}, Usage: "tenants mode: its server is `natter cluster` (3 NATS nodes, R3 streams, one replica; NATS on the 6 ports after --url's) instead of `natter serve` with embedded NATS"},
 			&cli.StringFlag{Name: "tenants-dir", EnvVars: []string{"NATTER_BENCH_TENANTS_DIR"}, Usage: "tenants mode: directory of its server and database, kept afterwards (default: a temporary one, removed)"},
 			&cli.BoolFlag{Name: "closed-loop", EnvVars: []string{"NATTER_CLOSED_LOOP"}, Usage: "posts mode: each poster posts again as soon as it is answered, ignoring --rate"},
 			&cli.BoolFlag{Name: "baseline", EnvVars: []string{"NATTER_BASELINE"}, Usage: "fanout mode: after Natter, run a bare gobwas/ws server on loopback (no checks, no database) with the same sockets, posters and frames, and print Natter's figures as ratios of it"},
@@ -75,7 +90,7 @@ func Command(modes ...Mode) *cli.Command {
 				return m.Run(c)
 			}
 		}
-		return runBench(c)
+		return runBench(c, seed)
 	}
 	return cmd
 }
@@ -92,7 +107,10 @@ type benchConfig struct {
 	rate                               float64
 	duration, drain                    time.Duration
 	reconnect                          bool
-	pid                                int
+	pid                                int   // --server-pid
+	pids                               []int // every server process (one per --url, the same process once)
+	generators                         int
+	inProcess, members                 bool
 	mode                               string
 	closedLoop, baseline               bool
 	pgPID                              int
@@ -103,9 +121,9 @@ func readBenchConfig(c *cli.Context) (benchConfig, error) {
 	b := benchConfig{bases: c.StringSlice("url"), token: c.String("token"), workspace: c.String("workspace"), channel: c.String("channel"),
 		sockets: c.Int("sockets"), posters: c.Int("posters"), sources: c.Int("source-addrs"), dialers: c.Int("connect-concurrency"),
 		rate: c.Float64("rate"), duration: c.Duration("duration"), drain: c.Duration("drain"), reconnect: c.Bool("reconnect"),
-		pid: c.Int("server-pid"), mode: c.String("mode"), closedLoop: c.Bool("closed-loop"), baseline: c.Bool("baseline"), pgPID: c.Int("postgres-pid"),
+		pid: c.Int("server-pid"), generators: c.Int("generators"), inProcess: c.Bool("generators-in-process"), members: c.Bool("members"), mode: c.String("mode"), closedLoop: c.Bool("closed-loop"), baseline: c.Bool("baseline"), pgPID: c.Int("postgres-pid"),
 		tenants: tenantsConfig{workspaces: c.Int("workspaces"), active: c.Int("active"), streamIdle: c.Duration("stream-idle"),
-			wakeSamples: c.Int("wake-samples"), dir: c.String("tenants-dir")}}
+			wakeSamples: c.Int("wake-samples"), dir: c.String("tenants-dir"), cluster: c.Bool("cluster")}}
 	if dir := c.String("postgres-data-dir"); dir != "" && b.pgPID == 0 {
 		pid, err := postmasterPID(dir)
 		if err != nil {
@@ -134,8 +152,7 @@ func readBenchConfig(c *cli.Context) (benchConfig, error) {
 		return b, configError("url", "give at least one server URL")
 	}
 	b.base = b.bases[0]
-	var u *url.URL
-	for i, base := range b.bases {
+	for _, base := range b.bases {
 		p, err := url.Parse(base)
 		if err != nil || p.Scheme != "http" || p.Host == "" {
 			return b, configError("url", "%q must be http://host:port", base)
@@ -148,9 +165,6 @@ func readBenchConfig(c *cli.Context) (benchConfig, error) {
 			if !ip.IsLoopback() {
 				return b, configError("url", "the bench only targets loopback addresses, and %s is %s", p.Hostname(), ip)
 			}
-		}
-		if i == 0 {
-			u = p
 		}
 	}
 	switch {
@@ -167,19 +181,34 @@ func readBenchConfig(c *cli.Context) (benchConfig, error) {
 	case b.dialers < 1:
 		return b, configError("connect-concurrency", "must be positive")
 	}
-	if b.pid == 0 && b.mode != "tenants" {
-		port, _ := strconv.Atoi(u.Port())
-		b.pid, _ = serverPID(port) // RSS is reported only when the server is visible
+	if b.mode == "fanout" {
+		switch {
+		case b.generators < 0 || b.generators > 64:
+			return b, configError("generators", "must be 0 to 64")
+		case b.generators > 0 && b.sockets > b.generators*generatorSockets:
+			return b, configError("generators", "%d processes hold at most %d sockets", b.generators, b.generators*generatorSockets)
+		case b.generators == 0 && b.sockets > 15000:
+			b.generators = (b.sockets + generatorSockets - 1) / generatorSockets
+		}
+		if b.sockets > 28000*b.sources {
+			return b, configError("source-addrs", "%d sockets need at least %d source addresses (about 28,000 ports each)", b.sockets, (b.sockets+27999)/28000)
+		}
+	}
+	if b.mode != "tenants" {
+		b.pids = serverPIDs(b.pid, b.bases) // RSS is reported only when the servers are visible
+		if len(b.pids) > 0 {
+			b.pid = b.pids[0]
+		}
 	}
 	return b, nil
 }
 
 type benchRun struct {
 	cfg     benchConfig
-	api     *API         // the first --url, for set-up
-	apis    []*API       // one per --url: natter posts go round them
-	dials   atomic.Int64 // sockets dialled so far: they go round the --urls
-	sockets []*benchSocket
+	api     *API           // the first --url, for set-up
+	apis    []*API         // one per --url: natter posts go round them
+	sockets []*benchSocket // the tenants mode's
+	set     socketSet      // the fanout mode's
 	out     io.Writer
 	started time.Time
 	posts   atomic.Int64 // bench posts numbered so far in this run
@@ -187,7 +216,32 @@ type benchRun struct {
 	tenantOf func(i int) int
 }
 
-func runBench(c *cli.Context) error {
+// serverPIDs is --server-pid, or else the processes listening on the --urls' ports (each once).
+func serverPIDs(given int, bases []string) []int {
+	if given > 0 {
+		return []int{given}
+	}
+	var out []int
+	seen := map[int]bool{}
+	for _, base := range bases {
+		u, err := url.Parse(base)
+		if err != nil {
+			return nil
+		}
+		port, _ := strconv.Atoi(u.Port())
+		pid, err := serverPID(port)
+		if err != nil {
+			return nil
+		}
+		if !seen[pid] {
+			seen[pid] = true
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func runBench(c *cli.Context, seed Seeders) error {
 	cfg, err := readBenchConfig(c)
 	if err != nil {
 		return err
@@ -209,15 +263,43 @@ func runBench(c *cli.Context) error {
 		if err := tenantsPort(cfg.base); err != nil {
 			return err
 		}
-		return runTenants(ctx, cfg, r)
+		if seed.Workspaces == nil {
+			return configError("mode", "this build of the bench cannot seed workspaces")
+		}
+		return runTenants(ctx, cfg, r, seed.Workspaces)
 	}
 	if err := r.resolveTargets(ctx); err != nil {
 		return err
 	}
-	defer r.closeAll()
 	if cfg.mode == "posts" {
 		return r.runPosts(ctx)
 	}
+	var tokens []string
+	if cfg.members {
+		if seed.Members == nil {
+			return configError("members", "this build of the bench cannot seed members")
+		}
+		began := time.Now()
+		if tokens, err = seed.Members(c, r.cfg.workspace, cfg.sockets); err != nil {
+			return fmt.Errorf("bench: seed %d members: %w", cfg.sockets, err)
+		}
+		fmt.Fprintf(r.out, "bench: %d members with a session each seeded in %s\n", len(tokens), time.Since(began).Round(time.Millisecond))
+	}
+	if cfg.generators == 0 {
+		r.set = newLocalSet(0, cfg.sockets, cfg.sources, tokens, true)
+	} else {
+		spawn := spawnProcess
+		if cfg.inProcess {
+			spawn = spawnInProcess
+		}
+		rs, err := startGenerators(ctx, spawn, cfg.generators, cfg.sockets, cfg.sources, tokens)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = rs.stop() }()
+		r.set = rs
+	}
+	defer func() { _ = r.set.closeAll(context.WithoutCancel(ctx)) }()
 	return r.run(ctx)
 }
 

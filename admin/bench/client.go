@@ -108,7 +108,9 @@ type benchSocket struct {
 	seen    []uint64 // bench posts received, a bit per post number
 	dups    int
 	frames  int
-	hist    histogram
+	lat     *latencies // post-to-delivery, shared by the sockets of a set
+	token   string     // its own session, when each socket is its own member
+	refused bool       // its last handshake was refused with 503
 	closed  chan struct{}
 	closeBy ws.StatusCode
 	caught  chan struct{} // closed when every post of want has arrived
@@ -208,7 +210,7 @@ func (s *benchSocket) onEvent(p []byte, now time.Time) {
 		s.dups++
 		return
 	}
-	s.hist.add(now.Sub(sent))
+	s.lat.add(now.Sub(sent))
 	if s.keep {
 		s.sample = append(s.sample[:0], p...)
 	}

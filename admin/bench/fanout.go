@@ -6,53 +6,53 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 )
 
 // fanoutTarget is what the fan-out phase loads: Natter, or the bare baseline server.
 type fanoutTarget struct {
 	name string
-	pid  int // the server process, for its CPU (0: unknown)
-	// wsURL is where a socket connects, resuming after its cursor.
-	wsURL  func(cursor string) string
-	header http.Header
-	// post sends bench post number n; its error says the post was not acknowledged.
+	pids []int // the server processes, for their CPU and memory (none: unknown)
+	// spec is where the sockets connect.
+	spec dialSpec
+	// post sends bench post n; its error says the post was not acknowledged.
 	post func(ctx context.Context, n int64) error
 }
 
 // fanoutFigures are what a fan-out phase measured, for the comparison with the baseline.
 type fanoutFigures struct {
 	connect   time.Duration
+	sockets   int // connected
 	p99       time.Duration
 	frames    int
 	serverCPU time.Duration // -1: unknown
 	// connectCPU is the server's CPU while the sockets connected (-1: unknown): less swayed by
 	// other jobs on a shared machine than the connect time.
 	connectCPU  time.Duration
+	perSocket   float64 // bytes of server RSS per connected socket (-1: unknown)
 	acked, lost int
+	dups        int
 }
 
-// natterTarget posts into the bench channel and connects to the workspace's realtime socket.
-func (r *benchRun) natterTarget() fanoutTarget {
-	header := http.Header{}
+// natterTarget posts into the bench channel and connects to the workspace's realtime socket,
+// the sockets going round the --urls.
+func (r *benchRun) natterTarget(cursor string) fanoutTarget {
+	header := map[string]string{}
 	if r.cfg.token != "" {
-		header.Set("Authorization", "Bearer "+r.cfg.token)
+		header["Authorization"] = "Bearer " + r.cfg.token
 	}
-	return fanoutTarget{name: "natter", pid: r.cfg.pid, header: header,
-		wsURL: func(cursor string) string {
-			base := r.cfg.bases[int(r.dials.Add(1)-1)%len(r.cfg.bases)]
-			u := "ws" + strings.TrimPrefix(base, "http") + "/api/realtime/ws?workspace_id=" + url.QueryEscape(r.cfg.workspace)
-			if cursor != "" {
-				u += "&after_cursor=" + url.QueryEscape(cursor)
-			}
-			return u
-		},
+	var urls []string
+	for _, base := range r.cfg.bases {
+		urls = append(urls, "ws"+strings.TrimPrefix(base, "http")+"/api/realtime/ws?workspace_id="+url.QueryEscape(r.cfg.workspace))
+	}
+	return fanoutTarget{name: "natter", pids: r.cfg.pids,
+		spec: dialSpec{URLs: urls, Header: header, Cursor: cursor, Dialers: r.cfg.dialers},
 		post: func(ctx context.Context, n int64) error {
 			_, err := r.apis[int(n)%len(r.apis)].Do(ctx, http.MethodPost, "/api/channels/"+r.cfg.channel+"/messages",
 				map[string]string{"body": benchBody(n), "nonce": fmt.Sprintf("bench-%d-%d", r.started.UnixNano(), n)}, nil)
@@ -69,28 +69,6 @@ func (r *benchRun) tail(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("bench: read the tail cursor: %w", err)
 	}
 	return page.TailCursor, nil
-}
-
-// connect opens every socket (at most connect-concurrency handshakes at once) and returns the
-// handshake durations.
-func (r *benchRun) connect(ctx context.Context, t fanoutTarget, sockets []*benchSocket) ([]time.Duration, error) {
-	took := make([]time.Duration, len(sockets))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(r.cfg.dialers)
-	for i, s := range sockets {
-		g.Go(func() error {
-			start := time.Now()
-			s.mu.Lock()
-			u := t.wsURL(s.cursor)
-			s.mu.Unlock()
-			if err := s.dial(gctx, u, t.header); err != nil {
-				return fmt.Errorf("bench: %s socket %d from %s: %w", t.name, i, s.source, err)
-			}
-			took[i] = time.Since(start)
-			return nil
-		})
-	}
-	return took, g.Wait()
 }
 
 func (r *benchRun) closeAll() {
@@ -140,80 +118,35 @@ func (r *benchRun) post(ctx context.Context, t fanoutTarget, duration time.Durat
 	return acked, int(failed.Load())
 }
 
-// waitCaughtUp blocks until every socket has received every acknowledged post or the drain
-// time passes, and returns how long that took.
-func (r *benchRun) waitCaughtUp(ctx context.Context, acked []int64, within time.Duration) (time.Duration, bool) {
-	start := time.Now()
-	var want []uint64
-	for _, n := range acked {
-		setBit(&want, n)
-	}
-	chans := make([]chan struct{}, 0, len(r.sockets))
-	for _, s := range r.sockets {
-		s.mu.Lock()
-		missing := 0
-		for _, n := range acked {
-			if !s.has(n) {
-				missing++
-			}
-		}
-		if missing > 0 {
-			ch := make(chan struct{})
-			s.caught, s.want, s.missing = ch, want, missing
-			chans = append(chans, ch)
-		}
-		s.mu.Unlock()
-	}
-	timeout := time.NewTimer(within)
-	defer timeout.Stop()
-	for _, ch := range chans {
-		select {
-		case <-ch:
-		case <-timeout.C:
-			return time.Since(start), false
-		case <-ctx.Done():
-			return time.Since(start), false
-		}
-	}
-	return time.Since(start), true
-}
-
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// newSockets makes the bench's sockets, spread over the source addresses, resuming after cursor.
+// newSockets makes the tenants mode's sockets, spread over the source addresses, each with a
+// latency count of its own.
 func (r *benchRun) newSockets(cursor string) {
 	r.sockets = make([]*benchSocket, r.cfg.sockets)
 	for i := range r.sockets {
-		r.sockets[i] = &benchSocket{source: net.IPv4(127, 0, 0, byte(1+i%r.cfg.sources)), cursor: cursor}
+		r.sockets[i] = &benchSocket{source: net.IPv4(127, 0, 0, byte(1+i%r.cfg.sources)), cursor: cursor, lat: &latencies{}}
 	}
 }
 
 func (r *benchRun) run(ctx context.Context) error {
 	cfg := r.cfg
-	rssBefore, _ := rssBytes(cfg.pid)
 	startCursor, err := r.tail(ctx)
 	if err != nil {
 		return err
 	}
-	r.newSockets(startCursor)
-	if len(r.sockets) > 0 {
-		r.sockets[0].keep = true // its frames give the baseline the frame to write
+	who := "the bench's account"
+	if cfg.members {
+		who = "each socket its own member with its own session"
 	}
-	fmt.Fprintf(r.out, "bench: %d sockets from %d source addresses, %d posters at %.1f posts/s for %s into %s\n",
-		cfg.sockets, cfg.sources, cfg.posters, cfg.rate, cfg.duration, cfg.channel)
-	natter := r.natterTarget()
-	fig, err := r.fanout(ctx, natter, func() {
-		if cfg.pid > 0 && cfg.sockets > 0 {
-			time.Sleep(2 * time.Second) // let the server settle before reading its memory
-			rssAfter, _ := rssBytes(cfg.pid)
-			fmt.Fprintf(r.out, "memory: server RSS %.1f MiB -> %.1f MiB, %.0f bytes per socket\n", float64(rssBefore)/(1<<20),
-				float64(rssAfter)/(1<<20), float64(rssAfter-rssBefore)/float64(cfg.sockets))
-		}
-	})
+	fmt.Fprintf(r.out, "bench: %d sockets (%s) from %d source addresses in %s, %d posters at %.1f posts/s for %s into %s\n",
+		cfg.sockets, who, cfg.sources, r.generatorsText(), cfg.posters, cfg.rate, cfg.duration, cfg.channel)
+	natter := r.natterTarget(startCursor)
+	fig, err := r.fanout(ctx, natter)
 	if err != nil {
 		return err
 	}
@@ -225,48 +158,134 @@ func (r *benchRun) run(ctx context.Context) error {
 	if !cfg.baseline {
 		return nil
 	}
-	r.closeAll()
+	if err := r.set.closeAll(ctx); err != nil {
+		return err
+	}
 	return r.compareBaseline(ctx, fig)
+}
+
+// generatorsText says where the sockets are held.
+func (r *benchRun) generatorsText() string {
+	if rs, ok := r.set.(*remoteSet); ok {
+		return fmt.Sprintf("%d load-generator processes", len(rs.gens))
+	}
+	return "this process"
+}
+
+// rssSum is the resident memory of the processes together (-1: unknown).
+func rssSum(pids []int) int64 {
+	if len(pids) == 0 {
+		return -1
+	}
+	var total int64
+	for _, pid := range pids {
+		v, err := rssBytes(pid)
+		if err != nil {
+			return -1
+		}
+		total += v
+	}
+	return total
+}
+
+// cpuSum is the CPU the processes spent so far together (-1: unknown).
+func cpuSum(pids []int) time.Duration {
+	if len(pids) == 0 {
+		return -1
+	}
+	var total time.Duration
+	for _, pid := range pids {
+		v, err := procCPU(pid, false)
+		if err != nil {
+			return -1
+		}
+		total += v
+	}
+	return total
+}
+
+// descriptors describes each server process's open descriptors against its limit.
+func descriptors(pids []int) string {
+	var parts []string
+	for _, pid := range pids {
+		fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
+		limit := "?"
+		if raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid)); err == nil {
+			for _, line := range strings.Split(string(raw), "\n") {
+				if f := strings.Fields(line); len(f) >= 5 && strings.HasPrefix(line, "Max open files") {
+					limit = f[3]
+				}
+			}
+		}
+		parts = append(parts, fmt.Sprintf("pid %d: %d of %s", pid, len(fds), limit))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // fanout connects every socket to the target, posts for the duration, waits for the last
 // deliveries and reports.
-func (r *benchRun) fanout(ctx context.Context, t fanoutTarget, settled func()) (fanoutFigures, error) {
+func (r *benchRun) fanout(ctx context.Context, t fanoutTarget) (fanoutFigures, error) {
 	cfg := r.cfg
-	fig := fanoutFigures{serverCPU: -1, connectCPU: -1}
+	fig := fanoutFigures{serverCPU: -1, connectCPU: -1, perSocket: -1}
+	rss0 := rssSum(t.pids)
 	connectStart := time.Now()
-	beforeConnect, cpuErr := procCPU(t.pid, false)
-	took, err := r.connect(ctx, t, r.sockets)
+	beforeConnect := cpuSum(t.pids)
+	res, err := r.set.connect(ctx, t.spec)
 	if err != nil {
 		return fig, err
 	}
 	fig.connect = time.Since(connectStart)
+	fig.sockets = res.Connected
 	perConnect := ""
-	if afterConnect, err := procCPU(t.pid, false); t.pid > 0 && err == nil && cpuErr == nil && cfg.sockets > 0 {
-		fig.connectCPU = afterConnect - beforeConnect
-		perConnect = fmt.Sprintf("; server CPU %.0f µs per connect", float64(fig.connectCPU.Microseconds())/float64(cfg.sockets))
+	if after := cpuSum(t.pids); after >= 0 && beforeConnect >= 0 && res.Connected > 0 {
+		fig.connectCPU = after - beforeConnect
+		perConnect = fmt.Sprintf("; server CPU %.0f µs per connect", float64(fig.connectCPU.Microseconds())/float64(res.Connected))
 	}
-	fmt.Fprintf(r.out, "%s connect: %d sockets in %s (handshake p50 %s, p99 %s%s)\n", t.name, cfg.sockets, fig.connect.Round(time.Millisecond),
-		percentile(took, 0.5).Round(time.Microsecond), percentile(took, 0.99).Round(time.Microsecond), perConnect)
-	if settled != nil {
-		settled()
+	refusedText := ""
+	if res.Refused > 0 {
+		refusedText = fmt.Sprintf(", %d refused with 503 (the server's socket cap)", res.Refused)
 	}
-	frames0, cpu0 := r.frames(), cpuTime()
-	server0, serverErr := procCPU(t.pid, false)
+	fmt.Fprintf(r.out, "%s connect: %d of %d sockets in %s%s (handshake p50 %s, p99 %s%s)\n", t.name, res.Connected, r.set.size(),
+		fig.connect.Round(time.Millisecond), refusedText, res.Handshakes.quantile(0.5).Round(time.Microsecond),
+		res.Handshakes.quantile(0.99).Round(time.Microsecond), perConnect)
+	if rss0 >= 0 && res.Connected > 0 {
+		time.Sleep(2 * time.Second) // let the servers settle before reading their memory
+		rss1 := rssSum(t.pids)
+		fig.perSocket = float64(rss1-rss0) / float64(res.Connected)
+		fmt.Fprintf(r.out, "%s memory: server RSS %.1f MiB -> %.1f MiB (%d processes), %.0f bytes per socket; descriptors %s\n", t.name,
+			float64(rss0)/(1<<20), float64(rss1)/(1<<20), len(t.pids), fig.perSocket, descriptors(t.pids))
+	}
+	frames0, err := r.set.frames(ctx)
+	if err != nil {
+		return fig, err
+	}
+	cpu0 := r.generatorCPU()
+	server0 := cpuSum(t.pids)
 	postStart := time.Now()
 	acked, failed := r.post(ctx, t, cfg.duration, cfg.rate)
 	posted := time.Since(postStart)
-	caughtIn, ok := r.waitCaughtUp(ctx, acked, cfg.drain)
+	c, err := r.set.caughtUp(ctx, acked, cfg.drain)
+	if err != nil {
+		return fig, err
+	}
 	elapsed := time.Since(postStart)
-	frames, cpu := r.frames()-frames0, cpuTime()-cpu0
-	if server1, err := procCPU(t.pid, false); t.pid > 0 && err == nil && serverErr == nil {
+	frames1, err := r.set.frames(ctx)
+	if err != nil {
+		return fig, err
+	}
+	frames, cpu := frames1-frames0, r.generatorCPU()-cpu0
+	if server1 := cpuSum(t.pids); server1 >= 0 && server0 >= 0 {
 		fig.serverCPU = server1 - server0
 	}
 	fig.frames = frames
 	fmt.Fprintf(r.out, "%s posts: %d acknowledged (%.1f/s), %d failed\n", t.name, len(acked), float64(len(acked))/posted.Seconds(), failed)
 	fmt.Fprintf(r.out, "%s deliveries: %d frames in %s (%.0f/s); last delivery %s after the last post%s\n", t.name, frames,
-		elapsed.Round(time.Millisecond), float64(frames)/elapsed.Seconds(), caughtIn.Round(time.Millisecond), map[bool]string{false: " (drain timed out)", true: ""}[ok])
-	fig.p99, fig.lost = r.reportDeliveries(t.name, acked)
+		elapsed.Round(time.Millisecond), float64(frames)/elapsed.Seconds(), c.Took.Round(time.Millisecond), map[bool]string{false: " (drain timed out)", true: ""}[c.OK])
+	tl, err := r.reportDeliveries(ctx, t.name, acked)
+	if err != nil {
+		return fig, err
+	}
+	fig.p99, fig.lost, fig.dups = tl.Latency.quantile(0.99), tl.Lost, tl.Dups
 	fig.acked = len(acked)
 	if frames > 0 {
 		line := fmt.Sprintf("%s CPU per delivered frame: load generator %.2f µs", t.name, float64(cpu.Microseconds())/float64(frames))
@@ -278,58 +297,53 @@ func (r *benchRun) fanout(ctx context.Context, t fanoutTarget, settled func()) (
 	return fig, nil
 }
 
-func (r *benchRun) frames() int {
-	n := 0
-	for _, s := range r.sockets {
-		s.mu.Lock()
-		n += s.frames
-		s.mu.Unlock()
+// generatorCPU is the CPU spent so far by this process and its load-generator processes.
+func (r *benchRun) generatorCPU() time.Duration {
+	total := cpuTime()
+	if rs, ok := r.set.(*remoteSet); ok {
+		if c := cpuSum(rs.pids()); c > 0 {
+			total += c
+		}
 	}
-	return n
+	return total
 }
 
-// reportDeliveries checks every acknowledged post against every socket, prints latency and
-// integrity, and returns the p99 and the number of lost deliveries.
-func (r *benchRun) reportDeliveries(name string, acked []int64) (time.Duration, int) {
-	var lost, dups int
-	var hist histogram
-	closed := 0
-	for _, s := range r.sockets {
-		s.mu.Lock()
-		for _, n := range acked {
-			if !s.has(n) {
-				lost++
-			}
-		}
-		dups += s.dups
-		hist.merge(&s.hist)
-		s.hist = histogram{}
-		if s.closeBy != 0 {
-			closed++
-		}
-		s.mu.Unlock()
+// reportDeliveries checks every acknowledged post against every connected socket and prints
+// latency and integrity.
+func (r *benchRun) reportDeliveries(ctx context.Context, name string, acked []int64) (tally, error) {
+	t, err := r.set.account(ctx, acked)
+	if err != nil {
+		return t, err
 	}
-	p99 := hist.quantile(0.99)
-	fmt.Fprintf(r.out, "%s latency post-to-delivery: p50 %s, p99 %s, p999 %s over %d deliveries\n", name, hist.quantile(0.5).Round(time.Microsecond),
-		p99.Round(time.Microsecond), hist.quantile(0.999).Round(time.Microsecond), hist.n)
-	fmt.Fprintf(r.out, "%s integrity: %d lost (acknowledged, not delivered when the drain ended), %d duplicated, %d sockets closed by the server\n",
-		name, lost, dups, closed)
-	return p99, lost
+	h := &t.Latency
+	fmt.Fprintf(r.out, "%s latency post-to-delivery: p50 %s, p99 %s, p999 %s over %d deliveries\n", name, h.quantile(0.5).Round(time.Microsecond),
+		h.quantile(0.99).Round(time.Microsecond), h.quantile(0.999).Round(time.Microsecond), h.n)
+	fmt.Fprintf(r.out, "%s integrity: %d lost (acknowledged, not delivered when the drain ended), %d duplicated, %d of %d sockets closed by the server\n",
+		name, t.Lost, t.Dups, t.Closed, t.Sockets)
+	return t, nil
 }
 
 // reconnectAll drops every socket, posts a burst while they are away, reconnects them all at
 // once from their cursors and measures until every socket has caught up.
 func (r *benchRun) reconnectAll(ctx context.Context, t fanoutTarget) error {
-	r.closeAll()
+	if err := r.set.closeAll(ctx); err != nil {
+		return err
+	}
 	acked, _ := r.post(ctx, t, 2*time.Second, r.cfg.rate)
 	start := time.Now()
-	if _, err := r.connect(ctx, t, r.sockets); err != nil {
+	spec := t.spec
+	spec.Resume = true
+	res, err := r.set.connect(ctx, spec)
+	if err != nil {
 		return err
 	}
 	connected := time.Since(start)
-	caught, ok := r.waitCaughtUp(ctx, acked, 60*time.Second)
-	fmt.Fprintf(r.out, "reconnect: %d sockets back in %s, all caught up on the %d posts made while away in %s%s\n", len(r.sockets),
-		connected.Round(time.Millisecond), len(acked), (connected + caught).Round(time.Millisecond), map[bool]string{false: " (timed out)", true: ""}[ok])
-	r.reportDeliveries(t.name, acked)
-	return nil
+	c, err := r.set.caughtUp(ctx, acked, 60*time.Second)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "reconnect: %d sockets back in %s (%d refused), all caught up on the %d posts made while away in %s%s\n", res.Connected,
+		connected.Round(time.Millisecond), res.Refused, len(acked), (connected + c.Took).Round(time.Millisecond), map[bool]string{false: " (timed out)", true: ""}[c.OK])
+	_, err = r.reportDeliveries(ctx, t.name, acked)
+	return err
 }

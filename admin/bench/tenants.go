@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -31,17 +32,34 @@ type tenantsConfig struct {
 	workspaces, active, wakeSamples int
 	streamIdle                      time.Duration
 	dir                             string
+	cluster                         bool // natter cluster (3 NATS nodes, R3) instead of natter serve
 }
 
 // tenantWorkspace is a workspace the bench made, with its channel.
 type tenantWorkspace struct{ id, channel string }
 
-// tenantServer is the Natter process under test.
+// tenantServer is the Natter process under test: `natter serve` with its embedded NATS, or
+// `natter cluster` with three NATS nodes and one replica in one process.
 type tenantServer struct {
 	exe, addr, dataDir, dbURL string
 	streamIdle                time.Duration
+	cluster                   bool
 	cmd                       *exec.Cmd
 	exited                    chan error
+}
+
+// args is the server's command line.
+func (s *tenantServer) args() []string {
+	if s.cluster {
+		_, port, _ := net.SplitHostPort(s.addr)
+		p, _ := strconv.Atoi(port)
+		return []string{"cluster", "--data-dir", s.dataDir, "--replicas", "1", "--nats-nodes", "3",
+			"--base-port", port, "--nats-base-port", strconv.Itoa(p + 1),
+			"--max-sockets-per-user", "100000", "--stream-idle", s.streamIdle.String()}
+	}
+	return []string{"serve", "--addr", s.addr, "--database-url", s.dbURL, "--data-dir", s.dataDir,
+		"--dev-bootstrap", "--dev-auth", "--access-log=false", "--log-level", "warn",
+		"--max-sockets-per-user", "100000", "--stream-idle", s.streamIdle.String()}
 }
 
 // start runs the server and returns how long it took from the exec to /readyz answering 200.
@@ -51,9 +69,7 @@ func (s *tenantServer) start(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	defer logFile.Close()
-	s.cmd = exec.Command(s.exe, "serve", "--addr", s.addr, "--database-url", s.dbURL, "--data-dir", s.dataDir,
-		"--dev-bootstrap", "--dev-auth", "--access-log=false", "--log-level", "warn",
-		"--max-sockets-per-user", "100000", "--stream-idle", s.streamIdle.String())
+	s.cmd = exec.Command(s.exe, s.args()...)
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	began := time.Now()
 	if err := s.cmd.Start(); err != nil {
@@ -97,10 +113,15 @@ func (s *tenantServer) stop() {
 
 func (s *tenantServer) pid() int { return s.cmd.Process.Pid }
 
-// jetStreamCounts counts the streams and durable consumers the embedded server keeps on disk.
+// jetStreamCounts counts the streams and durable consumers the NATS server (the cluster's
+// first node: an R3 stream is on all three) keeps on disk.
 func (s *tenantServer) jetStreamCounts() (streamCount, consumers int) {
-	dirs, _ := filepath.Glob(filepath.Join(s.dataDir, "nats", "jetstream", "*", "streams", "*"))
-	obs, _ := filepath.Glob(filepath.Join(s.dataDir, "nats", "jetstream", "*", "streams", "*", "obs", "*"))
+	js := filepath.Join(s.dataDir, "nats", "jetstream")
+	if s.cluster {
+		js = filepath.Join(s.dataDir, "nats", "nats-1", "jetstream")
+	}
+	dirs, _ := filepath.Glob(filepath.Join(js, "*", "streams", "*"))
+	obs, _ := filepath.Glob(filepath.Join(js, "*", "streams", "*", "obs", "*"))
 	return len(dirs), len(obs)
 }
 
@@ -123,7 +144,7 @@ func (r *benchRun) measureRest(srv *tenantServer, pgPID int, window time.Duratio
 		streams: st, consumers: co}
 }
 
-func runTenants(ctx context.Context, cfg benchConfig, out *benchRun) (err error) {
+func runTenants(ctx context.Context, cfg benchConfig, out *benchRun, seed func(ctx context.Context, databaseURL, ownerID string, n int) ([][2]string, error)) (err error) {
 	tc := cfg.tenants
 	dir := tc.dir
 	if dir == "" {
@@ -149,13 +170,18 @@ func runTenants(ctx context.Context, cfg benchConfig, out *benchRun) (err error)
 	}
 	u, _ := url.Parse(cfg.base)
 	srv := &tenantServer{exe: exe, addr: u.Host, dataDir: filepath.Join(dir, "natter"), dbURL: pg.URL("postgres"), streamIdle: tc.streamIdle}
+	kind := "natter serve, embedded NATS"
+	if tc.cluster {
+		// natter cluster finds the PostgreSQL running in <dir>/pg and uses its database natter.
+		srv.cluster, srv.dataDir, srv.dbURL, kind = true, dir, pg.URL("natter"), "natter cluster, 3 NATS nodes, R3 streams"
+	}
 	if _, err := srv.start(ctx); err != nil {
 		return err
 	}
 	defer srv.stop()
 	w := out.out
-	fmt.Fprintf(w, "tenants: %d workspaces, %d active with %d sockets in all, %.0f posts/s for %s per load phase; stream idle %s; data in %s\n",
-		tc.workspaces, tc.active, cfg.sockets, cfg.rate, cfg.duration, tc.streamIdle, dir)
+	fmt.Fprintf(w, "tenants: %s; %d workspaces, %d active with %d sockets in all, %.0f posts/s for %s per load phase; stream idle %s; data in %s\n",
+		kind, tc.workspaces, tc.active, cfg.sockets, cfg.rate, cfg.duration, tc.streamIdle, dir)
 
 	settle := func() {
 		// Until every stream but the active ones' has been retired for 10 s in a row (the relay
@@ -199,11 +225,35 @@ func runTenants(ctx context.Context, cfg benchConfig, out *benchRun) (err error)
 	time.Sleep(2 * time.Second)
 	p99A, lostA := out.tenantLoad(ctx, active)
 
-	dormant, err := out.createWorkspaces(ctx, "dormant", tc.workspaces-tc.active)
+	out.closeAll()
+	var me struct {
+		User struct{ ID string } `json:"user"`
+	}
+	if _, err := out.api.Do(ctx, http.MethodGet, "/api/me", nil, &me); err != nil {
+		return err
+	}
+	// The dormant workspaces go straight into the database, as the relay leaves them once their
+	// streams are retired, with the server stopped: through the API each would create a stream
+	// and wait --stream-idle to lose it (10–15 stream creations a second here, 5 with R3).
+	srv.stop()
+	began := time.Now()
+	pairs, err := seed(ctx, srv.dbURL, me.User.ID, tc.workspaces-tc.active)
 	if err != nil {
+		return fmt.Errorf("bench: seed the dormant workspaces: %w", err)
+	}
+	dormant := make([]tenantWorkspace, len(pairs))
+	for i, p := range pairs {
+		dormant[i] = tenantWorkspace{id: p[0], channel: p[1]}
+	}
+	fmt.Fprintf(w, "tenants: %d dormant workspaces seeded in %s\n", len(dormant), time.Since(began).Round(time.Millisecond))
+	if _, err := srv.start(ctx); err != nil {
 		return err
 	}
 	settle()
+	if err := out.tenantSockets(ctx, active); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second)
 	p99W, lostW := out.tenantLoad(ctx, active)
 	out.closeAll()
 	settle()
@@ -304,17 +354,16 @@ func (r *benchRun) tenantLoad(ctx context.Context, active []tenantWorkspace) (ti
 	r.post(ctx, r.tenantTarget(active), 3*time.Second, float64(len(active)))
 	time.Sleep(2 * time.Second)
 	for _, s := range r.sockets {
-		s.mu.Lock()
-		s.hist = histogram{}
-		s.mu.Unlock()
+		s.lat.take()
 	}
 	acked, _ := r.post(ctx, r.tenantTarget(active), r.cfg.duration, r.cfg.rate)
 	time.Sleep(r.cfg.drain)
 	var all histogram
 	lost := 0
 	for i, s := range r.sockets {
+		h := s.lat.take()
+		all.merge(&h)
 		s.mu.Lock()
-		all.merge(&s.hist)
 		for _, n := range acked {
 			if int(n)%len(active) == r.tenantOf(i) && !s.has(n) {
 				lost++
@@ -332,7 +381,7 @@ func (r *benchRun) wakeLatencies(ctx context.Context, dormant []tenantWorkspace,
 	step := max(1, len(dormant)/max(samples, 1))
 	for i := 0; i < len(dormant) && len(out) < samples; i += step {
 		ws := dormant[i]
-		s := &benchSocket{source: net.IPv4(127, 0, 0, 1)}
+		s := &benchSocket{source: net.IPv4(127, 0, 0, 1), lat: &latencies{}}
 		if err := s.dial(ctx, r.socketURL(ws), http.Header{}); err != nil {
 			return out, err
 		}
@@ -346,8 +395,10 @@ func (r *benchRun) wakeLatencies(ctx context.Context, dormant []tenantWorkspace,
 		for time.Now().Before(deadline) {
 			s.mu.Lock()
 			got := s.has(n)
-			q := s.hist.quantile(1)
 			s.mu.Unlock()
+			s.lat.mu.Lock()
+			q := s.lat.h.quantile(1)
+			s.lat.mu.Unlock()
 			if got {
 				out = append(out, q)
 				break
