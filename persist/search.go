@@ -214,14 +214,17 @@ type searchFound struct {
 const searchWalkRoots = 20000
 
 // searchSmallWorkspace reports whether a workspace has at most searchWalkRoots root messages (its
-// places' counters, summed). The full-text index holds every workspace's messages: a word common
-// in the others makes reading it cost their matches too, while walking a small workspace's whole
-// history costs at most its own rows.
-func (tx *Tx) searchSmallWorkspace(ctx context.Context, workspaceID string) (bool, error) {
+// places' counters, summed), and the messages table's rows as the planner knows them. The
+// full-text index holds every workspace's messages: a word common in the others makes reading
+// it cost their matches too, while walking a small workspace's whole history costs at most its
+// own rows.
+func (tx *Tx) searchSmallWorkspace(ctx context.Context, workspaceID string) (bool, float64, error) {
 	var roots int64
+	var total float64
 	err := tx.queryRow(ctx, `SELECT (SELECT coalesce(sum(last_seq), 0) FROM channels WHERE workspace_id = $1)
-		+ (SELECT coalesce(sum(last_seq), 0) FROM dms WHERE workspace_id = $1)`, workspaceID).Scan(&roots)
-	return roots <= searchWalkRoots, err
+		+ (SELECT coalesce(sum(last_seq), 0) FROM dms WHERE workspace_id = $1),
+		(SELECT reltuples FROM pg_class WHERE oid = 'messages'::regclass)`, workspaceID).Scan(&roots, &total)
+	return roots <= searchWalkRoots, total, err
 }
 
 // searchShape is how a search reads: see Search.
@@ -239,11 +242,11 @@ type searchShapeKey struct{}
 
 // searchShapeFor chooses how a search reads (see Search).
 func (tx *Tx) searchShapeFor(ctx context.Context, p SearchParams, need int) (searchShape, error) {
-	small, err := tx.searchSmallWorkspace(ctx, p.WorkspaceID)
+	small, total, err := tx.searchSmallWorkspace(ctx, p.WorkspaceID)
 	if err != nil || small {
 		return searchWalkAll, err
 	}
-	dense, err := tx.searchDense(ctx, p.Query, need)
+	dense, err := tx.searchDense(ctx, p.Query, need, total)
 	if dense {
 		return searchWalkSome, err
 	}
@@ -259,17 +262,14 @@ const searchWalkBudget = 20000
 // planner's own estimate (the full-text statistics of ANALYZE, per word and across the query's
 // operators) over the table's rows, one EXPLAIN away: the planner weighs it well, but not
 // against the block range index's intersection.
-func (tx *Tx) searchDense(ctx context.Context, query string, need int) (bool, error) {
+// total is the table's rows (pg_class.reltuples, searchSmallWorkspace).
+func (tx *Tx) searchDense(ctx context.Context, query string, need int, total float64) (bool, error) {
 	var plan []struct {
 		Plan struct {
 			Rows float64 `json:"Plan Rows"`
 		} `json:"Plan"`
 	}
 	var raw []byte
-	var total float64
-	if err := tx.queryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = 'messages'::regclass`).Scan(&total); err != nil {
-		return false, err
-	}
 	if err := tx.queryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT 1 FROM messages m
 		WHERE m.search @@ websearch_to_tsquery('english', $1::text)`, query).Scan(&raw); err != nil {
 		return false, err
@@ -414,17 +414,7 @@ func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCurso
 	case p.DMID != "":
 		scope = `m.dm_id = ` + arg(p.DMID)
 	default:
-		var channels string
-		if guest {
-			channels = `m.channel_id = (SELECT id FROM channels WHERE workspace_id = $1 AND name = ` + arg(GuestChannel) + `)`
-		} else {
-			channels = `(m.channel_id IS NOT NULL AND m.channel_id NOT IN (` + channelsHidden("$1", arg(actor.UserID)) + `))`
-		}
-		scope = channels
-		if !actor.IsBotToken() || actor.HasScope(ScopeDMsRead) {
-			scope = `(` + channels + ` OR m.dm_id IN (SELECT dm_id FROM dm_members WHERE workspace_id = $1 AND user_id = ` +
-				arg(actor.UserID) + `))`
-		}
+		scope = readablePlaces("m", actor, guest, arg)
 	}
 	order, window, keyset, candidates := `s.rank DESC, s.created_at DESC, s.id DESC`, "true", "true", strconv.Itoa(RelevanceWindow)
 	switch {
@@ -470,4 +460,22 @@ func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCurso
 			CROSS JOIN (SELECT created_at, id, (SELECT count(*) FROM s) AS candidates FROM s
 				ORDER BY created_at DESC, id DESC LIMIT 1) top
 		ORDER BY ` + order, args
+}
+
+// readablePlaces is the SQL condition that message alias m is in a place the actor may read,
+// with $1 the workspace id and arg adding an argument: guests read only the guest channel,
+// private channels only their members (the rules of ChannelForRead); direct conversations their
+// members, and bot tokens only with dms:read (the rule of DMForRead).
+func readablePlaces(m string, actor Actor, guest bool, arg func(any) string) string {
+	var channels string
+	if guest {
+		channels = m + `.channel_id = (SELECT id FROM channels WHERE workspace_id = $1 AND name = ` + arg(GuestChannel) + `)`
+	} else {
+		channels = `(` + m + `.channel_id IS NOT NULL AND ` + m + `.channel_id NOT IN (` + channelsHidden("$1", arg(actor.UserID)) + `))`
+	}
+	if actor.IsBotToken() && !actor.HasScope(ScopeDMsRead) {
+		return channels
+	}
+	return `(` + channels + ` OR ` + m + `.dm_id IN (SELECT dm_id FROM dm_members WHERE workspace_id = $1 AND user_id = ` +
+		arg(actor.UserID) + `))`
 }

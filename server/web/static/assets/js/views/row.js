@@ -21,11 +21,11 @@ export function renderRow(m, opts) {
     dataset: { id: m.id, seq: m.channel_seq ?? '' }, tabIndex: 0, role: 'article', 'aria-label': `${displayName(author)}, ${fmt.time(created)}` });
   const gutter = opts.grouped
     ? h('time', { class: 'gutter-time', dateTime: m.created_at, title: fmt.full(created) }, fmt.time(created))
-    : avatar(author, 'md');
+    : h('span', { class: 'who-pic', dataset: { card: m.author_id } }, avatar(author, 'md'));
   const content = h('div', { class: 'msg-content' });
   if (!opts.grouped) {
     content.appendChild(h('div', { class: 'msg-head' },
-      h('span', { class: 'author' }, displayName(author)),
+      h('span', { class: 'author', dataset: { card: m.author_id } }, displayName(author)),
       author && author.kind === 'bot' ? h('span', { class: 'tag bot' }, 'bot') : null,
       h('time', { dateTime: m.created_at, title: fmt.full(created) }, fmt.time(created))));
   }
@@ -155,12 +155,11 @@ function confirmDelete(button, m) {
   setTimeout(restore, 5000);
 }
 
-// picker opens the emoji picker (lazy/picker.js, fetched on first use) by anchor, for onPick
-// or a composer's box.
+// picker opens lazy/picker.js's picker for onPick or a composer's box.
 export function picker(anchor, onPick) {
   import('../lazy/picker.js').then((p) => p.openPicker(anchor, onPick), (err) => actions.toast(err.message));
 }
 
-// emojiButton is a composer's picker button: the emoji goes in at box's caret.
+// emojiButton opens the picker for a composer's box.
 export const emojiButton = (box) => h('button', { class: 'icon-btn', type: 'button', title: 'Emoji', 'aria-label': 'Emoji', 'aria-haspopup': 'dialog',
   onclick: (e) => picker(e.currentTarget, box) }, icon('smile'));
