@@ -173,7 +173,11 @@ func (tx *Tx) historyReplyInsert(ctx context.Context, r messageRow, p HistoryMes
 			thread_root_id, thread_seq, kind, body, created_at, edited_at)
 		VALUES ($1, $2, nullif($3, ''), nullif($4, ''), $5, $6, $6, $7, 'message', $8, $9, $10)`,
 		r.id, r.workspaceID, p.Place.ChannelID, p.Place.DMID, r.authorID, root.ID, seq, r.body, p.CreatedAt, p.EditedAt)
-	return err
+	if err != nil {
+		return err
+	}
+	// Imported history is read: its threads are followed, with nothing unread.
+	return tx.threadFollow(ctx, root, r.authorID, seq, p.CreatedAt, r.body, true)
 }
 
 // historyMessage loads what the history writers need of a live message of the workspace (id,

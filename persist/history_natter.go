@@ -302,6 +302,13 @@ func (tx *Tx) HistoryMessageDetails(ctx context.Context, h History, messageID st
 				last_reply_at = $5, last_reply_author_ids = $6
 			WHERE workspace_id = $1 AND root_message_id = $2`, h.WorkspaceID, messageID, d.LastThreadSeq,
 			d.Thread.ReplyCount, *d.Thread.LastReplyAt, d.Thread.LastReplyAuthorIDs)
+		if err == nil {
+			// The source's sequence may end past the replies imported: the followers have read
+			// up to it, so a later reply does not count the gap as unread.
+			_, err = tx.exec(ctx, `UPDATE thread_follows SET last_seq = greatest(last_seq, $3),
+					last_read_seq = greatest(last_read_seq, $3)
+				WHERE workspace_id = $1 AND root_message_id = $2`, h.WorkspaceID, messageID, d.LastThreadSeq)
+		}
 	}
 	return err
 }

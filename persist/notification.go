@@ -2,6 +2,8 @@ package persist
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -111,4 +113,31 @@ func equalFoldASCII(s, lower string) bool {
 		}
 	}
 	return true
+}
+
+// MentionedHandles lists the handles body @mentions by the rule of Mentions, lowercased, each
+// once, in order of first appearance, at most limit of them (a handle is 2 to 32 handle
+// characters; anything longer names no one).
+func MentionedHandles(body string, limit int) []string {
+	var out []string
+	for i := 0; i < len(body) && len(out) < limit; i++ {
+		if body[i] != '@' || (i > 0 && isHandleByte(body[i-1])) {
+			continue
+		}
+		end := i + 1
+		for end < len(body) && isHandleByte(body[end]) && body[end] != '@' {
+			end++
+		}
+		if end < len(body) && body[end] == '@' {
+			continue // an email-like run: no mention
+		}
+		if n := end - i - 1; n >= 2 && n <= 32 {
+			h := strings.ToLower(body[i+1 : end])
+			if !slices.Contains(out, h) {
+				out = append(out, h)
+			}
+		}
+		i = end - 1
+	}
+	return out
 }

@@ -421,17 +421,7 @@ func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCurso
 	case p.DMID != "":
 		scope = `m.dm_id = ` + arg(p.DMID)
 	default:
-		var channels string
-		if guest {
-			channels = `m.channel_id = (SELECT id FROM channels WHERE workspace_id = $1 AND name = ` + arg(GuestChannel) + `)`
-		} else {
-			channels = `(m.channel_id IS NOT NULL AND m.channel_id NOT IN (` + channelsHidden("$1", arg(actor.UserID)) + `))`
-		}
-		scope = channels
-		if !actor.IsBotToken() || actor.HasScope(ScopeDMsRead) {
-			scope = `(` + channels + ` OR m.dm_id IN (SELECT dm_id FROM dm_members WHERE workspace_id = $1 AND user_id = ` +
-				arg(actor.UserID) + `))`
-		}
+		scope = readablePlaces("m", actor, guest, arg)
 	}
 	order, window, keyset, candidates := `s.rank DESC, s.created_at DESC, s.id DESC`, "true", "true", strconv.Itoa(RelevanceWindow)
 	switch {
@@ -477,4 +467,22 @@ func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCurso
 			CROSS JOIN (SELECT created_at, id, (SELECT count(*) FROM s) AS candidates FROM s
 				ORDER BY created_at DESC, id DESC LIMIT 1) top
 		ORDER BY ` + order, args
+}
+
+// readablePlaces is the SQL condition that message alias m is in a place the actor may read,
+// with $1 the workspace id and arg adding an argument: guests read only the guest channel,
+// private channels only their members (the rules of ChannelForRead); direct conversations their
+// members, and bot tokens only with dms:read (the rule of DMForRead).
+func readablePlaces(m string, actor Actor, guest bool, arg func(any) string) string {
+	var channels string
+	if guest {
+		channels = m + `.channel_id = (SELECT id FROM channels WHERE workspace_id = $1 AND name = ` + arg(GuestChannel) + `)`
+	} else {
+		channels = `(` + m + `.channel_id IS NOT NULL AND ` + m + `.channel_id NOT IN (` + channelsHidden("$1", arg(actor.UserID)) + `))`
+	}
+	if actor.IsBotToken() && !actor.HasScope(ScopeDMsRead) {
+		return channels
+	}
+	return `(` + channels + ` OR ` + m + `.dm_id IN (SELECT dm_id FROM dm_members WHERE workspace_id = $1 AND user_id = ` +
+		arg(actor.UserID) + `))`
 }

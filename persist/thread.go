@@ -116,6 +116,9 @@ func (tx *Tx) ThreadReplyCreate(ctx context.Context, actor Actor, rootID string,
 	if err != nil {
 		return ReplyCreated{}, err
 	}
+	if err := tx.threadFollow(ctx, root, actor.UserID, threadSeq, tx.now, in.Body, false); err != nil {
+		return ReplyCreated{}, err
+	}
 	out := ReplyCreated{Message: reply, ThreadState: ts}
 	created, err := tx.EventAppend(ctx, reply.messageEvent("thread.reply_created", actor, &ts))
 	if err != nil {

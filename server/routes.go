@@ -76,6 +76,8 @@ func (s *Server) routeTable() []route {
 		{"DELETE", "/api/messages/{message_id}", member(persist.ScopeMessagesWrite), s.handleMessageDelete},
 		{"GET", "/api/messages/{message_id}/thread", member(persist.ScopeThreadsRead), s.handleThreadGet},
 		{"POST", "/api/messages/{message_id}/thread/replies", member(persist.ScopeThreadsWrite), s.handleThreadReplyCreate},
+		{"POST", "/api/messages/{message_id}/thread/read", member(persist.ScopeThreadsRead), s.handleThreadRead},
+		{"GET", "/api/workspaces/{workspace_id}/threads", member(persist.ScopeThreadsRead), s.handleThreadList},
 		{"POST", "/api/messages/{message_id}/reactions", member(persist.ScopeMessagesWrite), s.handleReactionAdd},
 		{"DELETE", "/api/messages/{message_id}/reactions/{emoji}", member(persist.ScopeMessagesWrite), s.handleReactionRemove},
 		{"GET", "/api/dms", member(persist.ScopeDMsRead), s.handleDMList},

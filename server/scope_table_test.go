@@ -107,6 +107,8 @@ var expectedAccess = map[string]requirement{
 	"DELETE /api/messages/{message_id}":                   scoped("messages:write"), // spec silent
 	"GET /api/messages/{message_id}/thread":               scoped("threads:read"),
 	"POST /api/messages/{message_id}/thread/replies":      scoped("threads:write"),
+	"POST /api/messages/{message_id}/thread/read":         scoped("threads:read"),   // spec silent: read state is reading
+	"GET /api/workspaces/{workspace_id}/threads":          scoped("threads:read"),   // GET thread messages
 	"POST /api/messages/{message_id}/reactions":           scoped("messages:write"), // spec silent
 	"DELETE /api/messages/{message_id}/reactions/{emoji}": scoped("messages:write"), // spec silent
 	"GET /api/dms":                             scoped("dms:read"),

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -56,4 +57,53 @@ func (s *Server) handleThreadReplyCreate(w http.ResponseWriter, r *http.Request)
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"message": res.Message, "thread_state": res.ThreadState,
 		"events": res.Events})
+}
+
+// handleThreadList serves GET /api/workspaces/{workspace_id}/threads: the caller's threads,
+// newest activity first, {threads, next_cursor, unread_threads}.
+func (s *Server) handleThreadList(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p := persist.ThreadListParams{WorkspaceID: chi.URLParam(r, "workspace_id"), Cursor: q.Get("cursor")}
+	if raw := q.Get("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 {
+			s.writeError(w, r, persist.Invalid("limit must be an integer between 1 and %d", persist.MaxThreadListLimit))
+			return
+		}
+		p.Limit = n
+	}
+	ctx := r.Context()
+	page, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.ThreadListPage, error) {
+		return tx.ThreadList(ctx, callerOf(ctx).Actor(), p)
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// handleThreadRead serves POST /api/messages/{message_id}/thread/read {seq}: {receipt}, the
+// caller's read position in the thread after moving it forward to reply seq.
+func (s *Server) handleThreadRead(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Seq *int64 `json:"seq"`
+	}
+	if err := decodeJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if req.Seq == nil {
+		s.writeError(w, r, persist.Invalid("seq is required"))
+		return
+	}
+	ctx := r.Context()
+	rc, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.Receipt, error) {
+		return tx.ThreadReadMark(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "message_id"), *req.Seq)
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"receipt": rc})
 }

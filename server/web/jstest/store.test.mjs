@@ -4,7 +4,7 @@ import { test, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { frame } from './env.mjs';
 import { state, touch, subscribe, on, apply, conv, upsertMessage, setEditing, setQuote, setMe, topics } from '../static/assets/js/store.js';
-import '../static/assets/js/live.js';
+import { typers } from '../static/assets/js/live.js';
 
 const seen = [];
 subscribe((t) => seen.push([...t].sort()));
@@ -128,7 +128,11 @@ test('channel.updated changes a channel and keeps its read state', () => {
 test('typing: others are shown until their message arrives; the reader never', () => {
   apply({ type: 'typing.started', channel_id: CH, payload: { user_id: OTHER } });
   apply({ type: 'typing.started', channel_id: CH, payload: { user_id: ME } });
-  assert.deepEqual([...state.typing.get(CH).keys()], [OTHER]);
+  assert.deepEqual(typers(CH), [OTHER]);
+  apply({ type: 'typing.started', channel_id: CH, payload: { user_id: 'usr_cy' } });
+  state.typing.get(CH).set('usr_cy', Date.now() - 1); // quiet for longer than a line shows
+  assert.deepEqual(typers(CH), [OTHER]);
+  assert.deepEqual(typers('chn_elsewhere'), []);
   conv(CH).loaded = true;
   apply(created(msg(3)));
   assert.equal(state.typing.get(CH).size, 0);

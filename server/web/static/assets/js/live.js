@@ -63,6 +63,14 @@ function typing(ev, started) {
 on('typing.started', (ev) => typing(ev, true));
 on('typing.stopped', (ev) => typing(ev, false));
 
+// typers lists who is typing in a place, dropping those quiet too long.
+export function typers(placeId) {
+  const m = state.typing.get(placeId);
+  const now = Date.now();
+  if (m) for (const [id, until] of m) if (until <= now) m.delete(id);
+  return m ? [...m.keys()] : [];
+}
+
 // live returns the place's blocks still running, dropping the expired ones; expired says
 // whether one of those dropped was under a message (its row has to be drawn again).
 export function live(placeId) {

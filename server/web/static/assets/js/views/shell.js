@@ -10,6 +10,7 @@ import { MessageList } from './list.js';
 import { Composer } from './composer.js';
 import { Panel } from './panel.js';
 import { renderProgress } from './progress.js';
+import { typers } from '../live.js';
 import { panelWants } from './registry.js';
 import { backdrop as drawerBackdrop, closeDrawer, isDrawerOpen, syncInert } from './drawer.js';
 import '../features.js';
@@ -86,10 +87,7 @@ function renderBanner(el, offlineSince) {
 }
 
 function renderTyping(el) {
-  const m = state.view && state.typing.get(state.view.id);
-  const now = Date.now();
-  const names = [];
-  if (m) for (const [id, until] of m) { if (until > now) names.push((state.users.get(id) || {}).display_name || 'Someone'); else m.delete(id); }
+  const names = state.view ? typers(state.view.id).map((id) => (state.users.get(id) || {}).display_name || 'Someone') : [];
   el.textContent = names.length === 0 ? '' : names.length === 1 ? `${names[0]} is typing…` : `${names.slice(0, 2).join(' and ')} are typing…`;
 }
 
