@@ -13,6 +13,7 @@ import { registerLazyPanel, registerMenuItem } from './registry.js';
 const mentions = () => import('../lazy/mentions.js');
 registerLazyPanel('mentions', 'Mentions', mentions);
 registerMenuItem('workspace', { label: 'Mark all read', order: 5, run: () => mentions().then((m) => m.markAllRead()) });
+registerLazyPanel('threads', 'Threads', () => import('../lazy/threads.js'));
 
 export function dmName(d) {
   const me = state.me && state.me.id;
@@ -90,7 +91,8 @@ export class Sidebar {
     const f = this.filter.value.trim().toLowerCase();
     // Redraw only what changed: a list rebuilt under the pointer would swallow clicks.
     const places = [...state.channels.values(), ...state.dms.values()];
-    const navKey = JSON.stringify([f, state.view && state.view.id, [...state.mentions], places.map((p) => [p.id, p.name, p.display_title, p.visibility,
+    if (state.wsId && this.counted !== state.wsId) { this.counted = state.wsId; actions.countThreads(); }
+    const navKey = JSON.stringify([f, state.view && state.view.id, [...state.mentions], state.threadsUnread, places.map((p) => [p.id, p.name, p.display_title, p.visibility,
       p.archived, p.sidebar_section, p.unread_count, p.last_activity_at, p.members && dmName(p)])]);
     if (navKey !== this.navKey) { this.navKey = navKey; this.renderNav(f); }
     const me = state.me;
@@ -106,11 +108,12 @@ export class Sidebar {
 
   renderNav(f) {
     const match = (id) => !f || this.label(id).toLowerCase().includes(f);
-    // Views across places: the mentions, with the count seen live.
+    // Views across places: the mentions (the count seen live) and one's threads (the server's count).
     const mentioned = [...state.mentions.values()].reduce((a, b) => a + b, 0);
-    const groups = [h('ul', { class: 'views', role: 'list' }, h('li', null, h('button', { class: 'view-link', type: 'button',
-      onclick: () => actions.openPanel({ kind: 'mentions' }) }, icon('at'), h('span', { class: 'label' }, 'Mentions'),
-    mentioned ? h('span', { class: 'badge', 'aria-label': `${mentioned} new mentions` }, String(mentioned)) : null)))];
+    const link = (kind, ic, label, n, what) => h('li', null, h('button', { class: 'view-link', type: 'button', onclick: () => actions.openPanel({ kind }) },
+      icon(ic), h('span', { class: 'label' }, label), n ? h('span', { class: 'badge', 'aria-label': `${n} ${what}` }, String(n)) : null));
+    const groups = [h('ul', { class: 'views', role: 'list' }, link('mentions', 'at', 'Mentions', mentioned, 'new mentions'),
+      link('threads', 'thread', 'Threads', state.threadsUnread, 'unread threads'))];
     for (const [section, list] of this.channels()) {
       const items = list.filter((c) => match(c.id)).map((c) => this.item(c.id,
         h('span', { class: 'sigil', title: c.visibility === 'private' ? 'Private channel' : null }, icon(actions.sigilOf(c))), c.name, null, c.display_title && c.display_title !== c.name ? c.display_title : null));
