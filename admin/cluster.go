@@ -76,7 +76,9 @@ func runCluster(c *cli.Context) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create --data-dir: %w", err)
 	}
-	pg, err := pglocal.Open(ctx, pglocal.Config{Dir: filepath.Join(dir, "pg"), Durable: true, MaxConnections: 200, Logger: logger})
+	pg, err := pglocal.Open(ctx, pglocal.Config{Dir: filepath.Join(dir, "pg"), Durable: true,
+		// Each replica pools up to 32 connections, plus its locks; room for the admin commands too.
+		MaxConnections: max(200, 64+40*replicas), Logger: logger})
 	if err != nil {
 		return err
 	}

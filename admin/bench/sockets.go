@@ -81,8 +81,10 @@ type tally struct {
 	Sockets int `json:"sockets"` // connected sockets accounted
 	Lost    int `json:"lost"`
 	Dups    int `json:"dups"`
-	// Closed is how many sockets the server closed.
+	// Closed is how many sockets the server closed with a close frame, Ended how many
+	// connections ended otherwise (reset, or closed without one).
 	Closed  int       `json:"closed"`
+	Ended   int       `json:"ended"`
 	Latency histogram `json:"latency"`
 }
 
@@ -91,6 +93,7 @@ func (t *tally) merge(o tally) {
 	t.Lost += o.Lost
 	t.Dups += o.Dups
 	t.Closed += o.Closed
+	t.Ended += o.Ended
 	t.Latency.merge(&o.Latency)
 }
 
@@ -171,8 +174,9 @@ func (l *localSet) fresh() {
 		}
 		l.sockets[i] = s
 	}
-	if len(l.sockets) > 0 && l.keep {
-		l.sockets[0].keep = true
+	// Several keep a frame: any one of them may be gone by the time the baseline asks.
+	for i := 0; l.keep && i < min(len(l.sockets), 64); i++ {
+		l.sockets[i].keep = true
 	}
 }
 
@@ -298,6 +302,12 @@ func (l *localSet) account(_ context.Context, acked []int64) (tally, error) {
 		s.dups = 0
 		if s.closeBy != 0 {
 			t.Closed++
+		} else if s.conn != nil {
+			select {
+			case <-s.closed:
+				t.Ended++
+			default:
+			}
 		}
 		s.mu.Unlock()
 	}

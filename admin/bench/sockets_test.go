@@ -14,8 +14,8 @@ import (
 func TestTallyMerge(t *testing.T) {
 	t.Parallel()
 	var a, b tally
-	a.Sockets, a.Lost, a.Dups, a.Closed = 3, 1, 0, 1
-	b.Sockets, b.Lost, b.Dups, b.Closed = 2, 0, 2, 0
+	a.Sockets, a.Lost, a.Dups, a.Closed, a.Ended = 3, 1, 0, 1, 1
+	b.Sockets, b.Lost, b.Dups, b.Closed, b.Ended = 2, 0, 2, 0, 2
 	for range 98 {
 		a.Latency.add(10 * time.Millisecond)
 	}
@@ -35,6 +35,7 @@ func TestTallyMerge(t *testing.T) {
 	require.Equal(t, 1, all.Lost)
 	require.Equal(t, 2, all.Dups)
 	require.Equal(t, 1, all.Closed)
+	require.Equal(t, 3, all.Ended)
 	require.EqualValues(t, 100, all.Latency.n)
 	require.InDelta(t, 10*time.Millisecond, all.Latency.quantile(0.5), float64(time.Millisecond)/5)
 	require.InDelta(t, 10*time.Millisecond, all.Latency.quantile(0.98), float64(time.Millisecond)/5)
