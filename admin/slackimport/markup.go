@@ -16,11 +16,11 @@ var unescape = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
 
 // rewrite turns Slack's markup into plain Natter text: <@U…> becomes the person's handle,
 // <#C…|name> the channel's name, <url|text> a Markdown link, <!here> and friends @here, dates
-// their fallback text, *bold* and ~strike~ Markdown's **bold** and ~~strike~~, and &amp; &lt;
-// &gt; their characters. A lone < (Slack escapes real ones, so this is a malformed message) is
-// kept as written.
+// their fallback text, *bold* and ~strike~ Markdown's **bold** and ~~strike~~, :tada: 🎉, and
+// &amp; &lt; &gt; their characters. A lone < (Slack escapes real ones, so this is a malformed
+// message) is kept as written.
 func rewrite(text string, n namer) string {
-	text = emphasis(text)
+	text = shortcodes(emphasis(text))
 	var b strings.Builder
 	for {
 		open := strings.IndexByte(text, '<')

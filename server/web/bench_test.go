@@ -95,22 +95,24 @@ func BenchmarkClient(b *testing.B) {
 		}
 		b.ReportMetric(time.Since(scrollStart).Seconds(), "s-to-scroll-100k")
 		b.ReportMetric(pages, "scroll-steps")
-		heap := func() float64 {
-			do(b, tab, "collect garbage", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				_, err := chromedp.Call(ctx, heapprofiler.CollectGarbage, cdp.Empty{})
-				return err
-			}))
-			var used float64
-			do(b, tab, "heap usage", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				res, err := chromedp.Call(ctx, runtime.GetHeapUsage, cdp.Empty{})
-				used = res.UsedSize
-				return err
-			}))
-			return used / (1 << 20)
-		}
-		b.ReportMetric(heap(), "MB-js-heap-after-100k")
+		b.ReportMetric(jsHeapMB(b, tab), "MB-js-heap-after-100k")
 		b.ReportMetric(eval[float64](b, tab, `document.getElementsByTagName('*').length`), "dom-elements-after-100k")
 	}
+}
+
+// jsHeapMB is the page's JS heap in MB after a garbage collection.
+func jsHeapMB(b *testing.B, tab context.Context) float64 {
+	do(b, tab, "collect garbage", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, heapprofiler.CollectGarbage, cdp.Empty{})
+		return err
+	}))
+	var used float64
+	do(b, tab, "heap usage", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		res, err := chromedp.Call(ctx, runtime.GetHeapUsage, cdp.Empty{})
+		used = res.UsedSize
+		return err
+	}))
+	return used / (1 << 20)
 }
 
 // measurePaint opens general five times in fresh browser contexts and reports the median

@@ -98,6 +98,16 @@ func TestBrowserEmoji(t *testing.T) {
 			do(t, tab, "take it", chromedp.KeyEvent(kb.Tab))
 			waitFor(t, tab, "👍 in the box", `document.querySelector('`+box+`').value === '👍 '`)
 			eval[bool](t, tab, `(b => (b.value = '', b.dispatchEvent(new Event('input', {bubbles: true})), true))(document.querySelector('`+box+`'))`)
+			if w > 800 {
+				// A reply pasted with a shortcode (no closing colon typed) is sent with the emoji.
+				clickAction(t, tab, body, "Reply in thread")
+				reply := `.thread-composer .compose-box`
+				waitFor(t, tab, "the thread's composer, with its emoji button", `document.querySelector('.thread-composer button[aria-label="Emoji"]') && document.activeElement === document.querySelector('`+reply+`')`)
+				eval[bool](t, tab, `(b => (b.value = 'pasted :rocket: reply', b.dispatchEvent(new Event('input', {bubbles: true})), true))(document.querySelector('`+reply+`'))`)
+				do(t, tab, "send the reply", enter())
+				waitFor(t, tab, "the reply with 🚀", `[...document.querySelectorAll('.thread-list .body')].some(b => b.textContent === 'pasted 🚀 reply')`)
+				do(t, tab, "close the panel", mouseClick(`.panel-head button[aria-label="Close panel"]`))
+			}
 		})
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 // clickWhen finds what expr names and clicks it in one step, so a redraw in between cannot lose
 // the click.
-func clickWhen(t *testing.T, tab context.Context, what, expr string) {
+func clickWhen(t testing.TB, tab context.Context, what, expr string) {
 	t.Helper()
 	waitFor(t, tab, what+", pressed", `(b => b && !b.disabled && (b.click(), true))(`+expr+`)`)
 }
@@ -25,7 +25,7 @@ func choose(t *testing.T, tab context.Context, what, expr, value string) {
 }
 
 // openMenu opens the workspace menu and chooses the entry labelled label.
-func openMenu(t *testing.T, tab context.Context, label string) {
+func openMenu(t testing.TB, tab context.Context, label string) {
 	t.Helper()
 	clickWhen(t, tab, "the workspace menu", `document.querySelector('.ws-head button[aria-label="Workspace menu"]')`)
 	clickWhen(t, tab, "the menu entry "+label, fmt.Sprintf(`[...document.querySelectorAll('.ws-head [role=menuitem]')].find(b => b.textContent === %q)`, label))

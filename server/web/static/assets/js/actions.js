@@ -5,6 +5,7 @@ import { state, touch, upsertMessage, rememberUser, apply, on } from './store.js
 import { Socket } from './socket.js';
 import { openPlace, viewOf, pickDefaultPlace } from './reading.js';
 import { resendWaiting } from './send.js';
+import { workspacePaths } from './boot.js';
 
 let socket = null;
 
@@ -29,7 +30,7 @@ export async function openWorkspace(wsId, target, route) {
   // nothing; the listings do not depend on it and load at the same time. A channel opens without
   // waiting for the conversations; a conversation (or a place not found yet) waits for them.
   const dms = loadDMs().catch(() => {}); // without them the sidebar lacks conversations, no more
-  const [tail] = await Promise.all([api.get(paths.tail(wsId)), loadChannels()]);
+  const [tail] = await Promise.all([api.get(workspacePaths.tail(wsId)), loadChannels()]);
   const find = () => route && [...state.channels.values(), ...state.dms.values()].find((p) => p.route_id === route);
   const wanted = target || localStorage.getItem(`natter.place.${wsId}`);
   if ((route && !find()) || (wanted && !state.channels.has(wanted))) await dms;
@@ -73,28 +74,14 @@ export async function checkVersion() {
   } catch { /* the next reconnect checks again */ }
 }
 
-// paths of a workspace's first loads, shared with prefetchWorkspace.
-const paths = {
-  tail: (wsId) => `/api/realtime/events${api.q({ workspace_id: wsId, include_tail: true, limit: 1 })}`,
-  channels: (wsId) => `/api/workspaces/${wsId}/channels`,
-  dms: (wsId) => `/api/dms${api.q({ workspace_id: wsId })}`,
-};
-
-// prefetchWorkspace starts the first loads of the workspace used last, beside the sign-in
-// check, so opening it costs one round trip less. Messages are not prefetched: they must be
-// read after the tail cursor is taken.
-export function prefetchWorkspace(wsId) {
-  for (const p of Object.values(paths)) api.prefetch(p(wsId));
-}
-
 export async function loadChannels() {
-  const res = await api.get(paths.channels(state.wsId));
+  const res = await api.get(workspacePaths.channels(state.wsId));
   for (const c of res.channels || []) state.channels.set(c.id, c);
   touch('sidebar');
 }
 
 export async function loadDMs() {
-  const res = await api.get(paths.dms(state.wsId));
+  const res = await api.get(workspacePaths.dms(state.wsId));
   for (const d of res.conversations || []) {
     state.dms.set(d.id, d);
     (d.members || []).forEach(rememberUser);

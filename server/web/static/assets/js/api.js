@@ -1,6 +1,7 @@
 // @ts-check
 // api.js is the one place the client calls the API: JSON in and out, the session cookie, and
-// the CSRF header on every unsafe call.
+// the CSRF header on every unsafe call (boot.js only starts the first view's GETs early).
+import { takeEarly } from './boot.js';
 
 // ApiError is an answer the server gave: status, machine code and a sentence for a person.
 export class ApiError extends Error {
@@ -41,6 +42,11 @@ export async function call(method, path, body, { quiet401 = false } = {}) {
   } catch (e) {
     throw new NetworkError(e.message || 'network error');
   }
+  return answer(res, quiet401);
+}
+
+// answer reads a response: its JSON, or the ApiError it carries.
+async function answer(res, quiet401) {
   let data = null;
   const text = await res.text().catch(() => '');
   if (text) { try { data = JSON.parse(text); } catch { data = null; } }
@@ -51,21 +57,11 @@ export async function call(method, path, body, { quiet401 = false } = {}) {
   return data || {};
 }
 
-const early = new Map(); // path → promise of a GET started before anyone asked for it
-
-// prefetch starts a GET now; the first get() of the same path takes its answer.
-export function prefetch(path) {
-  if (early.has(path)) return;
-  const p = call('GET', path, undefined, { quiet401: true });
-  p.catch(() => {});
-  early.set(path, { p, at: Date.now() });
-}
-
-export function get(path, opts) {
-  const e = early.get(path);
-  early.delete(path);
-  // An answer nobody took within 10 seconds is too old to use.
-  if (e && Date.now() - e.at < 10000) return e.p.catch(() => call('GET', path, undefined, opts));
+// get takes the answer of a GET boot.js started early for the same path, when there is one
+// (asked again if it never arrived), else sends it now.
+export function get(path, opts = {}) {
+  const early = takeEarly(path);
+  if (early) return early.then((res) => answer(res, opts.quiet401), () => call('GET', path, undefined, opts));
   return call('GET', path, undefined, opts);
 }
 export const post = (path, body, opts) => call('POST', path, body === undefined ? {} : body, opts);

@@ -3,7 +3,8 @@
 // signed in, and shows either the sign-in view or the workspace.
 import * as api from './api.js';
 import { state, touch, subscribe } from './store.js';
-import { openWorkspace, prefetchWorkspace } from './actions.js';
+import { openWorkspace } from './actions.js';
+import { pickWorkspace } from './boot.js';
 import { mountShell } from './views/shell.js';
 import { fmt, setRemoteAvatars } from './dom.js';
 
@@ -23,11 +24,9 @@ async function boot() {
   api.setUnauthenticatedHandler(() => { state.phase = 'signin'; touch('phase'); });
   subscribe((topics) => { if (topics.has('phase')) show(); });
   let me = null;
-  // Both at once: the workspace list is needed as soon as the person is known.
+  // Both were started by boot.js at once: the workspace list is needed as soon as the person is known.
   workspaces = api.get('/api/workspaces', { quiet401: true });
   workspaces.catch(() => {});
-  const lastWorkspace = localStorage.getItem('natter.workspace');
-  if (lastWorkspace && localStorage.getItem('natter.signedOut') !== '1') prefetchWorkspace(lastWorkspace);
   try { me = (await api.get('/api/me', { quiet401: true })).user; } catch { me = null; }
   state.me = me;
   // After signing out, the development fallback would sign the person straight back in; the
@@ -52,10 +51,8 @@ export async function enter() {
   workspaces = null;
   state.workspaces = res.workspaces || [];
   if (!state.workspaces.length) { show(); touch('sidebar', 'messages'); return; }
-  const [, wsRoute, placeRoute] = location.pathname.split('/');
-  const byRoute = state.workspaces.find((w) => w.route_id === wsRoute);
-  const saved = state.workspaces.find((w) => w.id === localStorage.getItem('natter.workspace'));
-  const ws = byRoute || saved || state.workspaces[0];
+  const { ws, byRoute } = pickWorkspace(state.workspaces);
+  const placeRoute = location.pathname.split('/')[2];
   // The place's route id is matched against the listings the workspace loads anyway.
   const opening = openWorkspace(ws.id, null, byRoute ? placeRoute : null);
   // Its first calls are out: build the page and the date formatters (the locale's data) while

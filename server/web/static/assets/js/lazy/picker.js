@@ -58,8 +58,11 @@ export async function openPicker(anchor, onPick, label = 'Choose an emoji') {
     ...TONE_NAMES.map((n, i) => h('option', { value: String(i), title: n }, `${String.fromCodePoint(0x270B)}${i ? String.fromCodePoint(0x1F3FA + i) : ''}`)));
   const nav = h('div', { class: 'emoji-nav', role: 'group', 'aria-label': 'Categories' });
   const body = h('div', { class: 'emoji-body' }, h('p', { class: 'emoji-note' }, 'Loading emoji…'));
-  const status = h('p', { class: 'emoji-status', 'aria-live': 'polite' });
-  const el = h('div', { class: 'emoji-picker', role: 'dialog', 'aria-label': label }, h('div', { class: 'emoji-top' }, input, tones), nav, body, status);
+  // The line at the bottom names the emoji in focus (a screen reader hears its button already);
+  // the number found is told once, politely.
+  const status = h('p', { class: 'emoji-status' });
+  const live = h('p', { class: 'emoji-live', 'aria-live': 'polite' });
+  const el = h('div', { class: 'emoji-picker', role: 'dialog', 'aria-label': label }, h('div', { class: 'emoji-top' }, input, tones), nav, body, status, live);
   open = { el, anchor };
   const mine = open;
   document.addEventListener('mousedown', outside, true);
@@ -81,16 +84,23 @@ export async function openPicker(anchor, onPick, label = 'Choose an emoji') {
   };
   const section = (name, list, i) => h('div', { class: 'emoji-section', dataset: { name } },
     h('h3', { id: `emoji-cat-${i}` }, name), h('div', { class: 'emoji-grid', role: 'group', 'aria-labelledby': `emoji-cat-${i}` }, ...list.map(button)));
+  let drawn = 0;
   const draw = () => {
+    drawn++;
     const q = input.value.trim();
     if (q) {
       const found = search(t, q, 240);
       replace(body, found.length ? section('Search results', found, 'r') : h('p', { class: 'emoji-note' }, `No emoji match “${q}”.`));
-      status.textContent = `${found.length} emoji found`;
+      status.textContent = live.textContent = `${found.length} emoji found`;
     } else {
       const used = recent().map((c) => { const e = entryOf(t, c); return e && { ...e, c, tones: false }; }).filter(Boolean);
-      replace(body, section('Frequently used', used, 'f'), ...t.categories.map((c, i) => section(c.name, c.list.filter((e) => !e.hidden), i)));
-      status.textContent = '';
+      const shown = t.categories.map((c) => c.list.filter((e) => !e.hidden));
+      const parts = t.categories.map((c, i) => section(c.name, i ? [] : shown[i], i));
+      replace(body, section('Frequently used', used, 'f'), ...parts);
+      status.textContent = live.textContent = '';
+      // The other categories' 1,700 buttons come after the first paint, so the picker opens at once.
+      const now = drawn;
+      setTimeout(() => { if (drawn === now) parts.forEach((p, i) => { if (i) p.lastChild.append(...shown[i].map(button)); }); });
     }
     const first = body.querySelector('.emoji-btn');
     if (first) first.tabIndex = 0;
@@ -131,6 +141,8 @@ export async function openPicker(anchor, onPick, label = 'Choose an emoji') {
     if (e.key === 'Enter' && !e.isComposing) { e.preventDefault(); if (first && input.value.trim()) choose(first.dataset.c); }
   });
   tones.addEventListener('change', () => { setTone(Number(tones.value)); draw(); });
+  // Tab out of it (to the page) closes it, as a click outside does.
+  el.addEventListener('focusout', (e) => { if (e.relatedTarget && !el.contains(e.relatedTarget) && open === mine) closePicker(false); });
   el.addEventListener('keydown', (e) => {
     if (e.key !== 'Escape') return;
     e.preventDefault();

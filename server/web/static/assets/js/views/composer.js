@@ -68,6 +68,11 @@ class LazyCommandMenu {
   key(e, text) { return !!this.real && this.real.key(e, text); }
 }
 
+// emojified: body with the shortcodes left in it (pasted, typed before the table came) as emoji.
+// Sends chain on it to keep their order.
+export const emojified = (body) => (/(^|\s):[\w+-]+:/.test(body) ? import('../lazy/emoji.js')
+  .then((m) => m.load().then((t) => m.emojify(t, body))).catch(() => body) : Promise.resolve(body));
+
 export class Composer {
   constructor() {
     this.box = h('textarea', { class: 'compose-box', rows: 1, 'aria-label': 'Message', placeholder: 'Message',
@@ -144,12 +149,8 @@ export class Composer {
         (e) => { actions.toast(e.message); this.box.value = this.box.value || body; });
     }
     else {
-      // A shortcode still in the text (typed before the emoji table came, pasted) becomes its
-      // emoji on the way out; the chain keeps messages in the order they were written.
       const quote = state.quote;
-      this.sending = this.sending.then(() => (/(^|\s):[\w+-]+:/.test(body) ? import('../lazy/emoji.js')
-        .then((m) => m.load().then((t) => m.emojify(t, body))).catch(() => body) : body)).then((text) => actions.send(text, { quote }))
-        .catch((e) => actions.toast(e.message));
+      this.sending = this.sending.then(() => emojified(body)).then((text) => actions.send(text, { quote })).catch((e) => actions.toast(e.message));
     }
     this.clear();
   }

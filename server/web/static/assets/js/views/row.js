@@ -155,12 +155,11 @@ function confirmDelete(button, m) {
   setTimeout(restore, 5000);
 }
 
-// picker opens the emoji picker (lazy/picker.js, fetched on first use) by anchor, for onPick
-// or a composer's box.
+// picker opens lazy/picker.js's picker for onPick or a composer's box.
 export function picker(anchor, onPick) {
   import('../lazy/picker.js').then((p) => p.openPicker(anchor, onPick), (err) => actions.toast(err.message));
 }
 
-// emojiButton is a composer's picker button: the emoji goes in at box's caret.
+// emojiButton opens the picker for a composer's box.
 export const emojiButton = (box) => h('button', { class: 'icon-btn', type: 'button', title: 'Emoji', 'aria-label': 'Emoji', 'aria-haspopup': 'dialog',
   onclick: (e) => picker(e.currentTarget, box) }, icon('smile'));

@@ -6,6 +6,7 @@ import { state, thread } from '../store.js';
 import * as actions from '../actions.js';
 import { renderRow, emojiButton } from './row.js';
 import { rove } from './msgkeys.js';
+import { emojified } from './composer.js';
 
 export class ThreadView {
   constructor() {
@@ -15,12 +16,14 @@ export class ThreadView {
         if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
           e.preventDefault();
           if (!this.box.value.trim()) return;
-          actions.sendReply(this.rootId, this.box.value);
+          const [root, body] = [this.rootId, this.box.value];
+          this.sending = this.sending.then(() => emojified(body)).then((text) => actions.sendReply(root, text)).catch((err) => actions.toast(err.message));
           this.box.value = '';
         }
       } });
     this.el = h('div', { class: 'thread' }, this.list, h('div', { class: 'composer thread-composer' }, h('div', { class: 'compose-row' }, this.box, emojiButton(this.box))));
     this.rootId = null;
+    this.sending = Promise.resolve();
     this.nodes = new Map();
   }
 
