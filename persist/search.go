@@ -145,13 +145,14 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 	// A small workspace is walked newest first in one statement, spans aside: the full-text
 	// index holds every workspace's messages, so reading it for a word common elsewhere would
 	// cost the other workspaces' matches, where the walk costs at most the workspace's own rows.
-	// In a large one, a query whose matches are dense enough is walked too, at most
-	// searchWalkBudget rows: the full-text index would read every match of a common word in
+	// In a large one, a query whose matches are dense enough is walked too, over at most twice
+	// the rows its estimate predicts (searchDense): the full-text index would read every match of a common word in
 	// the history, and its block range intersection (migration 0025) makes the planner prefer
 	// it to the walk (docs/performance.md, "Search: bounded work per query").
 	shape, forced := ctx.Value(searchShapeKey{}).(searchShape)
+	budget := searchWalkBudget
 	if !forced {
-		if shape, err = tx.searchShapeFor(ctx, p, need); err != nil {
+		if shape, budget, err = tx.searchShapeFor(ctx, p, need); err != nil {
 			return SearchPage{}, err
 		}
 	}
@@ -162,7 +163,7 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 		found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, time.Time{}, -1)
 		walked = true
 	case searchWalkSome:
-		found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, time.Time{}, searchWalkBudget)
+		found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, time.Time{}, budget)
 		// A test that chose this shape reads what the walk found, on a workspace too small
 		// to fill its candidates.
 		walked = err == nil && (found.candidates >= need || forced)
@@ -233,37 +234,39 @@ type searchShape int
 const (
 	searchIndex    searchShape = iota // the full-text index, by spans of time
 	searchWalkAll                     // the newest messages, until the candidates are found
-	searchWalkSome                    // the same, over at most searchWalkBudget rows, then the index
+	searchWalkSome                    // the same, over a bounded number of rows, then the index
 )
 
 // searchShapeKey is a context key by which tests choose a search's shape, so that each shape is
 // held to the same visibility rules on a small workspace (export_test.go).
 type searchShapeKey struct{}
 
-// searchShapeFor chooses how a search reads (see Search).
-func (tx *Tx) searchShapeFor(ctx context.Context, p SearchParams, need int) (searchShape, error) {
+// searchShapeFor chooses how a search reads (see Search), and for searchWalkSome how many rows.
+func (tx *Tx) searchShapeFor(ctx context.Context, p SearchParams, need int) (searchShape, int, error) {
 	small, total, err := tx.searchSmallWorkspace(ctx, p.WorkspaceID)
 	if err != nil || small {
-		return searchWalkAll, err
+		return searchWalkAll, 0, err
 	}
-	dense, err := tx.searchDense(ctx, p.Query, need, total)
-	if dense {
-		return searchWalkSome, err
+	budget, err := tx.searchDense(ctx, p.Query, need, total)
+	if budget > 0 {
+		return searchWalkSome, budget, err
 	}
-	return searchIndex, err
+	return searchIndex, 0, err
 }
 
 // searchWalkBudget is the most rows a search of a large workspace walks newest first, when the
 // planner's estimate of its matches says it should find its candidates within half of them.
 const searchWalkBudget = 20000
 
-// searchDense reports whether a query's matches are dense enough for a walk of the newest
-// messages to find need of them within half of searchWalkBudget rows. The density is the
-// planner's own estimate (the full-text statistics of ANALYZE, per word and across the query's
-// operators) over the table's rows, one EXPLAIN away: the planner weighs it well, but not
-// against the block range index's intersection.
-// total is the table's rows (pg_class.reltuples, searchSmallWorkspace).
-func (tx *Tx) searchDense(ctx context.Context, query string, need int, total float64) (bool, error) {
+// searchDense answers how many rows a walk of the newest messages should read to find need
+// matches of a query: twice what the density predicts, at most searchWalkBudget, or 0 when the
+// query is too rare for that. The density is the planner's own estimate (the full-text
+// statistics of ANALYZE, per word and across the query's operators) over the table's rows, one
+// EXPLAIN away: the planner weighs it well, but not against the block range index's
+// intersection. It is the whole table's: where this workspace's newest messages hold fewer
+// matches, the walk stops at twice the prediction, so a misjudged common word costs a few
+// hundred rows before the index. total is the table's rows (searchSmallWorkspace).
+func (tx *Tx) searchDense(ctx context.Context, query string, need int, total float64) (int, error) {
 	var plan []struct {
 		Plan struct {
 			Rows float64 `json:"Plan Rows"`
@@ -272,12 +275,16 @@ func (tx *Tx) searchDense(ctx context.Context, query string, need int, total flo
 	var raw []byte
 	if err := tx.queryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT 1 FROM messages m
 		WHERE m.search @@ websearch_to_tsquery('english', $1::text)`, query).Scan(&raw); err != nil {
-		return false, err
+		return 0, err
 	}
-	if err := json.Unmarshal(raw, &plan); err != nil || len(plan) != 1 || total <= 0 {
-		return false, err
+	if err := json.Unmarshal(raw, &plan); err != nil || len(plan) != 1 || total <= 0 || plan[0].Plan.Rows <= 0 {
+		return 0, err
 	}
-	return plan[0].Plan.Rows/total*searchWalkBudget/2 >= float64(need), nil
+	rows := 2 * float64(need) * total / plan[0].Plan.Rows
+	if rows > searchWalkBudget {
+		return 0, nil
+	}
+	return int(rows) + 1, nil
 }
 
 // searchRun runs one statement of a search: walk < 0 walks the workspace's (or the place's)

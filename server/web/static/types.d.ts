@@ -7,6 +7,7 @@ type Topic = (typeof import('./assets/js/store.js').topics)[number];
 // NatterEvent is an event of the workspace's stream (CONTRACT.md, the event envelope).
 interface NatterEvent {
   type: string;
+  workspace_id?: string;
   payload?: any;
   cursor?: string;
   channel_id?: string;

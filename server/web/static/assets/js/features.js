@@ -8,6 +8,11 @@ import './views/moderation/index.js';
 import './views/preview.js';
 import './views/marks.js';
 import './views/export.js';
+// A click on a person (data-card: an author, an avatar, a row of people) opens their card.
+document.addEventListener('click', (e) => {
+  const el = e.target instanceof Element && e.target.closest('[data-card]');
+  if (el) import('./lazy/card.js').then((m) => m.openCard(el.dataset.card, el)).catch(console.error);
+});
 // @ and : completion (lazy/complete.js) is loaded by the first @ or : typed in a composer.
 document.addEventListener('input', function first(e) {
   const t = /** @type {HTMLTextAreaElement} */ (e.target);

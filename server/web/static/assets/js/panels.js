@@ -3,7 +3,7 @@
 // thread, pins, search and jump-to-message, the member directory, direct conversations, new
 // channels and the members of private channels.
 import * as api from './api.js';
-import { state, touch, thread, upsertMessage, rememberUser, placeOf, toast, on } from './store.js';
+import { state, touch, thread, upsertMessage, rememberUser, placeOf, toast, on, mentionsMe } from './store.js';
 import { openPlace, viewOf, pickDefaultPlace } from './reading.js';
 
 export function openPanel(panel) {
@@ -24,7 +24,18 @@ export async function loadThread(rootId, older = false) {
   t.hasOlder = res.has_older;
   t.loaded = true;
   touch('thread');
+  if (!older && res.newest_seq) markThread(rootId, res.newest_seq);
 }
+
+// Threads (lazy/threads.js): the badge is the server's count of one's threads with unread replies.
+export const countThreads = () => api.get(`/api/workspaces/${state.wsId}/threads?limit=1`).then((r) => { state.threadsUnread = r.unread_threads; touch('sidebar'); }, () => {});
+const markThread = (id, seq) => api.post(`/api/messages/${id}/thread/read`, { seq }).then(countThreads, () => {});
+let recount = 0;
+on('thread.reply_created', ({ payload: { message: m, thread_state: ts } }) => {
+  const me = state.me.id, p = state.panel || {};
+  if (p.rootId === m.thread_root_id && !document.hidden) markThread(p.rootId, m.thread_seq);
+  else if (m.author_id !== me && (mentionsMe(m.body) || state.messages.get(m.thread_root_id)?.author_id === me || ts.last_reply_author_ids.includes(me))) { clearTimeout(recount); recount = setTimeout(countThreads, 800); }
+});
 
 
 export async function togglePin(m) {

@@ -24,6 +24,7 @@ export class Socket {
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const qs = new URLSearchParams({ workspace_id: this.workspaceId });
     if (this.cursor) qs.set('after_cursor', this.cursor);
+    qs.set('presence', '1'); // the server's presence.changed (lazy/presence.js)
     const ws = new WebSocket(`${proto}//${location.host}/api/realtime/ws?${qs}`);
     this.ws = ws;
     this.h.onState(this.attempt === 0 ? 'connecting' : 'reconnecting');

@@ -22,6 +22,7 @@ export const state = {
   typing: new Map(), // place id → Map(user id → expiry ms), see live.js
   progress: new Map(), // place id → Map(bot id → { turn, lines, until }), see live.js
   mentions: new Map(), // place id → mentions seen live while unread
+  threadsUnread: 0, // one's threads with unread replies (server count)
   conn: 'idle', // idle | connecting | open | reconnecting
   editing: null, // id of the message being edited
   editDraft: null, // { id, body }: the edit box's text, kept while its row is drawn again
@@ -33,7 +34,7 @@ export const state = {
 // topics: every name touch() takes; the last ones are a view's own (its redraw, a wake-up).
 export const topics = /** @type {const} */ (['phase', 'conn', 'sidebar', 'header', 'view', 'messages', 'thread', 'panel', 'pins',
   'channel', 'channel-members', 'typing', 'progress', 'toast', 'quote', 'profile', 'notify', 'standing', 'moderation', 'guests',
-  'invite', 'moderation-view', 'moderation-clock', 'guests-view', 'invites-view', 'join-view', 'archived-view', 'private-view']);
+  'invite', 'moderation-view', 'moderation-clock', 'guests-view', 'invites-view', 'join-view', 'archived-view', 'private-view', 'presence']);
 
 const subscribers = [], dirty = new Set();
 let scheduled = false;

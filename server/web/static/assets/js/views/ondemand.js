@@ -5,7 +5,8 @@
 // from the start lives here: their menu entries, and notifications' part of opening the app
 // (a notification's click, a page opened from one, a push device to register again).
 import * as actions from '../actions.js';
-import { state, subscribe } from '../store.js';
+import * as api from '../api.js';
+import { state, subscribe, setMe } from '../store.js';
 import { registerLazyPanel, registerMenuItem } from './registry.js';
 import { isManager, myRole } from './moderation/common.js';
 
@@ -19,6 +20,8 @@ registerMenuItem('me', { label: 'Notifications', order: 20, run: () => actions.o
 
 registerLazyPanel('shortcuts', 'Keyboard shortcuts', () => import('./shortcuts.js'));
 registerMenuItem('me', { label: 'Keyboard shortcuts', order: 80, panel: { kind: 'shortcuts' } });
+
+registerLazyPanel('members', 'People', () => import('../lazy/people.js'));
 
 const privateChannels = () => import('./privatechannel.js');
 registerLazyPanel('channel-members', 'Channel members', privateChannels);
@@ -35,6 +38,12 @@ function once(ready, fn) {
   subscribe(check);
   check();
 }
+
+// A person without a time zone (a first sign-in) gets the browser's, for their profile card.
+once(() => state.me && state.phase === 'app', () => {
+  const tz = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (!state.me.time_zone && tz) api.patch('/api/me', { time_zone: tz }).then((r) => setMe(r.user), () => {});
+});
 
 // openMessage answers a click on a notification: the message opens here when it is in the open
 // workspace, otherwise the page goes to its workspace with the message named in the fragment.

@@ -1,14 +1,14 @@
 // @ts-check
-// views/panel.js is the side panel: one of thread, pins, search results, people, or a panel a
+// views/panel.js is the side panel: one of thread, pins, search results, or a panel a
 // feature registered (views/registry.js) at a time; Esc closes it.
-import { h, replace, icon, avatar, displayName, fmt } from '../dom.js';
+import { h, replace, icon, displayName, fmt } from '../dom.js';
 import { state } from '../store.js';
 import * as actions from '../actions.js';
 import { ThreadView } from './thread.js';
 import { renderRow } from './row.js';
 import { panelOf } from './registry.js';
 
-const titles = { thread: 'Thread', pins: 'Pinned messages', search: 'Search', members: 'People' };
+const titles = { thread: 'Thread', pins: 'Pinned messages', search: 'Search' };
 
 export class Panel {
   constructor() {
@@ -44,7 +44,6 @@ export class Panel {
     }
     if (p.kind === 'pins' && (fresh || topics.has('pins'))) this.pins();
     else if (p.kind === 'search' && fresh) this.search(p.q);
-    else if (p.kind === 'members' && fresh) this.members();
   }
 
   async pins() {
@@ -69,22 +68,6 @@ export class Panel {
         res.next_cursor ? h('button', { class: 'btn wide', onclick: () => this.search(qtext, res.next_cursor, results) }, 'More results') : null);
     } catch (e) { replace(this.body, input, h('p', { class: 'error pad' }, e.message)); }
   }
-
-  async members(qtext = '') {
-    const input = h('input', { type: 'search', class: 'search wide', value: qtext, placeholder: 'Find people', 'aria-label': 'Find people',
-      onkeydown: (e) => { if (e.key === 'Enter') this.members(input.value.trim()); } });
-    try {
-      const res = await actions.members(qtext);
-      replace(this.body, input, h('ul', { class: 'people', role: 'list' }, ...(res.members || []).map((m) => h('li', null,
-        avatar(m.user, 'sm'),
-        h('span', { class: 'who' }, h('span', { class: 'author' }, displayName(m.user)), m.user.handle ? h('span', { class: 'muted' }, ` @${m.user.handle}`) : null),
-        h('span', { class: 'tag' }, m.user.kind === 'bot' ? 'bot' : m.role),
-        h('button', { class: 'btn small', onclick: () => actions.openDM(m.user.id === state.me.id ? [] : [m.user.id]).catch((e) => actions.toast(e.message)) }, 'Message')))),
-      res.total_count ? h('p', { class: 'muted pad' }, `${res.total_count} people`) : null);
-      input.focus();
-    } catch (e) { replace(this.body, input, h('p', { class: 'error pad' }, e.message)); }
-  }
-
 }
 
 // result is one search hit: its snippet with the highlighted ranges (code-point offsets) as marks.

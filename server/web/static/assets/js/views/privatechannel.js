@@ -10,6 +10,7 @@ import * as api from '../api.js';
 import * as actions from '../actions.js';
 import { registerPanel } from './registry.js';
 import { isManager } from './moderation/common.js';
+import { ensure, dot, styles } from '../lazy/presence.js';
 
 // note is the outcome of the last action of the members panel, kept across its redraws.
 let note = { said: '', error: '' };
@@ -36,7 +37,8 @@ async function renderMembers(body, channelId) {
   let page;
   let directory;
   try {
-    [page, directory] = await Promise.all([actions.channelMembers(channelId), actions.members('')]);
+    styles();
+    [page, directory] = await Promise.all([actions.channelMembers(channelId), actions.members(''), ensure().catch(() => {})]);
   } catch (e) {
     replace(body, h('p', { class: 'error pad', role: 'alert' }, e.message));
     return;
@@ -56,8 +58,8 @@ async function renderMembers(body, channelId) {
       if (who) act(() => actions.addChannelMember(channelId, who.user.id), `${displayName(who.user)} was added.`);
     } }, pick, h('button', { type: 'submit', class: 'btn primary' }, 'Add'));
   const row = (m) => h('li', { class: 'channel-member', dataset: { user: m.user.id } },
-    avatar(m.user, 'sm'),
-    h('span', { class: 'who' }, h('span', { class: 'author' }, displayName(m.user)), m.user.kind === 'bot' ? h('span', { class: 'tag' }, 'bot') : null),
+    h('span', { class: 'avatar-wrap', dataset: { card: m.user.id } }, avatar(m.user, 'sm'), dot(m.user.id)),
+    h('span', { class: 'who', dataset: { card: m.user.id } }, h('span', { class: 'author' }, displayName(m.user)), m.user.kind === 'bot' ? h('span', { class: 'tag' }, 'bot') : null),
     m.user.id === me
       ? h('button', { type: 'button', class: 'btn small danger leave', onclick: () => act(() => actions.removeChannelMember(channelId, me), 'You left.') }, 'Leave')
       : isManager()
@@ -74,7 +76,7 @@ async function renderMembers(body, channelId) {
 
 registerPanel('channel-members', {
   title: 'Channel members',
-  topics: ['channel-members'],
+  topics: ['channel-members', 'presence'],
   render(body, panel, { fresh }) {
     if (fresh) note = { said: '', error: '' };
     renderMembers(body, panel.channelId);

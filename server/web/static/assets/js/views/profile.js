@@ -28,6 +28,10 @@ function profileForm() {
   const name = h('input', { type: 'text', name: 'display_name', value: me.display_name || '', autocomplete: 'name' });
   const handle = h('input', { type: 'text', name: 'handle', value: me.handle || '', placeholder: 'ana', autocomplete: 'username', spellcheck: false });
   const url = h('input', { type: 'url', name: 'avatar_url', value: me.avatar_url || '', placeholder: 'https://…' });
+  // The time zone: any IANA name, suggested from the browser's list (the card shows local time).
+  const zones = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
+  const tz = h('input', { type: 'text', name: 'time_zone', value: me.time_zone || '', list: 'time-zones', placeholder: 'Europe/Paris', spellcheck: false, autocomplete: 'off' });
+  const tzList = h('datalist', { id: 'time-zones' }, ...zones.map((z) => h('option', { value: z })));
   const preview = h('span', { class: 'profile-avatar' });
   const showPreview = () => replace(preview, avatar({ ...me, avatar_url: url.value.trim() }, 'lg'));
   url.addEventListener('change', showPreview);
@@ -56,6 +60,7 @@ function profileForm() {
     if (name.value.trim() !== (now.display_name || '')) patch.display_name = name.value.trim();
     if (handle.value.trim().replace(/^@/, '').toLowerCase() !== (now.handle || '')) patch.handle = handle.value.trim();
     if (url.value.trim() !== (now.avatar_url || '')) patch.avatar_url = url.value.trim();
+    if (tz.value.trim() !== (now.time_zone || '')) patch.time_zone = tz.value.trim();
     if (!Object.keys(patch).length) { out.said('Nothing to change.'); return; }
     try {
       const user = (await api.patch('/api/me', patch)).user;
@@ -64,6 +69,7 @@ function profileForm() {
       name.value = user.display_name || '';
       handle.value = user.handle || '';
       url.value = user.avatar_url || '';
+      tz.value = user.time_zone || '';
       out.said('Saved.');
     } catch (err) { out.failed(err.message); }
   } },
@@ -73,6 +79,7 @@ function profileForm() {
   field('Display name', name),
   field('Handle (2–32 letters, digits, _ or -)', handle),
   field('Picture URL', url),
+  field('Time zone', tz), tzList,
   h('div', { class: 'row-btns' }, h('button', { type: 'submit', class: 'btn primary' }, 'Save profile')),
   out.el);
   return form;

@@ -21,11 +21,11 @@ export function renderRow(m, opts) {
     dataset: { id: m.id, seq: m.channel_seq ?? '' }, tabIndex: 0, role: 'article', 'aria-label': `${displayName(author)}, ${fmt.time(created)}` });
   const gutter = opts.grouped
     ? h('time', { class: 'gutter-time', dateTime: m.created_at, title: fmt.full(created) }, fmt.time(created))
-    : avatar(author, 'md');
+    : h('span', { class: 'who-pic', dataset: { card: m.author_id } }, avatar(author, 'md'));
   const content = h('div', { class: 'msg-content' });
   if (!opts.grouped) {
     content.appendChild(h('div', { class: 'msg-head' },
-      h('span', { class: 'author' }, displayName(author)),
+      h('span', { class: 'author', dataset: { card: m.author_id } }, displayName(author)),
       author && author.kind === 'bot' ? h('span', { class: 'tag bot' }, 'bot') : null,
       h('time', { dateTime: m.created_at, title: fmt.full(created) }, fmt.time(created))));
   }

@@ -14,6 +14,7 @@ import { WindowedList } from './windowed.js';
 const mentions = () => import('../lazy/mentions.js');
 registerLazyPanel('mentions', 'Mentions', mentions);
 registerMenuItem('workspace', { label: 'Mark all read', order: 5, run: () => mentions().then((m) => m.markAllRead()) });
+registerLazyPanel('threads', 'Threads', () => import('../lazy/threads.js'));
 
 // The same order as localeCompare, several times faster over a thousand channels.
 let collator = null;
@@ -101,7 +102,8 @@ export class Sidebar {
     const f = this.filter.value.trim().toLowerCase();
     // Redraw only what changed: a list rebuilt under the pointer would swallow clicks.
     const places = [...state.channels.values(), ...state.dms.values()];
-    const navKey = JSON.stringify([f, state.view && state.view.id, [...state.mentions], places.map((p) => [p.id, p.name, p.display_title, p.visibility,
+    if (state.wsId && this.counted !== state.wsId) { this.counted = state.wsId; actions.countThreads(); }
+    const navKey = JSON.stringify([f, state.view && state.view.id, [...state.mentions], state.threadsUnread, places.map((p) => [p.id, p.name, p.display_title, p.visibility,
       p.archived, p.sidebar_section, p.unread_count, p.last_activity_at, p.members && dmName(p)])]);
     if (navKey !== this.navKey) {
       this.navKey = navKey;
@@ -123,11 +125,12 @@ export class Sidebar {
 
   renderNav(f) {
     const match = (id) => !f || this.label(id).toLowerCase().includes(f);
-    // Views across places: the mentions, with the count seen live.
+    // Views across places: the mentions (the count seen live) and one's threads (the server's count).
     const mentioned = [...state.mentions.values()].reduce((a, b) => a + b, 0);
-    const groups = [h('ul', { class: 'views', role: 'list' }, h('li', null, h('button', { class: 'view-link', type: 'button',
-      onclick: () => actions.openPanel({ kind: 'mentions' }) }, icon('at'), h('span', { class: 'label' }, 'Mentions'),
-    mentioned ? h('span', { class: 'badge', 'aria-label': `${mentioned} new mentions` }, String(mentioned)) : null)))];
+    const link = (kind, ic, label, n, what) => h('li', null, h('button', { class: 'view-link', type: 'button', onclick: () => actions.openPanel({ kind }) },
+      icon(ic), h('span', { class: 'label' }, label), n ? h('span', { class: 'badge', 'aria-label': `${n} ${what}` }, String(n)) : null));
+    const groups = [h('ul', { class: 'views', role: 'list' }, link('mentions', 'at', 'Mentions', mentioned, 'new mentions'),
+      link('threads', 'thread', 'Threads', state.threadsUnread, 'unread threads'))];
     // Each group's rows are windowed: only those near the viewport are drawn.
     this.lists = [];
     const windowed = (kind, ids, make) => {

@@ -1,0 +1,93 @@
+// @ts-check
+// lazy/people.js is the People panel (the header's head count, the workspace menu's "People",
+// the sidebar's "New message"), loaded the first time it opens: the workspace's directory, or,
+// with a channel open, the people in that channel (public channels hold everyone but those who
+// left), online people first with a green dot, a search over names and handles, and "Message"
+// on each row. A click on a name or a picture opens the person's card (lazy/card.js).
+import { h, replace, avatar, displayName } from '../dom.js';
+import * as api from '../api.js';
+import { state, rememberUser } from '../store.js';
+import * as actions from '../actions.js';
+import { registerPanel } from '../views/registry.js';
+import { ensure, dot, isOnline, styles } from './presence.js';
+
+// shown is what the open panel lists: { scope: 'workspace' | channel id, q, res }.
+let shown = null;
+
+async function load(body, panel, scope, q) {
+  const channel = scope !== 'workspace' ? state.channels.get(scope) : null;
+  shown = { scope, q, res: null, error: '' };
+  draw(body, panel);
+  try {
+    const [res] = await Promise.all([
+      channel ? channelMembers(channel.id, q) : actions.members(q),
+      ensure().catch(() => {}),
+    ]);
+    if (shown && shown.scope === scope && shown.q === q) shown.res = res;
+  } catch (e) {
+    if (shown && shown.scope === scope && shown.q === q) shown.error = e.message;
+  }
+  if (state.panel === panel) draw(body, panel);
+}
+
+// channelMembers is the first 200 people of a channel matching q (public or private).
+async function channelMembers(channelId, q) {
+  const res = await api.get(`/api/channels/${channelId}/members${api.q({ q, limit: 200 })}`);
+  for (const m of res.members || []) rememberUser(m.user);
+  return res;
+}
+
+function row(m) {
+  const u = m.user;
+  const me = state.me && u.id === state.me.id;
+  return h('li', { class: `person${isOnline(u.id) ? ' is-online' : ''}`, dataset: { user: u.id } },
+    h('span', { class: 'avatar-wrap', dataset: { card: u.id } }, avatar(u, 'sm'), dot(u.id)),
+    h('span', { class: 'who', dataset: { card: u.id } }, h('span', { class: 'author' }, displayName(u)),
+      u.handle ? h('span', { class: 'muted' }, ` @${u.handle}`) : null),
+    h('span', { class: 'tag' }, u.kind === 'bot' ? 'bot' : m.role),
+    h('button', { class: 'btn small', 'aria-label': `Message ${displayName(u)}`,
+      onclick: () => actions.openDM(me ? [] : [u.id]).catch((e) => actions.toast(e.message)) }, 'Message'));
+}
+
+function draw(body, panel) {
+  const s = shown;
+  const channel = s.scope !== 'workspace' ? state.channels.get(s.scope) : null;
+  const view = state.view;
+  const input = h('input', { type: 'search', class: 'search wide', value: s.q, placeholder: 'Find people', 'aria-label': 'Find people',
+    onkeydown: (e) => { if (e.key === 'Enter') load(body, panel, s.scope, input.value.trim()); } });
+  const tab = (scope, label) => h('button', { type: 'button', class: `seg${s.scope === scope ? ' on' : ''}`, 'aria-pressed': String(s.scope === scope),
+    onclick: () => { if (s.scope !== scope) load(body, panel, scope, input.value.trim()); } }, label);
+  const openChannel = view && view.kind === 'channel' ? state.channels.get(view.id) : null;
+  const tabs = openChannel ? h('div', { class: 'segmented pad', role: 'group', 'aria-label': 'Whose list' },
+    tab('workspace', 'Everyone'), tab(openChannel.id, `In #${openChannel.name}`)) : null;
+  if (!s.res) {
+    replace(body, tabs, input, s.error ? h('p', { class: 'error pad', role: 'alert' }, s.error) : h('p', { class: 'muted pad' }, 'Loading…'));
+    return;
+  }
+  const list = [...(s.res.members || [])];
+  const online = list.filter((m) => isOnline(m.user.id));
+  const offline = list.filter((m) => !isOnline(m.user.id));
+  const total = typeof s.res.total_count === 'number' ? s.res.total_count : null;
+  replace(body, tabs, input,
+    list.length ? null : h('p', { class: 'muted pad' }, s.q ? `Nobody matches “${s.q}”.` : 'Nobody here yet.'),
+    online.length ? h('h3', { class: 'people-head' }, `Online — ${online.length}`) : null,
+    online.length ? h('ul', { class: 'people', role: 'list' }, ...online.map(row)) : null,
+    offline.length ? h('h3', { class: 'people-head' }, `Offline — ${offline.length}`) : null,
+    offline.length ? h('ul', { class: 'people', role: 'list' }, ...offline.map(row)) : null,
+    total !== null ? h('p', { class: 'muted pad' }, channel ? `${total} in #${channel.name}` : `${total} people`) : null);
+  if (document.activeElement === document.body) input.focus();
+}
+
+registerPanel('members', {
+  title: 'People',
+  topics: ['presence'],
+  render(body, panel, { fresh }) {
+    styles();
+    if (fresh || !shown) {
+      const scope = panel.channelId && state.channels.has(panel.channelId) ? panel.channelId : 'workspace';
+      load(body, panel, scope, '');
+      return;
+    }
+    draw(body, panel);
+  },
+});

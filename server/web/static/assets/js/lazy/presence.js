@@ -1,0 +1,69 @@
+// @ts-check
+// lazy/presence.js keeps who is online in the open workspace (docs/realtime.md, "Presence"):
+// the server's online set, loaded the first time a card or the people panel needs it, then the
+// socket's presence.changed events (those without a channel or conversation: the server's own),
+// each person's latest version winning. After the socket reconnects, events may have been
+// missed, so the set is loaded again. Views redraw on the store topic 'presence'.
+import * as api from '../api.js';
+import { h } from '../dom.js';
+import { state, on, subscribe, touch } from '../store.js';
+
+let people = new Map(); // user id → { online, version }
+let loadedFor = null;
+let loading = null;
+
+// ensure loads the open workspace's online set once (again after a reconnect or a switch).
+export function ensure() {
+  if (loadedFor === state.wsId && loading) return loading;
+  const ws = state.wsId;
+  if (loadedFor !== ws) people = new Map();
+  loadedFor = ws;
+  loading = api.get(`/api/workspaces/${ws}/presence`).then((res) => {
+    if (loadedFor !== ws) return;
+    const next = new Map();
+    for (const p of res.presence || []) next.set(p.user_id, { online: true, version: p.version });
+    // A change that arrived while the set was on its way, newer than what it says, stands.
+    for (const [id, p] of people) if (p.version > ((next.get(id) || {}).version || 0)) next.set(id, p);
+    people = next;
+    touch('presence');
+  }, (e) => { loading = null; throw e; });
+  return loading;
+}
+
+// styles adds the people's style sheet (cards, dots, the panel's lists) the first time one
+// shows; the promise settles once it applies (a card is measured to be placed).
+let sheet = null;
+export function styles() {
+  if (!sheet) {
+    sheet = new Promise((resolve) => {
+      document.head.appendChild(h('link', { rel: 'stylesheet', href: '/assets/people.css', onload: resolve, onerror: resolve }));
+    });
+  }
+  return sheet;
+}
+
+export const isOnline = (userId) => !!(people.get(userId) || {}).online;
+
+// dot is a person's presence marker: green when online, with the word for screen readers.
+export function dot(userId) {
+  const on = isOnline(userId);
+  return h('span', { class: `presence-dot${on ? ' online' : ''}`, role: 'img', 'aria-label': on ? 'Online' : 'Offline', title: on ? 'Online' : 'Offline' });
+}
+
+on('presence.changed', (ev) => {
+  if (ev.channel_id || ev.direct_conversation_id || ev.workspace_id !== loadedFor) return [];
+  const p = ev.payload || {};
+  if (!p.user_id || typeof p.version !== 'number') return [];
+  const known = people.get(p.user_id);
+  if (known && known.version >= p.version) return [];
+  people.set(p.user_id, { online: !!p.online, version: p.version });
+  return ['presence'];
+});
+
+let conn = state.conn;
+subscribe(() => {
+  if (state.conn === conn) return;
+  const back = state.conn === 'open' && conn !== 'open';
+  conn = state.conn;
+  if (back && loadedFor) { loading = null; people = new Map(); ensure().catch(() => {}); }
+});
