@@ -140,6 +140,10 @@ func TestBrowserPeople(t *testing.T) {
 
 			// The People panel: ben under Online, with the dot; his row opens his card too.
 			do(t, tab, "people", mouseClick(".conv-header .members-count"))
+			waitFor(t, tab, "the panel listing ben", `document.querySelector('.panel .people li[data-user=`+ben.user.ID+`]')`)
+			if !eval[bool](t, tab, `!!document.querySelector('.panel .people li[data-user=`+ben.user.ID+`] .presence-dot.online')`) {
+				t.Logf("the panel before ben shows online: %s", eval[string](t, tab, `document.querySelector('.panel').outerHTML.slice(0, 2000)`))
+			}
 			waitFor(t, tab, "ben listed online", `(li => li && li.closest('ul').previousElementSibling?.textContent.startsWith('Online') && li.querySelector('.presence-dot.online'))(document.querySelector('.panel .people li[data-user=`+ben.user.ID+`]'))`)
 			shot(t, tab, fmt.Sprintf("people-panel-%d", w))
 			do(t, tab, "his row", mouseClick(`.panel .people li[data-user=`+ben.user.ID+`] .who`))
