@@ -246,7 +246,9 @@ func runBench(c *cli.Context, seed Seeders) error {
 	if err != nil {
 		return err
 	}
-	budget := cfg.duration + cfg.drain + 5*time.Minute
+	// Seeding members and connecting 100,000 sockets (twice, with the baseline) take minutes on a
+	// busy machine: 10 ms a socket on top.
+	budget := cfg.duration + cfg.drain + 5*time.Minute + time.Duration(cfg.sockets)*10*time.Millisecond
 	if cfg.mode == "tenants" { // two load phases, and thousands of workspaces to make and let rest
 		budget = 2*budget + 2*cfg.tenants.streamIdle + time.Hour
 	}

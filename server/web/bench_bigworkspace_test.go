@@ -24,8 +24,8 @@ func BenchmarkClientBigWorkspace(b *testing.B) {
 	small := e.workspace(b, ana, "Small")
 	big := e.workspace(b, ana, "Big")
 	seeded := map[string]bigWorkspace{
-		"small": seedBigWorkspace(b, e, ana.user, small.ID, 20, 100),
-		"big":   seedBigWorkspace(b, e, ana.user, big.ID, 1000, 20000),
+		"small": seedBigWorkspace(b, e, ana.user, small.ID, 20, 100, "x"),
+		"big":   seedBigWorkspace(b, e, ana.user, big.ID, 1000, 20000, ""),
 	}
 	for _, w := range seeded {
 		seedActivity(b, e, ana.user, w)
@@ -109,9 +109,9 @@ func measureWorkspace(b *testing.B, br *browser, e *env, ana person, ws workspac
 
 	// `@` completion: the directory is asked, the menu offers people.
 	eval[bool](b, tab, watchTasks)
-	do(b, tab, "type @ada1", chromedp.SendKeys("form.composer .compose-box", "hello @ada1"))
+	do(b, tab, "type @ada", chromedp.SendKeys("form.composer .compose-box", "hello @ada"+w.tag))
 	waitFor(b, tab, "the completion menu", `document.querySelector('.complete-menu .complete-item')`)
-	do(b, tab, "type 2", chromedp.SendKeys("form.composer .compose-box", "2"))
+	do(b, tab, "type 1", chromedp.SendKeys("form.composer .compose-box", "1"))
 	tasksSince(b, tab, "complete", suffix)
 	do(b, tab, "Esc", key(kb.Escape))
 	eval[bool](b, tab, `(b => (b.value = '', true))(document.querySelector('form.composer .compose-box'))`)
@@ -120,7 +120,7 @@ func measureWorkspace(b *testing.B, br *browser, e *env, ana person, ws workspac
 	eval[bool](b, tab, watchTasks)
 	do(b, tab, "Ctrl+K", key("k", chromedp.ModifierCtrl))
 	waitFor(b, tab, "the switcher", `document.querySelector('.qs-input')`)
-	do(b, tab, "type in the switcher", chromedp.SendKeys(".qs-input", "c-09"))
+	do(b, tab, "type in the switcher", chromedp.SendKeys(".qs-input", "c-001"))
 	waitFor(b, tab, "a match", `document.querySelector('.qs-list .qs-item')`)
 	do(b, tab, "type more", chromedp.SendKeys(".qs-input", "5"))
 	tasksSince(b, tab, "switcher", suffix)
@@ -138,7 +138,7 @@ func measureWorkspace(b *testing.B, br *browser, e *env, ana person, ws workspac
 	openMenu(b, tab, "Members and moderation")
 	waitFor(b, tab, "the directory", `document.querySelector('.panel input[type=search]')`)
 	eval[bool](b, tab, watchTasks)
-	do(b, tab, "search the directory", chromedp.SendKeys(".panel input[type=search]", "ben1"+kb.Enter))
+	do(b, tab, "search the directory", chromedp.SendKeys(".panel input[type=search]", "ben"+w.tag+"1"+kb.Enter))
 	waitFor(b, tab, "people found", `document.querySelectorAll('.panel li').length > 0`)
 	tasksSince(b, tab, "directory", suffix)
 	b.ReportMetric(eval[float64](b, tab, `document.querySelector('.panel').getElementsByTagName('*').length`), "directory-dom-nodes"+suffix)

@@ -14,14 +14,16 @@ type bigWorkspace struct {
 	id       string
 	channels []persist.Channel // in creation order: channels[i] is c-%04d of i
 	people   []persist.User
+	tag      string // in every person's handle
 }
 
 // seedBigWorkspace creates the channels and people straight through persist's write paths, in
 // transactions of 500, as admin/benchdata seeds its data mode: the API would take minutes.
-func seedBigWorkspace(t testing.TB, e *env, owner persist.User, wsID string, channels, people int) bigWorkspace {
+// Handles (unique across the server) are a first name, tag and a number: ada1, ben14, adax0.
+func seedBigWorkspace(t testing.TB, e *env, owner persist.User, wsID string, channels, people int, tag string) bigWorkspace {
 	t.Helper()
 	ctx := context.Background()
-	w := bigWorkspace{id: wsID}
+	w := bigWorkspace{id: wsID, tag: tag}
 	actor := persist.ActorFor(owner)
 	for from := 0; from < channels; from += 500 {
 		err := e.store.WithTx(ctx, func(tx *persist.Tx) error {
@@ -47,7 +49,7 @@ func seedBigWorkspace(t testing.TB, e *env, owner persist.User, wsID string, cha
 		err := e.store.WithTx(ctx, func(tx *persist.Tx) error {
 			for i := from; i < min(from+500, people); i++ {
 				u, err := tx.UserCreate(ctx, persist.UserCreateParams{DisplayName: fmt.Sprintf("%s Person %d", names[i%len(names)], i),
-					Handle: fmt.Sprintf("%s%d", names[i%len(names)], i)})
+					Handle: fmt.Sprintf("%s%s%d", names[i%len(names)], tag, i)})
 				if err != nil {
 					return err
 				}

@@ -20,7 +20,7 @@ func TestBrowserBigSidebar(t *testing.T) {
 	e := newEnv(t)
 	ana := e.person(t, "Ana Lima")
 	ws := e.workspace(t, ana, "Big")
-	big := seedBigWorkspace(t, e, ana.user, ws.ID, 1000, 1)
+	big := seedBigWorkspace(t, e, ana.user, ws.ID, 1000, 1, "")
 	first, unread, last := big.channels[0], big.channels[998], big.channels[999]
 	br := newBrowser(t, e)
 

@@ -12,6 +12,8 @@ import * as actions from '../actions.js';
 import { load, search, remember, toned } from './emoji.js';
 
 const LIMIT = 8;
+// localeCompare's order, faster over the thousands of people a big workspace's page comes to know.
+const byName = new Intl.Collator().compare;
 
 let menu = null; // { box, el, kind, start, items, sel }
 let seq = 0;
@@ -38,7 +40,7 @@ function people(q) {
     const name = displayName(u).toLowerCase();
     if (u.handle.toLowerCase().startsWith(q) || name.startsWith(q) || name.includes(` ${q}`)) found.push(u);
   }
-  return found.sort((a, b) => displayName(a).localeCompare(displayName(b))).slice(0, LIMIT)
+  return found.sort((a, b) => byName(displayName(a), displayName(b))).slice(0, LIMIT)
     .map((u) => ({ text: `@${u.handle} `, label: displayName(u), extra: `@${u.handle}`, user: u }));
 }
 

@@ -9,6 +9,8 @@ import * as actions from '../actions.js';
 import { dmName } from '../views/sidebar.js';
 
 const LIMIT = 30; // entries shown at most
+// localeCompare's order, several times faster over a thousand channels on every keystroke.
+const byName = new Intl.Collator().compare;
 
 // score says how well query matches text: its letters must appear in order; a match at the start
 // of the text or of a word, and letters next to each other, count more, letters skipped between
@@ -118,7 +120,7 @@ class Switcher {
     this.entries = this.candidates()
       .map((c) => ({ ...c, s: Math.max(score(q, c.label), c.extra ? score(q, c.extra) - 1 : -1) }))
       .filter((c) => c.s >= 0)
-      .sort((a, b) => b.s - a.s || rank[a.kind] - rank[b.kind] || a.label.localeCompare(b.label))
+      .sort((a, b) => b.s - a.s || rank[a.kind] - rank[b.kind] || byName(a.label, b.label))
       .slice(0, LIMIT);
     this.sel = Math.min(this.sel, Math.max(this.entries.length - 1, 0));
     if (!this.entries.length) {

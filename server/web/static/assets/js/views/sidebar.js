@@ -171,15 +171,20 @@ export class Sidebar {
     this.drawWindows();
   }
 
-  // drawWindows draws each list's rows near the viewport, keeping what they learnt of row heights.
+  // drawWindows draws each list's rows near the viewport, keeping what they learnt of row
+  // heights. The layout is read once, before any list writes (a read after a write would lay
+  // the page out again, once per list).
   drawWindows() {
-    for (const { kind, list: l } of this.lists) {
+    const top = this.nav.scrollTop, height = this.nav.clientHeight;
+    let at = this.lists.map(({ list }) => list.offset(this.nav));
+    this.lists.forEach(({ kind, list: l }, i) => {
       // A list whose rows are all out of view yet takes the height its kind's rows were measured at.
       const known = this.rowH[kind];
       if (!l.measured && known) { l.rowH = known; l.measured = true; l.first = -1; }
-      l.draw(this.nav);
+      // A first measurement moves the lists below: read their offsets again (once per page).
+      if (l.draw(this.nav, { at: at[i], top, height })) at = this.lists.map(({ list }) => list.offset(this.nav));
       if (l.measured) this.rowH[kind] = l.rowH;
-    }
+    });
   }
 
   // reveal scrolls the open place's row into the sidebar's view (Alt+↑/↓, a jump to an unread

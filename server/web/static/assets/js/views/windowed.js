@@ -34,15 +34,16 @@ export class WindowedList {
     return this.ul.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop;
   }
 
-  // draw fills the window of scroller's viewport; nothing changes when it is the one drawn.
-  draw(scroller) {
+  // draw fills the window of scroller's viewport. view is what the caller read of the layout
+  // before any list wrote to it (one layout for every list): this list's offset, the scroll
+  // position and the viewport's height. Nothing changes when the window is the one drawn.
+  draw(scroller, view = { at: this.offset(scroller), top: scroller.scrollTop, height: scroller.clientHeight }) {
     const n = this.keys.length;
-    const at = this.offset(scroller);
-    const from = scroller.scrollTop - OVERSCAN - at;
-    const to = scroller.scrollTop + Math.max(scroller.clientHeight, MIN_VIEW) + OVERSCAN - at;
+    const from = view.top - OVERSCAN - view.at;
+    const to = view.top + Math.max(view.height, MIN_VIEW) + OVERSCAN - view.at;
     const first = Math.max(0, Math.min(n, Math.floor(from / this.rowH)));
     const last = Math.max(first, Math.min(n, Math.ceil(to / this.rowH)));
-    if (first === this.first && last === this.last) return;
+    if (first === this.first && last === this.last) return false;
     for (const [i, node] of this.nodes) if (i < first || i >= last) { node.remove(); this.nodes.delete(i); }
     let ref = this.top.nextSibling;
     for (let i = first; i < last; i++) {
@@ -64,19 +65,19 @@ export class WindowedList {
       const rowH = this.nodes.get(first).getBoundingClientRect().height; // fractional: offsetHeight would drift
       if (rowH) {
         this.measured = true;
-        if (rowH !== this.rowH) { this.rowH = rowH; this.first = -1; this.draw(scroller); }
+        if (rowH !== this.rowH) { this.rowH = rowH; this.first = -1; this.draw(scroller); return true; }
       }
     }
+    return false;
   }
 
-  // reveal scrolls the scroller the least that shows row i whole, and draws the window there.
+  // reveal scrolls the scroller the least that shows row i whole; the caller draws then (the
+  // rows' heights do not depend on which are drawn, so neither does where row i is).
   reveal(scroller, i) {
     if (i < 0 || i >= this.keys.length) return;
-    this.draw(scroller);
     const y = this.offset(scroller) + i * this.rowH;
     const view = scroller.clientHeight;
     if (view && y < scroller.scrollTop) scroller.scrollTop = y;
     else if (view && y + this.rowH > scroller.scrollTop + view) scroller.scrollTop = y + this.rowH - view;
-    this.draw(scroller);
   }
 }
