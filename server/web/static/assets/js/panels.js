@@ -109,11 +109,15 @@ export async function createChannel(name, visibility = 'public') {
   await openPlace({ kind: 'channel', id: res.channel.id });
 }
 
+// mergeChannel stores what an answer says of a channel, keeping the read state it does not carry.
+export function mergeChannel(c) {
+  const old = state.channels.get(c.id) || {};
+  state.channels.set(c.id, { ...old, ...c, unread_count: old.unread_count || 0, last_read_seq: old.last_read_seq || 0 });
+}
+
 // updateChannel patches a channel; the answer (and later its event) updates the store.
 export async function updateChannel(id, patch) {
-  const res = await api.patch(`/api/channels/${id}`, patch);
-  const old = state.channels.get(id) || {};
-  state.channels.set(id, { ...old, ...res.channel, unread_count: old.unread_count || 0, last_read_seq: old.last_read_seq || 0 });
+  mergeChannel((await api.patch(`/api/channels/${id}`, patch)).channel);
   touch('sidebar', 'header', 'channel');
 }
 

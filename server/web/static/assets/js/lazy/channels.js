@@ -15,8 +15,7 @@ import { isManager } from '../views/moderation/common.js';
 // setChannelStanding merges what an answer says of a channel (the person's standing: joined,
 // starred, notification_level) into the store, keeping the read state it does not carry.
 export function setChannelStanding(c) {
-  const old = state.channels.get(c.id) || { unread_count: 0, last_read_seq: 0 };
-  state.channels.set(c.id, { ...old, ...c, unread_count: old.unread_count, last_read_seq: old.last_read_seq });
+  actions.mergeChannel(c);
   touch('sidebar', 'header', 'channel-about');
 }
 
