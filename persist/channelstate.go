@@ -91,11 +91,11 @@ func (tx *Tx) ChannelJoin(ctx context.Context, actor Actor, channelID string) (C
 
 // ChannelLeave takes the actor out of a channel: a public one leaves their sidebar and their
 // notifications, and its star goes; a private one is left as ChannelMemberRemove leaves it (with
-// channel.member_removed, returned). Leaving twice changes nothing. Refused: the workspace's
-// default channel (#general while it is live, else its oldest live public channel), which
-// everyone stays in; the guests' channel for a guest, their only one; and the last member of a
-// private channel, which nobody could then read or archive from inside.
-// Codes: not_found, conflict (the refusals above), forbidden.
+// channel.member_removed, returned; its last member may leave too, and the moderation view then
+// shows it with no members, for an owner or moderator to archive). Leaving a public channel twice
+// changes nothing. Refused: the workspace's default channel (#general while it is live, else its
+// oldest live public channel), which everyone stays in, and the guests' channel for a guest,
+// their only one. Codes: not_found, conflict (the refusals above), forbidden.
 func (tx *Tx) ChannelLeave(ctx context.Context, actor Actor, channelID string) (Channel, *Event, error) {
 	c, m, err := tx.ChannelForRead(ctx, actor, channelID)
 	if err != nil {
@@ -105,18 +105,6 @@ func (tx *Tx) ChannelLeave(ctx context.Context, actor Actor, channelID string) (
 		return Channel{}, nil, Conflict("#%s is the guests' channel: a guest stays in it", c.Name)
 	}
 	if c.Visibility == VisibilityPrivate {
-		// The row lock on the channel (ChannelMemberRemove takes it) orders two last members
-		// leaving at once: the second sees one member.
-		if _, err := tx.exec(ctx, `SELECT 1 FROM channels WHERE id = $1 FOR UPDATE`, c.ID); err != nil {
-			return Channel{}, nil, err
-		}
-		var members int
-		if err := tx.queryRow(ctx, `SELECT member_count FROM channels WHERE id = $1`, c.ID).Scan(&members); err != nil {
-			return Channel{}, nil, err
-		}
-		if members <= 1 {
-			return Channel{}, nil, Conflict("you are the last member of #%s: add someone first, or ask an owner or moderator to archive it", c.Name)
-		}
 		change, ev, err := tx.ChannelMemberRemove(ctx, actor, c.ID, actor.UserID)
 		if err != nil {
 			return Channel{}, nil, err

@@ -49,9 +49,12 @@ func (d dayOne) features(t *testing.T, w, h int64) {
 	eval[bool](t, tab, sidebarChannel(name)+`.click() ?? true`)
 	waitFor(t, tab, name+" open", fmt.Sprintf(`document.querySelector('.conv-header h1')?.textContent === %q`, name))
 
-	// An empty channel says so, and leads to inviting people (Ana owns the workspace: invites).
+	// An empty channel says so, and leads to adding people to it, and (Ana owns the workspace) to
+	// inviting new ones.
 	waitFor(t, tab, "the intro", fmt.Sprintf(`document.querySelector('.list .intro:not([hidden]) h2')?.textContent === 'This is the start of #%s'`, name))
 	waitFor(t, tab, "Invite people pressed", `(b => b && (b.click(), true))([...document.querySelectorAll('.list .intro button')].find(b => b.textContent === 'Invite people'))`)
+	waitFor(t, tab, "the add-people dialog", `!document.querySelector('.panel').hidden && document.querySelector('#panel-title').textContent === 'Add people'`)
+	waitFor(t, tab, "Invite people to the workspace pressed", `(b => b && (b.click(), true))([...document.querySelectorAll('.panel button')].find(b => b.textContent === 'Invite people to the workspace'))`)
 	waitFor(t, tab, "the invites panel", `!document.querySelector('.panel').hidden && document.querySelector('#panel-title').textContent === 'Invites'`)
 	do(t, tab, "close the panel", mouseClick(`.panel-head button[aria-label="Close panel"]`))
 

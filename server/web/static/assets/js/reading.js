@@ -10,11 +10,13 @@ const PAGE = 100; // the API's default page of root messages
 
 export const viewOf = (placeId) => (state.dms.has(placeId) ? { kind: 'dm', id: placeId } : { kind: 'channel', id: placeId });
 
-// pickDefaultPlace is the place last open in this workspace, else #general, else the first.
+// pickDefaultPlace is the place last open in this workspace, else #general, else the first
+// (channels left aside).
 export function pickDefaultPlace() {
-  const chans = [...state.channels.values()].filter((c) => !c.archived).sort((a, b) => a.name.localeCompare(b.name));
+  const chans = [...state.channels.values()].filter((c) => !c.archived && c.joined !== false).sort((a, b) => a.name.localeCompare(b.name));
   const saved = localStorage.getItem(`natter.place.${state.wsId}`);
-  if (saved && (state.channels.has(saved) || state.dms.has(saved))) return saved;
+  const last = state.channels.get(saved || '');
+  if (last && last.joined !== false || saved && state.dms.has(saved)) return saved;
   const general = chans.find((c) => c.name === 'general');
   return (general || chans[0] || {}).id;
 }

@@ -34,7 +34,8 @@ export const state = {
 // topics: every name touch() takes; the last ones are a view's own (its redraw, a wake-up).
 export const topics = /** @type {const} */ (['phase', 'conn', 'sidebar', 'header', 'view', 'messages', 'thread', 'panel', 'pins',
   'channel', 'channel-members', 'typing', 'progress', 'toast', 'quote', 'profile', 'notify', 'standing', 'moderation', 'guests',
-  'invite', 'moderation-view', 'moderation-clock', 'guests-view', 'invites-view', 'join-view', 'archived-view', 'private-view', 'presence']);
+  'invite', 'moderation-view', 'moderation-clock', 'guests-view', 'invites-view', 'join-view', 'archived-view', 'private-view', 'presence',
+  'browse', 'channel-about', 'add-members']);
 
 const subscribers = [], dirty = new Set();
 let scheduled = false;

@@ -33,7 +33,7 @@ export class Header {
     if (!v) { this.key = null; replace(this.title); replace(this.buttons); return; }
     if (state.wsId) this.count();
     const place = state.channels.get(v.id) || state.dms.get(v.id) || {};
-    const key = JSON.stringify([v.id, place.name, place.display_title, place.archived, place.visibility, place.members && dmName(place),
+    const key = JSON.stringify([v.id, place.name, place.display_title, place.archived, place.visibility, place.members && dmName(place), place.starred,
       state.memberCount, state.panel && state.panel.kind]);
     if (key === this.key) return;
     this.key = key;
@@ -42,7 +42,9 @@ export class Header {
       replace(this.title,
         h('h1', null, h('span', { class: 'sigil', title: c.visibility === 'private' ? 'Private channel' : null }, icon(actions.sigilOf(c))), c.name || ''),
         c.display_title && c.display_title !== c.name ? h('p', { class: 'topic' }, c.display_title) : null,
-        c.archived ? h('span', { class: 'tag' }, 'archived') : null);
+        c.archived ? h('span', { class: 'tag' }, 'archived') : null,
+        h('button', { class: `icon-btn star${c.starred ? ' on' : ''}`, title: 'Star', 'aria-pressed': String(!!c.starred),
+          onclick: () => import('../lazy/channels.js').then((m) => m.toggleStar(v.id)) }, icon('star')));
     } else {
       const d = state.dms.get(v.id) || {};
       replace(this.title, h('h1', null, dmName(d)), h('p', { class: 'topic' }, 'Direct message'));
@@ -55,6 +57,7 @@ export class Header {
       v.kind === 'channel' ? tool('pin', 'Pinned messages', { kind: 'pins' }) : null,
       v.kind === 'channel' && (state.channels.get(v.id) || {}).visibility === 'private'
         ? tool('people', 'Channel members', { kind: 'channel-members', channelId: v.id }) : null,
+      v.kind === 'channel' ? tool('more', 'Channel details', { kind: 'channel-about', channelId: v.id }) : null,
       v.kind === 'channel' ? tool('gear', 'Channel settings', { kind: 'channel', channelId: v.id }) : null);
   }
 }

@@ -8,7 +8,6 @@ import { renderRow } from './row.js';
 import { isOpened } from './body.js';
 import { h, replace } from '../dom.js';
 import { dmName } from './sidebar.js';
-import { isManager } from './moderation/common.js';
 import { rowPartsKey } from './registry.js';
 import { rove } from './msgkeys.js';
 
@@ -198,18 +197,18 @@ export class MessageList {
 }
 
 // renderIntro: an empty place says where the reader is: "This is the start of #name" (or of the
-// conversation), the display title, and for a channel "Invite people": the members panel of a
-// private channel, the invites panel for owners and moderators, the directory otherwise.
+// conversation), the display title, and for a channel "Invite people": the add-people dialog
+// (lazy/channels.js), which also offers owners and moderators a workspace invite.
 function renderIntro(el, view) {
   const c = view.kind === 'channel' ? state.channels.get(view.id) : null;
-  const key = JSON.stringify([view.id, c && [c.name, c.display_title, c.visibility], isManager()]);
+  const key = JSON.stringify([view.id, c && [c.name, c.display_title, c.visibility]]);
   if (el.dataset.key === key) return;
   el.dataset.key = key;
   if (!c) {
     replace(el, h('h2', null, `This is the start of your conversation with ${dmName(state.dms.get(view.id) || {})}`));
     return;
   }
-  const invite = c.visibility === 'private' ? { kind: 'channel-members', channelId: c.id } : isManager() ? { kind: 'invites' } : { kind: 'members' };
+  const invite = { kind: 'add-members', channelId: c.id };
   replace(el, h('h2', null, `This is the start of ${c.visibility === 'private' ? '' : '#'}${c.name}`),
     c.display_title && c.display_title !== c.name ? h('p', { class: 'muted' }, c.display_title) : null,
     h('button', { class: 'btn small', type: 'button', onclick: () => actions.openPanel(invite) }, 'Invite people'));

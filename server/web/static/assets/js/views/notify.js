@@ -8,6 +8,7 @@
 // by views/ondemand.js.
 import { h, replace } from '../dom.js';
 import * as api from '../api.js';
+import { setChannelStanding } from '../lazy/channels.js';
 import { state, touch, setMe } from '../store.js';
 import { registerPanel } from './registry.js';
 
@@ -107,7 +108,10 @@ async function loadLevel(channelId) {
 
 async function setLevel(channelId, level) {
   levelNote.error = '';
-  try { levelNote.level = (await api.call('PUT', `/api/channels/${channelId}/notification-preference`, { level })).notification_preference.level; } catch (e) { levelNote.error = e.message; }
+  try {
+    levelNote.level = (await api.call('PUT', `/api/channels/${channelId}/notification-preference`, { level })).notification_preference.level;
+    setChannelStanding({ id: channelId, notification_level: levelNote.level }); // the sidebar's mute styling
+  } catch (e) { levelNote.error = e.message; }
   touch('notify');
 }
 

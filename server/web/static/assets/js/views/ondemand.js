@@ -25,7 +25,10 @@ registerLazyPanel('members', 'People', () => import('../lazy/people.js'));
 
 const privateChannels = () => import('./privatechannel.js');
 registerLazyPanel('channel-members', 'Channel members', privateChannels);
-registerLazyPanel('browse', 'Browse channels', privateChannels);
+const channels = () => import('../lazy/channels.js');
+registerLazyPanel('browse', 'Browse channels', channels);
+registerLazyPanel('channel-about', 'Channel details', channels);
+registerLazyPanel('add-members', 'Add people', channels);
 registerLazyPanel('private-channels', 'Private channels', privateChannels);
 registerMenuItem('workspace', { label: 'Browse channels', order: 5, visible: () => myRole() !== 'guest', panel: { kind: 'browse' } });
 registerMenuItem('workspace', { label: 'Private channels', order: 22, visible: isManager, panel: { kind: 'private-channels' } });

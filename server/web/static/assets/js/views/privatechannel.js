@@ -1,7 +1,6 @@
 // @ts-check
 // views/privatechannel.js: private channels (issue 27) in the side panel: a private channel's
-// members, to add someone, remove them or leave; the browse view of the channels the person
-// reads (public ones and the private ones they are in); and, for the owner and moderators, the
+// members, to add someone, remove them or leave; and, for the owner and moderators, the
 // workspace's private channels with their member counts, to archive one without reading it.
 // The API decides who may; a refusal is shown with its own sentence.
 import { h, replace, icon, avatar, displayName } from '../dom.js';
@@ -80,22 +79,6 @@ registerPanel('channel-members', {
   render(body, panel, { fresh }) {
     if (fresh) note = { said: '', error: '' };
     renderMembers(body, panel.channelId);
-  },
-});
-
-// The browse view: every channel this person reads, public and private, archived ones marked.
-registerPanel('browse', {
-  title: 'Browse channels',
-  topics: ['sidebar'],
-  render(body) {
-    const list = [...state.channels.values()].sort((a, b) => a.name.localeCompare(b.name));
-    replace(body, list.length ? h('ul', { class: 'people browse-list', role: 'list' }, ...list.map((c) => h('li', { dataset: { channel: c.id } },
-      h('span', { class: 'sigil', title: c.visibility === 'private' ? 'Private channel' : 'Public channel' }, icon(actions.sigilOf(c))),
-      h('span', { class: 'who' }, h('span', { class: 'author' }, c.name), c.display_title ? h('span', { class: 'muted' }, ` ${c.display_title}`) : null,
-        c.archived ? h('span', { class: 'tag' }, 'archived') : null),
-      h('button', { type: 'button', class: 'btn small', onclick: () => actions.openPlace({ kind: 'channel', id: c.id }) }, 'Open'))))
-      : h('p', { class: 'muted pad' }, 'No channels yet.'),
-    h('p', { class: 'muted pad' }, 'Public channels are open to everyone in the workspace; private ones (with a lock) only to their members.'));
   },
 });
 

@@ -1,5 +1,6 @@
 // @ts-check
-// views/sidebar.js: workspace switcher, channels by section (archived hidden), direct messages,
+// views/sidebar.js: workspace switcher, starred channels, channels by section (archived and left
+// hidden, muted dimmed), direct messages,
 // unread and mention badges, the workspace menu, and the signed-in person with their menu and
 // sign-out.
 import { h, replace, icon, avatar, displayName } from '../dom.js';
@@ -75,18 +76,21 @@ export class Sidebar {
 
   unread(id) {
     const p = state.channels.get(id) || state.dms.get(id);
-    return p && p.unread_count > 0;
+    return p && p.unread_count > 0 && p.notification_level !== 'muted';
   }
 
   channels() {
     const sections = new Map();
-    const list = [...state.channels.values()].filter((c) => !c.archived).sort((a, b) => byName(a.name, b.name));
+    const list = [...state.channels.values()].filter((c) => !c.archived && c.joined !== false).sort((a, b) => byName(a.name, b.name));
+    const starred = list.filter((c) => c.starred);
     for (const c of list) {
+      if (c.starred) continue;
       const key = c.sidebar_section || '';
       if (!sections.has(key)) sections.set(key, []);
       sections.get(key).push(c);
     }
-    return [...sections.entries()].sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : byName(a, b)));
+    const out = [...sections.entries()].sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : byName(a, b)));
+    return starred.length ? [['Starred', starred], ...out] : out;
   }
 
   dms() {
@@ -104,7 +108,7 @@ export class Sidebar {
     const places = [...state.channels.values(), ...state.dms.values()];
     if (state.wsId && this.counted !== state.wsId) { this.counted = state.wsId; actions.countThreads(); }
     const navKey = JSON.stringify([f, state.view && state.view.id, [...state.mentions], state.threadsUnread, places.map((p) => [p.id, p.name, p.display_title, p.visibility,
-      p.archived, p.sidebar_section, p.unread_count, p.last_activity_at, p.members && dmName(p)])]);
+      p.archived, p.sidebar_section, p.unread_count, p.joined, p.starred, p.notification_level, p.last_activity_at, p.members && dmName(p)])]);
     if (navKey !== this.navKey) {
       this.navKey = navKey;
       this.renderNav(f);
@@ -196,9 +200,10 @@ export class Sidebar {
     const p = state.channels.get(id) || state.dms.get(id);
     const active = state.view && state.view.id === id;
     const mentions = state.mentions.get(id) || 0;
-    const unread = p.unread_count > 0 && !active;
+    const muted = p.notification_level === 'muted';
+    const unread = p.unread_count > 0 && !active && !muted;
     return h('li', null, h('a', {
-      class: `place${active ? ' active' : ''}${unread ? ' unread' : ''}`, href: '#', 'aria-current': active ? 'page' : null,
+      class: `place${active ? ' active' : ''}${unread ? ' unread' : ''}${muted ? ' muted-place' : ''}`, href: '#', 'aria-current': active ? 'page' : null,
       dataset: { place: id }, title,
       onclick: (e) => { e.preventDefault(); actions.openPlace(actions.viewOf(id)); },
     }, lead, h('span', { class: 'label' }, label),
