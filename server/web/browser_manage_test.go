@@ -140,8 +140,11 @@ func keyboardAndRoles(t *testing.T, tab context.Context) {
 	do(t, tab, "press Esc", chromedp.KeyEvent(kb.Escape))
 	waitFor(t, tab, "the panel closed", `document.querySelector('.panel').hidden`)
 
-	// Tab from the composer reaches the send button, which shows a focus ring.
+	// Tab from the composer reaches the emoji picker's button, then the send button, which
+	// shows a focus ring.
 	do(t, tab, "focus the composer", chromedp.Focus("form.composer .compose-box"))
+	do(t, tab, "press Tab", chromedp.KeyEvent(kb.Tab))
+	waitFor(t, tab, "the emoji button focused", `document.activeElement?.getAttribute('aria-label') === 'Emoji'`)
 	do(t, tab, "press Tab", chromedp.KeyEvent(kb.Tab))
 	waitFor(t, tab, "the send button focused", `document.activeElement?.getAttribute('aria-label') === 'Send'`)
 	if got := eval[string](t, tab, `(s => s.outlineStyle + ' ' + s.outlineWidth)(getComputedStyle(document.activeElement))`); got == "none 0px" || got[:4] == "none" {
