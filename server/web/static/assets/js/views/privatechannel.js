@@ -30,7 +30,12 @@ async function act(fn, said) {
   touch('channel-members');
 }
 
+// drawn counts the members panel's draws: a presence change and an add can both start one, and
+// the answers may come back in either order, so only the latest may draw.
+let drawn = 0;
+
 async function renderMembers(body, channelId) {
+  const draw = ++drawn;
   const c = state.channels.get(channelId);
   if (!c) { replace(body, h('p', { class: 'muted pad' }, 'You are no longer in this channel.')); return; }
   let page;
@@ -39,11 +44,11 @@ async function renderMembers(body, channelId) {
     styles();
     [page, directory] = await Promise.all([actions.channelMembers(channelId), actions.members(''), ensure().catch(() => {})]);
   } catch (e) {
-    replace(body, h('p', { class: 'error pad', role: 'alert' }, e.message));
+    if (draw === drawn) replace(body, h('p', { class: 'error pad', role: 'alert' }, e.message));
     return;
   }
-  // The panel may have moved on while the calls were out.
-  if (!state.panel || state.panel.kind !== 'channel-members' || state.panel.channelId !== channelId) return;
+  // The panel may have moved on, or drawn again, while the calls were out.
+  if (draw !== drawn || !state.panel || state.panel.kind !== 'channel-members' || state.panel.channelId !== channelId) return;
   const me = state.me && state.me.id;
   const inIt = new Set((page.members || []).map((m) => m.user.id));
   const candidates = (directory.members || []).filter((m) => !inIt.has(m.user.id) && m.role !== 'guest');
