@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -38,6 +39,12 @@ func TestStoreFull(t *testing.T) {
 	before, err := api.post(channel, "before the disk filled")
 	require.NoError(t, err)
 	live := dialEvents(t, base, workspace, strconv.FormatInt(before, 10))
+	// The relay creates the stream after the post is answered: fill the disk only once the
+	// stream holds the post, or the outage hits the stream's creation, which needs no recovery.
+	require.Eventually(t, func() bool {
+		_, metrics := get(t, base+"/metrics")
+		return publishedAtLeast(metrics, before)
+	}, 30*time.Second, 20*time.Millisecond, "the relay stores the post before the disk fills")
 
 	filler := streamstest.FillDisk(t, dir)
 	var last int64
@@ -64,6 +71,17 @@ func TestStoreFull(t *testing.T) {
 	_, metrics = get(t, base+"/metrics")
 	require.Contains(t, metrics, "\nnatter_relay_stalled_workspaces 0\n")
 	require.Contains(t, metrics, "\nnatter_relay_store_recoveries_total 1\n")
+}
+
+// publishedAtLeast reports whether the metrics count at least n events stored in the streams.
+func publishedAtLeast(metrics string, n int64) bool {
+	for _, line := range strings.Split(metrics, "\n") {
+		if v, ok := strings.CutPrefix(line, "natter_relay_published_total "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return err == nil && f >= float64(n)
+		}
+	}
+	return false
 }
 
 // get fetches a URL and returns its status and body.
