@@ -18,8 +18,16 @@ func (s *Server) handleDMRead(w http.ResponseWriter, r *http.Request) {
 	s.readMark(w, r, persist.Place{DMID: chi.URLParam(r, "conversation_id")})
 }
 
-// readMark answers {receipt}: the caller's receipt after moving it forward to seq.
+// readMark answers {receipt}: the caller's receipt in a place after moving it forward to seq.
 func (s *Server) readMark(w http.ResponseWriter, r *http.Request, p persist.Place) {
+	s.markRead(w, r, func(tx *persist.Tx, actor persist.Actor, seq int64) (persist.Receipt, error) {
+		return tx.ReadMark(r.Context(), actor, p, seq)
+	})
+}
+
+// markRead decodes {seq}, moves a read position forward with mark in one transaction and answers
+// {receipt}: the one shape of every read-mark route (places and threads).
+func (s *Server) markRead(w http.ResponseWriter, r *http.Request, mark func(*persist.Tx, persist.Actor, int64) (persist.Receipt, error)) {
 	var req struct {
 		Seq *int64 `json:"seq"`
 	}
@@ -33,7 +41,7 @@ func (s *Server) readMark(w http.ResponseWriter, r *http.Request, p persist.Plac
 	}
 	ctx := r.Context()
 	rc, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.Receipt, error) {
-		return tx.ReadMark(ctx, callerOf(ctx).Actor(), p, *req.Seq)
+		return mark(tx, callerOf(ctx).Actor(), *req.Seq)
 	})
 	if err != nil {
 		s.writeError(w, r, err)

@@ -86,24 +86,8 @@ func (s *Server) handleThreadList(w http.ResponseWriter, r *http.Request) {
 // handleThreadRead serves POST /api/messages/{message_id}/thread/read {seq}: {receipt}, the
 // caller's read position in the thread after moving it forward to reply seq.
 func (s *Server) handleThreadRead(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Seq *int64 `json:"seq"`
-	}
-	if err := decodeJSON(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if req.Seq == nil {
-		s.writeError(w, r, persist.Invalid("seq is required"))
-		return
-	}
-	ctx := r.Context()
-	rc, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.Receipt, error) {
-		return tx.ThreadReadMark(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "message_id"), *req.Seq)
+	root := chi.URLParam(r, "message_id")
+	s.markRead(w, r, func(tx *persist.Tx, actor persist.Actor, seq int64) (persist.Receipt, error) {
+		return tx.ThreadReadMark(r.Context(), actor, root, seq)
 	})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"receipt": rc})
 }
