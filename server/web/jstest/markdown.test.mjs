@@ -4,26 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { render, safeURL } from '../static/assets/js/markdown.js';
+import { miniDocument } from '../static/assets/js/lazy/minidom.js';
 
-class Node {
-  constructor(tag) {
-    this.tag = tag;
-    this.children = [];
-  }
-
-  appendChild(node) {
-    if (node.tag === '#fragment') this.children.push(...node.children.splice(0));
-    else this.children.push(node);
-    return node;
-  }
-
-  set textContent(value) { this.children = [{ text: String(value) }]; }
-}
-globalThis.document = {
-  createElement: (tag) => new Node(tag),
-  createTextNode: (text) => ({ text: String(text) }),
-  createDocumentFragment: () => new Node('#fragment'),
-};
+globalThis.document = miniDocument;
 
 const escape = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 function out(node) {
