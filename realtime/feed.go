@@ -44,6 +44,7 @@ type feed struct {
 	last     int64 // the last cursor dispatched
 	eph      *nats.Subscription
 	pres     *nats.Subscription // presence.changed, for the sockets that asked (Join.Presence)
+	self     *nats.Subscription // one person's own channel states, for their sockets (SelfSubject)
 	stopped  bool
 	// following stops the follower, which closes followed once it returned; nil before start.
 	following context.CancelFunc
@@ -139,6 +140,14 @@ func (f *feed) tryStart() {
 		}
 		f.pres = sub
 	}
+	if f.self == nil {
+		sub, err := h.cfg.NATS.Subscribe(streams.SelfSubjects(f.workspaceID), f.onSelf)
+		if err != nil {
+			h.logger.Warn("self subscription failed", "workspace_id", f.workspaceID, "error", err)
+			return
+		}
+		f.self = sub
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	f.mu.Lock()
@@ -177,13 +186,13 @@ func (f *feed) stop() {
 	defer f.startMu.Unlock()
 	f.mu.Lock()
 	f.stopped = true
-	cancel, done, eph, pres := f.following, f.followed, f.eph, f.pres
+	cancel, done, eph, pres, self := f.following, f.followed, f.eph, f.pres, f.self
 	f.mu.Unlock()
 	if cancel != nil {
 		cancel()
 		<-done
 	}
-	for _, sub := range []*nats.Subscription{eph, pres} {
+	for _, sub := range []*nats.Subscription{eph, pres, self} {
 		if sub != nil {
 			_ = sub.Unsubscribe()
 		}
@@ -315,6 +324,25 @@ func (f *feed) onPresence(m *nats.Msg) {
 	defer f.mu.Unlock()
 	f.fanOutLocked(func(s *socket) {
 		if s.presence {
+			s.deliver(ev)
+		}
+	})
+}
+
+// onSelf delivers a person's own standing in a channel (streams.SelfSubject) to that person's
+// live sockets, under the channel's visibility (MemberID: they see it though they just left).
+// Only the server publishes there: bots are granted no such subject.
+func (f *feed) onSelf(m *nats.Msg) {
+	userID, channelID, ok := streams.ParseSelfSubject(m.Subject)
+	if !ok {
+		return
+	}
+	scope := persist.EventScope{ChannelID: channelID, MemberID: userID}
+	ev := &liveEvent{scope: scope, facts: f.factsFor(scope, nil), frame: textFrame(m.Data)}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fanOutLocked(func(s *socket) {
+		if s.actor.UserID == userID {
 			s.deliver(ev)
 		}
 	})
