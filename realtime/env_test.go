@@ -60,9 +60,19 @@ func newEnv(t *testing.T, replicas int, edit func(*Config)) *env {
 // newEnvWithRelay is newEnv with the relay's configuration edited by relayEdit too.
 func newEnvWithRelay(t *testing.T, replicas int, edit func(*Config), relayEdit func(*streams.RelayConfig)) *env {
 	t.Helper()
+	return newEnvAnnouncing(t, replicas, edit, relayEdit, true)
+}
+
+// newEnvAnnouncing is newEnvWithRelay, with revocations announced to the hubs or (announce
+// false) never, as when every announcement is lost: only the periodic checks notice them.
+func newEnvAnnouncing(t *testing.T, replicas int, edit func(*Config), relayEdit func(*streams.RelayConfig), announce bool) *env {
+	t.Helper()
 	_, nc := streamstest.Embedded(t)
-	store := persisttest.NewStore(t, persisttest.WithCommitHook(streams.WakeRelay(nc)),
-		persisttest.WithRevocationHook(streams.AnnounceRevocations(nc)))
+	opts := []persisttest.Option{persisttest.WithCommitHook(streams.WakeRelay(nc))}
+	if announce {
+		opts = append(opts, persisttest.WithRevocationHook(streams.AnnounceRevocations(nc)))
+	}
+	store := persisttest.NewStore(t, opts...)
 	logger := slog.New(slog.DiscardHandler)
 	rcfg := streams.RelayConfig{Store: store, NATS: nc, Logger: logger, PollInterval: 100 * time.Millisecond}
 	if relayEdit != nil {
