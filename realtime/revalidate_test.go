@@ -53,7 +53,7 @@ func (e *env) members(t *testing.T, n int) ([]persist.User, []string) {
 // untouched.
 func TestSocketsRevalidatedInBulk(t *testing.T) {
 	t.Parallel()
-	e := newEnvAnnouncing(t, 1, func(c *Config) { c.RevalidateInterval, c.SweepInterval = time.Hour, time.Hour }, nil, false)
+	e := newQuietEnv(t, func(c *Config) { c.RevalidateInterval, c.SweepInterval = time.Hour, time.Hour })
 	h := e.hubs[0]
 	users, tokens := e.members(t, 4)
 	from := strconv.FormatInt(e.add(t, "before"), 10)
@@ -111,9 +111,9 @@ func TestSocketsRevalidatedInBulk(t *testing.T) {
 // check of that socket alone.
 func TestSocketClosedByBulkCheckOnTheIdleTimer(t *testing.T) {
 	t.Parallel()
-	e := newEnvAnnouncing(t, 1, func(c *Config) {
+	e := newQuietEnv(t, func(c *Config) {
 		c.RevalidateInterval, c.SweepInterval = 300*time.Millisecond, 20*time.Millisecond
-	}, nil, false)
+	})
 	_, tokens := e.members(t, 1)
 	s := e.dial(t, tokens[0], "1")
 	ctx := context.Background()
