@@ -26,11 +26,11 @@ func TestStandingsAgreeWithSingleChecks(t *testing.T) {
 	t.Cleanup(func() { _ = raw.Close(ctx) })
 
 	type person struct {
-		name    string
-		role    string
-		after   func(u persist.User, token string)
-		code    persist.Code // "" for a viewer
-		guest   bool
+		name  string
+		role  string
+		after func(u persist.User, token string)
+		code  persist.Code // "" for a viewer
+		guest bool
 	}
 	sessionID := func(token string) string {
 		s, err := persist.ReadV(ctx, store, func(tx *persist.Reader) (persist.Session, error) {
