@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -88,6 +87,7 @@ type relayMetrics struct {
 	handedOff prometheus.Counter
 	rebuilds  prometheus.Counter
 	retired   prometheus.Counter
+	previewed prometheus.Counter
 	owned     prometheus.Gauge
 }
 
@@ -170,6 +170,8 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 				Help: "Workspace streams the relay recreated from Postgres."}),
 			retired: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_streams_retired_total",
 				Help: "Idle workspace streams the relay deleted, to be created again at the workspace's next event."}),
+			previewed: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_previewed_total",
+				Help: "Events of waking workspaces the relay sent to their sockets over core NATS before their streams were created."}),
 			owned: prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_relay_owned_shards",
 				Help: "Relay shards this process owns."}),
 		}}, nil
@@ -177,7 +179,7 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 
 // Collectors are the relay's metrics, for the server's registry.
 func (r *Relay) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{r.metrics.published, r.metrics.handedOff, r.metrics.rebuilds, r.metrics.retired, r.metrics.owned,
+	return []prometheus.Collector{r.metrics.published, r.metrics.handedOff, r.metrics.rebuilds, r.metrics.retired, r.metrics.previewed, r.metrics.owned,
 		r.health.stalledGauge, r.health.backlog, r.health.recoveries}
 }
 
@@ -428,9 +430,13 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 	mark, ok := r.streams[workspaceID]
 	// created is the first cursor of a stream this pass woke, recorded once its events are in it.
 	var created uint64
+	// early is a waking workspace's first events, previewed to its sockets before its stream
+	// was created: the pass publishes them into the stream as they were encoded.
+	var early *batch
 	if !ok || time.Since(mark.verifiedAt) > r.cfg.VerifyInterval {
 		var last uint64
 		if st.StreamRetired {
+			early = r.preview(ctx, st)
 			last, created, err = r.wakeStream(ctx, st)
 		} else {
 			last, err = r.verifyStream(ctx, st)
@@ -476,31 +482,22 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 		if done {
 			return recordCreated()
 		}
-		events := r.handoff.take(workspaceID, pos, r.cfg.Batch)
-		handedOff := len(events) > 0
-		if !handedOff {
-			events, err = persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Reader) ([]persist.Event, error) {
-				return tx.EventListAfter(ctx, workspaceID, pos, r.cfg.Batch)
-			})
-		}
-		if err != nil {
+		var b batch
+		if early != nil && early.events[0].Cursor == pos+1 {
+			b = *early
+		} else if b, err = r.next(ctx, workspaceID, pos); err != nil {
+			delete(r.streams, workspaceID)
 			return err
 		}
-		if len(events) == 0 {
+		early = nil
+		if len(b.events) == 0 {
 			return recordCreated()
 		}
-		if events[0].Cursor != pos+1 {
-			// Events were pruned before they were relayed; the next pass purges past them.
-			delete(r.streams, workspaceID)
-			return fmt.Errorf("relay: cursor %d follows %d: a prune overtook the relay", events[0].Cursor, pos)
-		}
-		if err := r.publish(ctx, events); err != nil {
+		if err := r.publish(ctx, b); err != nil {
 			delete(r.streams, workspaceID)
 			return err
 		}
-		if handedOff {
-			r.metrics.handedOff.Add(float64(len(events)))
-		}
+		events := b.events
 		pos = events[len(events)-1].Cursor
 		mark.last = uint64(pos)
 		r.streams[workspaceID] = mark
@@ -519,50 +516,5 @@ func (r *Relay) record(ctx context.Context, workspaceID string, pos, prunedThrou
 	if r.cfg.OnRelayed != nil {
 		r.cfg.OnRelayed(workspaceID, pos)
 	}
-	return nil
-}
-
-// publish sends a batch asynchronously, each message expecting its predecessor as the stream's
-// last sequence, and waits for every acknowledgement. A retry after a crash is answered as a
-// duplicate (same Nats-Msg-Id) or refused as out of sequence; either way nothing is stored twice.
-func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
-	members, private, err := r.placeFacts(ctx, events)
-	if err != nil {
-		return err
-	}
-	futures := make([]jetstream.PubAckFuture, 0, len(events))
-	for _, e := range events {
-		e.PrivateChannel = private[e.ChannelID]
-		subject, body, err := EncodeEvent(e)
-		if err != nil {
-			return err
-		}
-		msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
-		if e.DirectConversationID != "" {
-			msg.Header.Set(HeaderDMMembers, strings.Join(members[e.DirectConversationID], ","))
-		}
-		if id := e.Scope().MemberID; id != "" {
-			msg.Header.Set(HeaderChannelMember, id)
-		}
-		f, err := r.js.PublishMsgAsync(msg, jetstream.WithMsgID(relayMsgID(e.WorkspaceID, e.Cursor)),
-			jetstream.WithExpectLastSequence(uint64(e.Cursor-1)))
-		if err != nil {
-			return fmt.Errorf("relay: publish cursor %d: %w", e.Cursor, err)
-		}
-		futures = append(futures, f)
-	}
-	for i, f := range futures {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case ack := <-f.Ok():
-			if ack.Sequence != uint64(events[i].Cursor) {
-				return fmt.Errorf("relay: cursor %d stored as sequence %d", events[i].Cursor, ack.Sequence)
-			}
-		case err := <-f.Err():
-			return fmt.Errorf("relay: publish cursor %d: %w", events[i].Cursor, err)
-		}
-	}
-	r.metrics.published.Add(float64(len(events)))
 	return nil
 }
