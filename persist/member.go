@@ -155,11 +155,11 @@ func memberEntryQuery(dayParam int, where string) string {
 		WHERE m.workspace_id = $1 AND ` + where
 }
 
-func scanMemberEntry(row pgx.Row) (MemberEntry, int64, error) {
+func scanMemberEntry(row pgx.Row, more ...any) (MemberEntry, int64, error) {
 	var e MemberEntry
 	var seq int64
 	dest := append(memberDest(&e.Member), &seq, &e.PostsUsed)
-	err := row.Scan(append(dest, userDest(&e.User)...)...)
+	err := row.Scan(append(append(dest, userDest(&e.User)...), more...)...)
 	return e, seq, err
 }
 
@@ -306,15 +306,37 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 	filterArgs := slices.Clone(args)
 	arg(tx.today())
 	day := len(args)
-	where := filter + ` AND m.join_seq > ` + arg(after) + ` ORDER BY m.join_seq LIMIT ` + arg(limit+1)
-	rows, err := tx.query(ctx, memberEntryQuery(day, where), append([]any{mode}, args...)...)
+	// The first page of a filtered listing carries the count of every match, which reads them
+	// all: the page is then taken from the same matches, in one statement (the matches once,
+	// then their first limit+1 in join order), instead of walking the members in join order
+	// for the page and finding every match again for the count (docs/performance.md).
+	counted := p.Cursor == "" && (q != "" || p.channelID != "")
+	var sql string
+	if counted {
+		// Each entry of the page is read by its keys (a lateral subquery the planner keeps
+		// apart: OFFSET 0), where it would hash every user of the database to join a page.
+		sql = `WITH hit AS MATERIALIZED (SELECT m.user_id, m.join_seq FROM workspace_members m JOIN users u ON u.id = m.user_id
+				WHERE m.workspace_id = $1 AND ` + filter + `),
+			page AS (SELECT user_id, join_seq FROM hit ORDER BY join_seq LIMIT ` + arg(limit+1) + `)
+			SELECT e.*, (SELECT count(*) FROM hit) FROM page p
+			CROSS JOIN LATERAL (` + memberEntryQuery(day, `m.user_id = p.user_id OFFSET 0`) + `) e
+			ORDER BY p.join_seq`
+	} else {
+		sql = memberEntryQuery(day, filter+` AND m.join_seq > `+arg(after)+` ORDER BY m.join_seq LIMIT `+arg(limit+1))
+	}
+	rows, err := tx.query(ctx, sql, append([]any{mode}, args...)...)
 	if err != nil {
 		return page, err
 	}
 	defer rows.Close()
 	var last int64
+	total := 0
 	for rows.Next() {
-		e, seq, err := scanMemberEntry(rows)
+		var more []any
+		if counted {
+			more = []any{&total}
+		}
+		e, seq, err := scanMemberEntry(rows, more...)
 		if err != nil {
 			return page, err
 		}
@@ -331,18 +353,16 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 	if page.HasMore {
 		page.NextCursor = formatMemberCursor(last)
 	}
-	if p.Cursor == "" {
+	switch {
+	case counted:
+		page.TotalCount = &total
+	case p.Cursor == "":
 		// Without a name to match (nor a channel), the count reads the memberships alone (an
 		// index-only count), less the few whose user was deleted, instead of joining every
 		// member's user row.
-		count := `SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id
-			WHERE m.workspace_id = $1 AND ` + filter
-		if q == "" && p.channelID == "" {
-			count = `SELECT (SELECT count(*) FROM workspace_members m WHERE m.workspace_id = $1` + role + `)
-				- (SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id AND u.deleted_at IS NOT NULL
-					WHERE m.workspace_id = $1` + role + `)`
-		}
-		var total int
+		count := `SELECT (SELECT count(*) FROM workspace_members m WHERE m.workspace_id = $1` + role + `)
+			- (SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id AND u.deleted_at IS NOT NULL
+				WHERE m.workspace_id = $1` + role + `)`
 		if err := tx.queryRow(ctx, count, append([]any{mode}, filterArgs...)...).Scan(&total); err != nil {
 			return page, err
 		}

@@ -64,11 +64,29 @@ func newEnvWithRelay(t testing.TB, replicas int, edit func(*Config), relayEdit f
 	return newEnvOn(t, nc, replicas, edit, relayEdit)
 }
 
+// newQuietEnv is newEnv with revocations never announced to the hubs, as when every
+// announcement is lost: only the periodic checks notice them.
+func newQuietEnv(t testing.TB, edit func(*Config)) *env {
+	t.Helper()
+	_, nc := streamstest.Embedded(t)
+	return newEnvAnnouncing(t, nc, 1, edit, nil, false)
+}
+
 // newEnvOn is newEnvWithRelay on a NATS connection of the caller's (a cluster's).
 func newEnvOn(t testing.TB, nc *nats.Conn, replicas int, edit func(*Config), relayEdit func(*streams.RelayConfig)) *env {
 	t.Helper()
-	store := persisttest.NewStore(t, persisttest.WithCommitHook(streams.WakeRelay(nc)),
-		persisttest.WithRevocationHook(streams.AnnounceRevocations(nc)))
+	return newEnvAnnouncing(t, nc, replicas, edit, relayEdit, true)
+}
+
+// newEnvAnnouncing is newEnvOn, with revocations announced to the hubs or (announce false) never.
+func newEnvAnnouncing(t testing.TB, nc *nats.Conn, replicas int, edit func(*Config), relayEdit func(*streams.RelayConfig),
+	announce bool) *env {
+	t.Helper()
+	opts := []persisttest.Option{persisttest.WithCommitHook(streams.WakeRelay(nc))}
+	if announce {
+		opts = append(opts, persisttest.WithRevocationHook(streams.AnnounceRevocations(nc)))
+	}
+	store := persisttest.NewStore(t, opts...)
 	logger := slog.New(slog.DiscardHandler)
 	rcfg := streams.RelayConfig{Store: store, NATS: nc, Logger: logger, PollInterval: 100 * time.Millisecond}
 	if relayEdit != nil {

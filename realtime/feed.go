@@ -40,6 +40,7 @@ type feed struct {
 	mu        sync.Mutex
 	sockets   map[*socket]int // index into list
 	list      []*socket
+	presence  int // sockets in list that asked for presence.changed (Join.Presence)
 	idleSince time.Time
 	// liveFrom is the first cursor the consumer delivers (0: not started); a socket goes live
 	// only once its backfill reached liveFrom-1, so nothing falls between the two.
@@ -80,6 +81,9 @@ func (f *feed) attach(s *socket) {
 	f.mu.Lock()
 	f.sockets[s] = len(f.list)
 	f.list = append(f.list, s)
+	if s.presence {
+		f.presence++
+	}
 	s.feed = f
 	f.mu.Unlock()
 }
@@ -92,6 +96,9 @@ func (f *feed) detach(s *socket) {
 		f.list[len(f.list)-1] = nil
 		f.list = f.list[:len(f.list)-1]
 		delete(f.sockets, s)
+		if s.presence {
+			f.presence--
+		}
 	}
 	if len(f.sockets) == 0 {
 		f.idleSince = time.Now()
@@ -376,6 +383,14 @@ func (f *feed) onEphemeral(m *nats.Msg) {
 // onPresence delivers a presence.changed to the live sockets that asked for presence and may
 // see workspace-wide events (not guests). The subject is the replicas' own (PresenceSubject).
 func (f *feed) onPresence(m *nats.Msg) {
+	f.mu.Lock()
+	none := f.presence == 0
+	f.mu.Unlock()
+	if none {
+		// A storm of handshakes is a storm of these: when no socket here asked, no walk over
+		// every socket for each.
+		return
+	}
 	ev := &liveEvent{facts: f.factsFor(persist.EventScope{}, nil), frame: textFrame(m.Data)}
 	f.mu.Lock()
 	defer f.mu.Unlock()
