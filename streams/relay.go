@@ -88,6 +88,7 @@ type relayMetrics struct {
 	rebuilds  prometheus.Counter
 	retired   prometheus.Counter
 	previewed prometheus.Counter
+	polls     prometheus.Counter
 	owned     prometheus.Gauge
 }
 
@@ -172,6 +173,8 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 				Help: "Idle workspace streams the relay deleted, to be created again at the workspace's next event."}),
 			previewed: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_previewed_total",
 				Help: "Events of waking workspaces the relay sent to their sockets over core NATS before their streams were created."}),
+			polls: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_polls_total",
+				Help: "Reads of every workspace's head by the relay's safety-net poll."}),
 			owned: prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_relay_owned_shards",
 				Help: "Relay shards this process owns."}),
 		}}, nil
@@ -179,7 +182,7 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 
 // Collectors are the relay's metrics, for the server's registry.
 func (r *Relay) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{r.metrics.published, r.metrics.handedOff, r.metrics.rebuilds, r.metrics.retired, r.metrics.previewed, r.metrics.owned,
+	return []prometheus.Collector{r.metrics.published, r.metrics.handedOff, r.metrics.rebuilds, r.metrics.retired, r.metrics.previewed, r.metrics.polls, r.metrics.owned,
 		r.health.stalledGauge, r.health.backlog, r.health.recoveries}
 }
 
@@ -229,6 +232,9 @@ func (r *Relay) Run(ctx context.Context) error {
 	pollEvery := r.cfg.PollInterval
 	poll := time.NewTimer(pollEvery)
 	defer poll.Stop()
+	polls := newPendingPoll()
+	defer polls.wg.Wait() // ctx has ended: the query returns
+
 	claim := time.NewTimer(0)
 	defer claim.Stop()
 	// The retirement sweep runs a few times per idle period, at least once a minute: one query.
@@ -254,16 +260,22 @@ func (r *Relay) Run(ctx context.Context) error {
 				}
 			}
 		case <-poll.C:
-			if r.markPending(ctx, dirty) || len(wakes) > 0 {
+			polls.start(ctx, r)
+		case a := <-polls.answers:
+			polls.running = false
+			if r.markPending(ctx, a, dirty) || len(wakes) > 0 {
 				pollEvery = r.cfg.PollInterval
 			} else {
 				pollEvery = min(2*pollEvery, pollBackOff*r.cfg.PollInterval)
 			}
 			poll.Reset(pollEvery)
 		case <-claim.C:
-			locks = r.claim(ctx, locks)
+			var gained bool
+			locks, gained = r.claim(ctx, locks)
 			claim.Reset(r.cfg.ClaimInterval)
-			r.markPending(ctx, dirty)
+			if gained {
+				polls.start(ctx, r) // what the shards' last owner left behind
+			}
 		case <-retire:
 			// Retiring gives way to relaying: it stops at the first wake-up waiting.
 			r.retireIdle(ctx, dirty, func() bool { return len(wakes) > 0 })
@@ -297,16 +309,17 @@ func (r *Relay) Run(ctx context.Context) error {
 }
 
 // claim checks the lock connection and tries every shard not yet owned. It returns the lock
-// session to keep (nil when the database is unreachable: nothing is owned then).
-func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks {
+// session to keep (nil when the database is unreachable: nothing is owned then), and whether it
+// took a shard it did not hold.
+func (r *Relay) claim(ctx context.Context, locks *persist.Locks) (*persist.Locks, bool) {
 	if ctx.Err() != nil {
 		// Stopping: a failed check now says nothing about the database; keep what is held
 		// until Run releases it.
-		return locks
+		return locks, false
 	}
 	if locks != nil && locks.Check(ctx) != nil {
 		if ctx.Err() != nil {
-			return locks // the check was cut short by the stop, not by the database
+			return locks, false // the check was cut short by the stop, not by the database
 		}
 		_ = locks.Close(context.WithoutCancel(ctx))
 		locks = nil
@@ -320,30 +333,30 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 				r.logger.Warn("relay cannot reach the database", "error", err)
 				r.health.databaseLost()
 			}
-			return nil
+			return nil, false
 		}
 		r.health.databaseBack(r.logger)
 	}
-	n := 0
+	n, gained := 0, false
 	for shard, owned := range r.owned {
 		if !owned {
 			ok, err := locks.TryLock(ctx, relayLockBase+int64(shard))
 			if err != nil && ctx.Err() != nil {
-				return locks // stopping: keep what is held until Run releases it
+				return locks, gained // stopping: keep what is held until Run releases it
 			}
 			if err != nil {
 				r.dropAll()
 				_ = locks.Close(context.WithoutCancel(ctx))
-				return nil
+				return nil, false
 			}
-			r.owned[shard] = ok
+			r.owned[shard], gained = ok, gained || ok
 		}
 		if r.owned[shard] {
 			n++
 		}
 	}
 	r.metrics.owned.Set(float64(n))
-	return locks
+	return locks, gained
 }
 
 func (r *Relay) dropAll() {
@@ -364,48 +377,6 @@ func (r *Relay) OwnedShards() int {
 		}
 	}
 	return n
-}
-
-// pendingLimit bounds the workspaces one poll reads.
-const pendingLimit = 10000
-
-// markPending marks the owned workspaces whose stream is behind their log, and reports whether
-// there were any (or the poll failed).
-func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) bool {
-	pending, err := persist.WithTxV(ctx, r.cfg.Store, func(tx *persist.Tx) ([]persist.RelayState, error) {
-		return tx.RelayPending(ctx, pendingLimit)
-	})
-	if err != nil {
-		if ctx.Err() == nil {
-			r.logger.Warn("relay poll failed", "error", err)
-			if !persist.IsRefusal(err) {
-				r.health.databaseLost()
-			}
-		}
-		return true
-	}
-	r.health.databaseBack(r.logger)
-	var backlog int64
-	found := false
-	behind := make(map[string]bool, len(pending))
-	for _, s := range pending {
-		if r.owned[r.shardOf(s.WorkspaceID)] {
-			dirty[s.WorkspaceID], behind[s.WorkspaceID] = true, true
-			found = true
-			backlog += s.Head - s.Relayed
-		}
-	}
-	r.health.backlog.Set(float64(backlog))
-	if len(pending) < pendingLimit {
-		// A failed workspace that is no longer behind (deleted, or relayed by another
-		// replica since) is not stalled.
-		for id := range r.health.failing {
-			if !behind[id] {
-				delete(r.health.failing, id)
-			}
-		}
-	}
-	return found
 }
 
 // relayWorkspace brings one workspace's stream up to its log: verify (or rebuild) the stream,
