@@ -42,7 +42,8 @@ func CountSettings(ctx context.Context, tx *Reader, key string) (int, error) {
 }
 
 // SearchShapes name each way Search reads, for tests that hold each to the same results.
-var SearchShapes = map[string]any{"index": searchIndex, "walk": searchWalkAll, "walk-some": searchWalkSome}
+var SearchShapes = map[string]any{"index": searchIndex, "index-every-span": searchIndexEverySpan, "walk": searchWalkAll,
+	"walk-some": searchWalkSome}
 
 // WithSearchShape makes Search read in the given shape (a value of SearchShapes).
 func WithSearchShape(ctx context.Context, shape any) context.Context {

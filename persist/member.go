@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -155,11 +156,11 @@ func memberEntryQuery(dayParam int, where string) string {
 		WHERE m.workspace_id = $1 AND ` + where
 }
 
-func scanMemberEntry(row pgx.Row) (MemberEntry, int64, error) {
+func scanMemberEntry(row pgx.Row, more ...any) (MemberEntry, int64, error) {
 	var e MemberEntry
 	var seq int64
 	dest := append(memberDest(&e.Member), &seq, &e.PostsUsed)
-	err := row.Scan(append(dest, userDest(&e.User)...)...)
+	err := row.Scan(append(append(dest, userDest(&e.User)...), more...)...)
 	return e, seq, err
 }
 
@@ -306,15 +307,39 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 	filterArgs := slices.Clone(args)
 	arg(tx.today())
 	day := len(args)
-	where := filter + ` AND m.join_seq > ` + arg(after) + ` ORDER BY m.join_seq LIMIT ` + arg(limit+1)
-	rows, err := tx.query(ctx, memberEntryQuery(day, where), append([]any{mode}, args...)...)
+	// The first page of a listing by name carries the count of every match, which reads them
+	// all: the page is then taken from the same matches, in one statement (the matches once,
+	// then their first limit+1 in join order), instead of walking the members in join order
+	// for the page and finding every match again for the count (docs/performance.md). A name
+	// of fewer than three characters has no trigram: every name is read and most hold it, so
+	// the walk finds its page at once and only the count reads them all.
+	counted := p.Cursor == "" && utf8.RuneCountInString(strings.TrimPrefix(q, "@")) >= 3
+	var sql string
+	if counted {
+		// Each entry of the page is read by its keys (a lateral subquery the planner keeps
+		// apart: OFFSET 0), where it would hash every user of the database to join a page.
+		sql = `WITH hit AS MATERIALIZED (SELECT m.user_id, m.join_seq FROM workspace_members m JOIN users u ON u.id = m.user_id
+				WHERE m.workspace_id = $1 AND ` + filter + `),
+			page AS (SELECT user_id, join_seq FROM hit ORDER BY join_seq LIMIT ` + arg(limit+1) + `)
+			SELECT e.*, (SELECT count(*) FROM hit) FROM page p
+			CROSS JOIN LATERAL (` + memberEntryQuery(day, `m.user_id = p.user_id OFFSET 0`) + `) e
+			ORDER BY p.join_seq`
+	} else {
+		sql = memberEntryQuery(day, filter+` AND m.join_seq > `+arg(after)+` ORDER BY m.join_seq LIMIT `+arg(limit+1))
+	}
+	rows, err := tx.query(ctx, sql, append([]any{mode}, args...)...)
 	if err != nil {
 		return page, err
 	}
 	defer rows.Close()
 	var last int64
+	total := 0
 	for rows.Next() {
-		e, seq, err := scanMemberEntry(rows)
+		var more []any
+		if counted {
+			more = []any{&total}
+		}
+		e, seq, err := scanMemberEntry(rows, more...)
 		if err != nil {
 			return page, err
 		}
@@ -331,10 +356,13 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 	if page.HasMore {
 		page.NextCursor = formatMemberCursor(last)
 	}
-	if p.Cursor == "" {
+	switch {
+	case counted:
+		page.TotalCount = &total
+	case p.Cursor == "":
 		// Without a name to match (nor a channel), the count reads the memberships alone (an
 		// index-only count), less the few whose user was deleted, instead of joining every
-		// member's user row.
+		// member's user row; with a short name or a channel, it joins the matches.
 		count := `SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id
 			WHERE m.workspace_id = $1 AND ` + filter
 		if q == "" && p.channelID == "" {
@@ -342,7 +370,6 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 				- (SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id AND u.deleted_at IS NOT NULL
 					WHERE m.workspace_id = $1` + role + `)`
 		}
-		var total int
 		if err := tx.queryRow(ctx, count, append([]any{mode}, filterArgs...)...).Scan(&total); err != nil {
 			return page, err
 		}

@@ -175,6 +175,18 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 		var since time.Time
 		if span > 0 {
 			since = top.Add(-span)
+			// A span the planner expects to hold fewer than the candidates is not read: the
+			// next, wider one holds the same newest matches and more, so the results are
+			// the same and a rare word costs one statement instead of two (the estimate
+			// only saves work; a span it misjudges is read as before).
+			if shape != searchIndexEverySpan {
+				var few bool
+				if few, err = tx.searchSpanShort(ctx, p, since, need); err != nil {
+					break
+				} else if few {
+					continue
+				}
+			}
 		}
 		if found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, since, 0); err != nil || found.candidates >= need {
 			break
@@ -232,9 +244,10 @@ func (tx *Tx) searchSmallWorkspace(ctx context.Context, workspaceID string) (boo
 type searchShape int
 
 const (
-	searchIndex    searchShape = iota // the full-text index, by spans of time
-	searchWalkAll                     // the newest messages, until the candidates are found
-	searchWalkSome                    // the same, over a bounded number of rows, then the index
+	searchIndex          searchShape = iota // the full-text index, by spans of time
+	searchWalkAll                           // the newest messages, until the candidates are found
+	searchWalkSome                          // the same, over a bounded number of rows, then the index
+	searchIndexEverySpan                    // searchIndex reading every span, estimates aside (tests)
 )
 
 // searchShapeKey is a context key by which tests choose a search's shape, so that each shape is
@@ -285,6 +298,34 @@ func (tx *Tx) searchDense(ctx context.Context, query string, need int, total flo
 		return 0, nil
 	}
 	return int(rows) + 1, nil
+}
+
+// searchSpanShort reports whether the planner expects fewer than need matches of the search in
+// its scope since since: its estimate for the workspace (or the narrowing conversation), the
+// span of time and the words together, one EXPLAIN away (about 0.3 ms, against a statement that
+// reads the span's matching rows).
+func (tx *Tx) searchSpanShort(ctx context.Context, p SearchParams, since time.Time, need int) (bool, error) {
+	scope, args := ``, []any{p.WorkspaceID, since, p.Query}
+	switch {
+	case p.ChannelID != "":
+		scope, args = ` AND m.channel_id = $4`, append(args, p.ChannelID)
+	case p.DMID != "":
+		scope, args = ` AND m.dm_id = $4`, append(args, p.DMID)
+	}
+	var plan []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+		} `json:"Plan"`
+	}
+	var raw []byte
+	if err := tx.queryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT 1 FROM messages m WHERE m.workspace_id = $1
+		AND m.created_at >= $2 AND m.search @@ websearch_to_tsquery('english', $3::text)`+scope, args...).Scan(&raw); err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(raw, &plan); err != nil || len(plan) != 1 {
+		return false, err
+	}
+	return plan[0].Plan.Rows < float64(need), nil
 }
 
 // searchRun runs one statement of a search: walk < 0 walks the workspace's (or the place's)

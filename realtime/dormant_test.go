@@ -17,7 +17,7 @@ import (
 // cursor through. The log's record matters, not only a missing stream: on a slow machine the
 // relay may retire the stream between two of the test's events and create it again for the
 // next one, and a look in that moment would see a stream that is about to hold them.
-func streamRetired(t *testing.T, e *env, through int64) {
+func streamRetired(t testing.TB, e *env, through int64) {
 	t.Helper()
 	js, err := jetstream.New(e.nc)
 	require.NoError(t, err)
@@ -73,4 +73,47 @@ func TestDormantWorkspaceWakesForItsSockets(t *testing.T) {
 	require.Eventually(t, func() bool { return feedCount(h) == 0 }, 10*time.Second, 10*time.Millisecond,
 		"the feed outlived its last socket")
 	streamRetired(t, e, 6)
+}
+
+// TestWakingWorkspaceReachesSocketsBeforeItsStream: the first events of a workspace whose
+// stream was retired reach its sockets from the relay's preview, while the stream cannot be
+// created yet (another stream holds its subjects); a socket resuming from an older cursor gets
+// them after its catch-up from Postgres; once the stream exists, the feed carries on in it
+// after the last previewed event: every cursor once, in order, on both.
+func TestWakingWorkspaceReachesSocketsBeforeItsStream(t *testing.T) {
+	t.Parallel()
+	e := newEnvWithRelay(t, 1, func(c *Config) { c.FeedLinger = 100 * time.Millisecond },
+		func(c *streams.RelayConfig) { c.RetireAfter = 300 * time.Millisecond })
+	token := e.session(t, e.member)
+	for _, body := range []string{"one", "two", "three"} {
+		e.add(t, body) // cursors 2, 3, 4
+	}
+	streamRetired(t, e, 4)
+	js, err := jetstream.New(e.nc)
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "blocker", Subjects: []string{streams.EventsSubjects(e.ws.ID)},
+		Storage: jetstream.MemoryStorage})
+	require.NoError(t, err)
+
+	fresh := e.dial(t, token, "4")
+	resumed := e.dial(t, token, "1")
+	require.Equal(t, int64(5), e.add(t, "wake up"))
+	expectCursors(t, fresh, 5)
+	expectCursors(t, resumed, 2, 3, 4, 5)
+	require.Equal(t, int64(6), e.add(t, "still no stream"))
+	expectCursors(t, fresh, 6)
+	expectCursors(t, resumed, 6)
+	_, err = js.Stream(ctx, streams.StreamName(e.ws.ID))
+	require.ErrorIs(t, err, jetstream.ErrStreamNotFound, "the events came before the stream")
+
+	require.NoError(t, js.DeleteStream(ctx, "blocker"))
+	require.Eventually(t, func() bool {
+		s, err := js.Stream(ctx, streams.StreamName(e.ws.ID))
+		return err == nil && s.CachedInfo().State.LastSeq == 6
+	}, 10*time.Second, 20*time.Millisecond, "the stream was not created")
+	require.Equal(t, int64(7), e.add(t, "in the stream"))
+	expectCursors(t, fresh, 7)
+	expectCursors(t, resumed, 7)
+	require.Equal(t, int64(7), feedLast(e.hubs[0], e.ws.ID))
 }

@@ -58,11 +58,35 @@ func newEnv(t *testing.T, replicas int, edit func(*Config)) *env {
 }
 
 // newEnvWithRelay is newEnv with the relay's configuration edited by relayEdit too.
-func newEnvWithRelay(t *testing.T, replicas int, edit func(*Config), relayEdit func(*streams.RelayConfig)) *env {
+func newEnvWithRelay(t testing.TB, replicas int, edit func(*Config), relayEdit func(*streams.RelayConfig)) *env {
 	t.Helper()
 	_, nc := streamstest.Embedded(t)
-	store := persisttest.NewStore(t, persisttest.WithCommitHook(streams.WakeRelay(nc)),
-		persisttest.WithRevocationHook(streams.AnnounceRevocations(nc)))
+	return newEnvOn(t, nc, replicas, edit, relayEdit)
+}
+
+// newQuietEnv is newEnv with revocations never announced to the hubs, as when every
+// announcement is lost: only the periodic checks notice them.
+func newQuietEnv(t testing.TB, edit func(*Config)) *env {
+	t.Helper()
+	_, nc := streamstest.Embedded(t)
+	return newEnvAnnouncing(t, nc, 1, edit, nil, false)
+}
+
+// newEnvOn is newEnvWithRelay on a NATS connection of the caller's (a cluster's).
+func newEnvOn(t testing.TB, nc *nats.Conn, replicas int, edit func(*Config), relayEdit func(*streams.RelayConfig)) *env {
+	t.Helper()
+	return newEnvAnnouncing(t, nc, replicas, edit, relayEdit, true)
+}
+
+// newEnvAnnouncing is newEnvOn, with revocations announced to the hubs or (announce false) never.
+func newEnvAnnouncing(t testing.TB, nc *nats.Conn, replicas int, edit func(*Config), relayEdit func(*streams.RelayConfig),
+	announce bool) *env {
+	t.Helper()
+	opts := []persisttest.Option{persisttest.WithCommitHook(streams.WakeRelay(nc))}
+	if announce {
+		opts = append(opts, persisttest.WithRevocationHook(streams.AnnounceRevocations(nc)))
+	}
+	store := persisttest.NewStore(t, opts...)
 	logger := slog.New(slog.DiscardHandler)
 	rcfg := streams.RelayConfig{Store: store, NATS: nc, Logger: logger, PollInterval: 100 * time.Millisecond}
 	if relayEdit != nil {
@@ -108,7 +132,7 @@ func newEnvWithRelay(t *testing.T, replicas int, edit func(*Config), relayEdit f
 	return e
 }
 
-func waitRunning(t *testing.T, h *Hub) {
+func waitRunning(t testing.TB, h *Hub) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		h.mu.Lock()
@@ -165,7 +189,7 @@ var refusalStatus = map[persist.Code]int{
 }
 
 // session signs u in and returns a token whose sockets rest on that session.
-func (e *env) session(t *testing.T, u persist.User) string {
+func (e *env) session(t testing.TB, u persist.User) string {
 	t.Helper()
 	token := persisttest.Session(t, e.store, u.ID)
 	ctx := context.Background()
@@ -191,12 +215,12 @@ func (e *env) bot(t *testing.T, bot persist.User, tok persist.BotToken) string {
 }
 
 // dial opens a socket on replica 0 after a cursor ("" for the start).
-func (e *env) dial(t *testing.T, token, after string) *realtimetest.Socket {
+func (e *env) dial(t testing.TB, token, after string) *realtimetest.Socket {
 	t.Helper()
 	return e.dialOn(t, 0, realtimetest.Dial{Token: token}, after)
 }
 
-func (e *env) dialOn(t *testing.T, replica int, d realtimetest.Dial, after string) *realtimetest.Socket {
+func (e *env) dialOn(t testing.TB, replica int, d realtimetest.Dial, after string) *realtimetest.Socket {
 	t.Helper()
 	d.Path = "/ws?after_cursor=" + after
 	s, status := realtimetest.DialSocket(t, e.urls[replica], d)

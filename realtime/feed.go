@@ -33,10 +33,14 @@ type feed struct {
 	hub         *Hub
 	workspaceID string
 	startMu     sync.Mutex // serialises tryStart and stop, which talk to NATS
+	// dispatchMu serialises dispatch: the stream's follower and the relay's previews both
+	// hand events on, and each must be learned and fanned out once, in cursor order.
+	dispatchMu sync.Mutex
 
 	mu        sync.Mutex
 	sockets   map[*socket]int // index into list
 	list      []*socket
+	presence  int // sockets in list that asked for presence.changed (Join.Presence)
 	idleSince time.Time
 	// liveFrom is the first cursor the consumer delivers (0: not started); a socket goes live
 	// only once its backfill reached liveFrom-1, so nothing falls between the two.
@@ -45,7 +49,9 @@ type feed struct {
 	eph      *nats.Subscription
 	pres     *nats.Subscription // presence.changed, for the sockets that asked (Join.Presence)
 	self     *nats.Subscription // one person's own channel states, for their sockets (SelfSubject)
-	stopped  bool
+	// preview is the relay's previews of a waking workspace's first events (onPreview).
+	preview *nats.Subscription
+	stopped bool
 	// following stops the follower, which closes followed once it returned; nil before start.
 	following context.CancelFunc
 	followed  chan struct{}
@@ -76,6 +82,9 @@ func (f *feed) attach(s *socket) {
 	f.mu.Lock()
 	f.sockets[s] = len(f.list)
 	f.list = append(f.list, s)
+	if s.presence {
+		f.presence++
+	}
 	s.feed = f
 	f.mu.Unlock()
 }
@@ -88,6 +97,9 @@ func (f *feed) detach(s *socket) {
 		f.list[len(f.list)-1] = nil
 		f.list = f.list[:len(f.list)-1]
 		delete(f.sockets, s)
+		if s.presence {
+			f.presence--
+		}
 	}
 	if len(f.sockets) == 0 {
 		f.idleSince = time.Now()
@@ -148,6 +160,14 @@ func (f *feed) tryStart() {
 		}
 		f.self = sub
 	}
+	if f.preview == nil {
+		sub, err := h.cfg.NATS.Subscribe(streams.PreviewSubject(f.workspaceID), f.onPreview)
+		if err != nil {
+			h.logger.Warn("preview subscription failed", "workspace_id", f.workspaceID, "error", err)
+			return
+		}
+		f.preview = sub
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	f.mu.Lock()
@@ -157,11 +177,22 @@ func (f *feed) tryStart() {
 		defer close(done)
 		f.lookUpFacts("", "") // the guest channel, before the first event needs it
 		err := streams.Follow(ctx, streams.FollowConfig{NATS: h.cfg.NATS, WorkspaceID: f.workspaceID,
-			Logger: h.logger, OnLive: f.onLive, Handle: f.onEvent})
+			Logger: h.logger, Start: f.start, OnLive: f.onLive, Handle: f.onEvent})
 		if err != nil {
 			h.logger.Error("feed cannot follow the stream", "workspace_id", f.workspaceID, "error", err)
 		}
 	}()
+}
+
+// start is where the stream's consumer begins: at the stream's end, or, once the feed went
+// live on the relay's previews, after the last event it dispatched.
+func (f *feed) start(context.Context) (streams.Start, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.liveFrom != 0 {
+		return streams.Start{After: f.last}, nil
+	}
+	return streams.Start{AtEnd: true}, nil
 }
 
 // onLive records where live delivery starts and resumes the sockets that finished their
@@ -186,13 +217,13 @@ func (f *feed) stop() {
 	defer f.startMu.Unlock()
 	f.mu.Lock()
 	f.stopped = true
-	cancel, done, eph, pres, self := f.following, f.followed, f.eph, f.pres, f.self
+	cancel, done, eph, pres, self, preview := f.following, f.followed, f.eph, f.pres, f.self, f.preview
 	f.mu.Unlock()
 	if cancel != nil {
 		cancel()
 		<-done
 	}
-	for _, sub := range []*nats.Subscription{eph, pres, self} {
+	for _, sub := range []*nats.Subscription{eph, pres, self, preview} {
 		if sub != nil {
 			_ = sub.Unsubscribe()
 		}
@@ -200,14 +231,51 @@ func (f *feed) stop() {
 }
 
 // onEvent is the consumer's callback, called in stream order.
-func (f *feed) onEvent(_ context.Context, m streams.Msg) {
+func (f *feed) onEvent(_ context.Context, m streams.Msg) { f.dispatch(m.Event, false) }
+
+// onPreview takes one of the first events of a waking workspace from the relay, before its
+// stream exists (streams.PreviewSubject). The first one starts live delivery, as the stream's
+// start would (the sockets catch up from Postgres to the event before it); later ones are
+// taken only as the exact continuation of what was dispatched, and the stream's consumer then
+// begins after the last of them (start). A preview lost or out of turn costs only the wait
+// for the stream, which delivers every event.
+func (f *feed) onPreview(m *nats.Msg) {
+	ev, err := streams.DecodePreview(f.workspaceID, m)
+	if err != nil {
+		f.hub.logger.Warn("feed drops a preview it cannot read", "workspace_id", f.workspaceID, "error", err)
+		return
+	}
+	f.dispatch(ev, true)
+}
+
+// dispatch fans an event out to the sockets, once per cursor and in cursor order: from the
+// stream, a cursor past the next one is a gap (a prune or a rebuild), after which the sockets
+// catch up again; a preview is never taken past a gap.
+func (f *feed) dispatch(m streams.Event, preview bool) {
+	f.dispatchMu.Lock()
+	defer f.dispatchMu.Unlock()
 	cursor := m.Cursor
+	f.mu.Lock()
+	live, last := f.liveFrom != 0, f.last
+	f.mu.Unlock()
+	if live && (cursor <= last || (preview && cursor != last+1)) {
+		return // already dispatched (a consumer reset replays), or a preview out of turn
+	}
 	f.learn(m.Type, m.Envelope)
 	ev := &liveEvent{cursor: cursor, scope: m.Scope, facts: f.factsFor(m.Scope, m.Header), frame: textFrame(m.Envelope)}
+	var waiting []*socket
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if cursor <= f.last {
-		return // already dispatched (a consumer reset replays)
+	if preview && f.stopped {
+		f.mu.Unlock()
+		return
+	}
+	if preview && f.liveFrom == 0 {
+		f.liveFrom, f.last = cursor, cursor-1
+		waiting = append(waiting, f.list...)
+	}
+	if cursor <= f.last || (preview && cursor != f.last+1) {
+		f.mu.Unlock()
+		return
 	}
 	gap := cursor != f.last+1
 	if gap {
@@ -223,6 +291,11 @@ func (f *feed) onEvent(_ context.Context, m streams.Msg) {
 		s.deliver(ev)
 	})
 	f.hub.metrics.frames.Add(float64(len(f.list)))
+	f.mu.Unlock()
+	// As onLive: the sockets that finished their backfill meanwhile resume.
+	for _, s := range waiting {
+		s.feedStarted()
+	}
 }
 
 // tailEvents bounds the events a feed keeps for catch-up (their frames are shared with the
@@ -319,6 +392,14 @@ func (f *feed) onEphemeral(m *nats.Msg) {
 // onPresence delivers a presence.changed to the live sockets that asked for presence and may
 // see workspace-wide events (not guests). The subject is the replicas' own (PresenceSubject).
 func (f *feed) onPresence(m *nats.Msg) {
+	f.mu.Lock()
+	none := f.presence == 0
+	f.mu.Unlock()
+	if none {
+		// A storm of handshakes is a storm of these: when no socket here asked, no walk over
+		// every socket for each.
+		return
+	}
 	ev := &liveEvent{facts: f.factsFor(persist.EventScope{}, nil), frame: textFrame(m.Data)}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -126,6 +126,11 @@ type hubMetrics struct {
 	// catchUpReads counts the reads catch-up makes below the feed's tail: stream blocks (each
 	// shared by the sockets that need it) and Postgres pages (one per socket).
 	catchUpReads *prometheus.CounterVec
+	// checks counts the statements that revalidated sockets: bulk (many people's standings in
+	// one) or single (one socket's).
+	checks *prometheus.CounterVec
+	// reaped counts the sockets dropped as half-open.
+	reaped prometheus.Counter
 }
 
 // New validates cfg and applies its defaults.
@@ -194,6 +199,11 @@ func New(cfg Config) (*Hub, error) {
 			catchUpReads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_catchup_reads_total",
 				Help: "Reads of catch-up older than the feed's tail, by source: stream blocks (shared by sockets) or Postgres pages."},
 				[]string{"source"}),
+			checks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "natter_realtime_revalidations_total",
+				Help: "Statements that re-checked open sockets' credentials and membership: bulk (many people's in one statement) or single (one socket's)."},
+				[]string{"kind"}),
+			reaped: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_realtime_reaped_total",
+				Help: "Sockets dropped as half-open: nothing came from the client for two ping intervals."}),
 		}}
 	// The close codes the server sends are exposed from the start, at zero, so that a dashboard
 	// or an alert sees the series before the first close; so are the catch-up sources.
@@ -208,14 +218,17 @@ func New(cfg Config) (*Hub, error) {
 	for _, source := range []string{"stream", "postgres"} {
 		h.metrics.catchUpReads.WithLabelValues(source)
 	}
+	for _, kind := range []string{"bulk", "single"} {
+		h.metrics.checks.WithLabelValues(kind)
+	}
 	return h, nil
 }
 
 // Collectors are the hub's metrics, for the server's registry.
 func (h *Hub) Collectors() []prometheus.Collector {
 	m := h.metrics
-	return []prometheus.Collector{m.sockets, m.feeds, m.frames, m.closes, m.backfilled, m.catchUpReads, h.handshake.lookups,
-		h.presence.changes}
+	return []prometheus.Collector{m.sockets, m.feeds, m.frames, m.closes, m.backfilled, m.catchUpReads, m.checks, m.reaped,
+		h.handshake.lookups, h.presence.changes}
 }
 
 // Run serves sockets until ctx ends, then closes every socket with 1001 and stops the feeds.
@@ -292,6 +305,9 @@ func (h *Hub) ready(s *socket, readable, writable bool) {
 	var w work
 	if readable {
 		w |= workRead
+		// The client sent something (or hung up, which the read finds): it is not half-open,
+		// however long the workers take to read it.
+		s.lastRead.Store(time.Now().UnixNano())
 	}
 	if writable {
 		w |= workFlush
@@ -501,17 +517,34 @@ func (h *Hub) PublishSelf(ev persist.Event) error {
 func (h *Hub) sweepLoop(ctx context.Context) {
 	t := time.NewTicker(h.cfg.SweepInterval)
 	defer t.Stop()
+	var bulk sync.WaitGroup
+	defer bulk.Wait()
+	checking := false
+	done := make(chan struct{}, 1)
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-done:
+			checking = false
 		case <-t.C:
-			h.sweep(time.Now())
+			// One bulk check at a time: the sockets a running one has not reached are taken at
+			// a later tick.
+			due := h.sweep(time.Now(), !checking)
+			if len(due) > 0 {
+				checking = true
+				bulk.Go(func() {
+					h.revalidateBulk(ctx, due)
+					done <- struct{}{}
+				})
+			}
 		}
 	}
 }
 
-func (h *Hub) sweep(now time.Time) {
+// sweep is the idle timer's visit to every socket and feed; with bulk, it returns the sockets
+// due for a bulk check.
+func (h *Hub) sweep(now time.Time, bulk bool) []dueCheck {
 	h.mu.Lock()
 	sockets := make([]*socket, 0, len(h.sockets))
 	for s := range h.sockets {
@@ -535,8 +568,12 @@ func (h *Hub) sweep(now time.Time) {
 		f.tryStart()
 		f.history.expire(now)
 	}
+	var due []dueCheck
 	for _, s := range sockets {
-		s.tick(now)
+		if d, ok := s.tick(now, bulk); ok {
+			due = append(due, d)
+		}
 	}
 	h.checks.expire(now)
+	return due
 }

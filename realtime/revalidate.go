@@ -8,6 +8,14 @@ import (
 	"github.com/natterchat/natter/persist"
 )
 
+// A socket's check (its session live, its membership and role) is good for RevalidateInterval.
+// A person's sockets are checked in bulk by the idle timer a little before that (bulkAhead): one
+// statement for up to bulkBatch distinct standings, run apart from the workers, so a hub of
+// 20,000 members' sockets costs a statement a second, not 1,300 of them, and no worker waits on
+// Postgres for it. A delivery to a socket whose check has gone stale all the same (the bulk check
+// late or failing) still checks that socket first, alone (socket.flush), and bots' sockets, whose
+// standing rests on their token and owner, are checked one at a time as before.
+
 // checkCache shares one revalidation among the sockets of a session for a moment, so a burst of
 // deliveries to many sockets of one session costs one query.
 type checkCache struct {
@@ -61,6 +69,7 @@ func (h *Hub) revalidate(ctx context.Context, s *socket) (persist.Viewer, error)
 	if e, ok := h.checks.get(key, now); ok {
 		return e.viewer, e.err
 	}
+	h.metrics.checks.WithLabelValues("single").Inc()
 	v, err := persist.ReadV(ctx, h.store, func(tx *persist.Reader) (persist.Viewer, error) {
 		if s.sessionID != "" {
 			live, err := tx.SessionLive(ctx, s.sessionID)
@@ -86,4 +95,88 @@ func (h *Hub) revalidate(ctx context.Context, s *socket) (persist.Viewer, error)
 		h.checks.put(key, checkEntry{at: now, viewer: v, err: err})
 	}
 	return v, err
+}
+
+// bulkBatch is how many distinct standings one bulk statement checks at most.
+const bulkBatch = 2000
+
+// bulkAhead is how long before its check goes stale a socket is checked in bulk: room for a
+// sweep tick and the statement, so deliveries rarely find a stale check.
+func (h *Hub) bulkAhead() time.Duration {
+	return min(h.cfg.RevalidateInterval/4, 2*h.cfg.SweepInterval+time.Second)
+}
+
+// checkedInBulk reports whether the socket's standing is a person's session and membership,
+// which persist's Standings checks in bulk.
+func (s *socket) checkedInBulk() bool {
+	return s.sessionID != "" && s.tokenID == "" && s.actor.BoundBy() == "" && s.actor.TokenWorkspaceID == ""
+}
+
+// dueCheck is a socket due for a bulk check, with the announcements it had seen when it was taken.
+type dueCheck struct {
+	s    *socket
+	seen uint64
+}
+
+// revalidateBulk checks the due sockets' standings, bulkBatch distinct ones to a statement.
+func (h *Hub) revalidateBulk(ctx context.Context, due []dueCheck) {
+	by := map[persist.Standing][]dueCheck{}
+	var keys []persist.Standing
+	for _, d := range due {
+		k := persist.Standing{SessionID: d.s.sessionID, UserID: d.s.actor.UserID, WorkspaceID: d.s.workspaceID}
+		if _, ok := by[k]; !ok {
+			keys = append(keys, k)
+		}
+		by[k] = append(by[k], d)
+	}
+	for len(keys) > 0 && ctx.Err() == nil {
+		batch := keys[:min(len(keys), bulkBatch)]
+		keys = keys[len(batch):]
+		started := time.Now()
+		qctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+		results, err := persist.ReadV(qctx, h.store, func(tx *persist.Reader) ([]persist.StandingResult, error) {
+			return tx.Standings(qctx, batch)
+		})
+		cancel()
+		if ctx.Err() != nil {
+			return // the hub is stopping
+		}
+		h.metrics.checks.WithLabelValues("bulk").Inc()
+		if err != nil {
+			h.logger.Warn("socket revalidation failed", "sockets", len(batch), "error", err)
+		}
+		for i, k := range batch {
+			r := persist.StandingResult{Err: err}
+			if err == nil {
+				r = results[i]
+			}
+			for _, d := range by[k] {
+				d.s.applyCheck(d.seen, started, r)
+			}
+		}
+	}
+}
+
+// applyCheck applies a bulk check that started at started, when the socket had seen seen
+// announcements. A refusal closes the socket with 1008. Otherwise the verdict stands only if
+// no announcement came since (one that did asked for a check of its own, which decides); an
+// outage keeps the socket and its viewer, as a single check does.
+func (s *socket) applyCheck(seen uint64, started time.Time, r persist.StandingResult) {
+	if persist.IsRefusal(r.Err) {
+		s.closeFor(r.Err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.announced != seen || s.state >= stateClosing {
+		return
+	}
+	if r.Err == nil {
+		s.viewer = r.Viewer
+	}
+	if started.After(s.checkedAt) {
+		s.checkedAt = started
+	}
+	s.checked = seen
+	s.releaseHeldLocked()
 }

@@ -309,7 +309,9 @@ func (s *socket) catchUp(ctx context.Context) {
 		var err error
 		source = "postgres"
 		if frames, size, next, more, err = s.postgresPage(ctx, after); err != nil {
-			s.closeFor(err)
+			if ctx.Err() == nil { // a hub stopping closes its sockets with 1001 instead
+				s.closeFor(err)
+			}
 			return
 		}
 	}
@@ -388,7 +390,7 @@ func (s *socket) check(ctx context.Context) bool {
 	seen := s.announced
 	s.mu.Unlock()
 	v, err := s.hub.revalidate(ctx, s)
-	if persist.IsRefusal(err) { // an outage is no verdict: keep the socket, check again later
+	if persist.IsRefusal(err) && ctx.Err() == nil { // an outage (or the hub stopping) is no verdict: keep the socket
 		s.closeFor(err)
 		return false
 	}
@@ -500,33 +502,46 @@ func (s *socket) flush(ctx context.Context) {
 	}
 }
 
-// tick is the idle timer's visit: reap a half-open socket, ping an idle one, revalidate a session
-// or a bot token.
-func (s *socket) tick(now time.Time) {
+// tick is the idle timer's visit: reap a half-open socket, ping an idle one, and revalidate a
+// session or a bot token: a person's session is returned as due for the bulk check (when bulk
+// is set and it is due within bulkAhead), a bot's is checked by a worker once stale.
+func (s *socket) tick(now time.Time, bulk bool) (dueCheck, bool) {
 	ping := s.hub.cfg.PingInterval
-	if now.Sub(time.Unix(0, s.lastRead.Load())) > 2*ping {
-		s.mu.Lock()
-		s.addWorkLocked(workShutdown)
-		s.mu.Unlock()
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Silent for two intervals, and no readiness waiting for a worker (hub.ready counts one as
+	// a sign of life, but the one-shot registration reports nothing more until it is read): the
+	// peer is gone without a word.
+	if now.Sub(time.Unix(0, s.lastRead.Load())) > 2*ping && !s.disarmed {
+		if s.work&workShutdown == 0 {
+			s.hub.metrics.reaped.Inc()
+		}
+		s.addWorkLocked(workShutdown)
+		return dueCheck{}, false
+	}
 	if s.state == stateClosing && now.Sub(s.closingAt) > closeGrace {
 		s.addWorkLocked(workShutdown) // a peer that reads nothing never gets its close frame
 	}
 	if s.state >= stateClosing {
-		return
+		return dueCheck{}, false
 	}
 	if now.Sub(s.lastPing) >= ping {
 		s.lastPing = now
 		if !s.queueLocked(pingFrame) {
-			return
+			return dueCheck{}, false
 		}
 	}
-	if s.revalidates() && now.Sub(s.checkedAt) >= s.hub.cfg.RevalidateInterval {
+	if !s.revalidates() {
+		return dueCheck{}, false
+	}
+	age := now.Sub(s.checkedAt)
+	if s.checkedInBulk() {
+		return dueCheck{s: s, seen: s.announced}, bulk && age >= s.hub.cfg.RevalidateInterval-s.hub.bulkAhead()
+	}
+	if age >= s.hub.cfg.RevalidateInterval {
 		s.addWorkLocked(workCheck)
 	}
+	return dueCheck{}, false
 }
 
 // shutdown releases the socket: poller, feed, hub, connection.

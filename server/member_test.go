@@ -136,6 +136,47 @@ func TestMemberDirectory(t *testing.T) {
 		require.Equal(t, *all.TotalCount, *at.TotalCount)
 	})
 
+	t.Run("QueryPagesInJoinOrderAndCountsEveryMatch", func(t *testing.T) {
+		t.Parallel()
+		e := newWSEnv(t)
+		var graces []string
+		for i := range 5 {
+			e.joinNamed(t, persist.RoleMember, fmt.Sprintf("Other %d", i), "")
+			if i == 2 {
+				gone := e.joinNamed(t, persist.RoleMember, "Grace Gone", "")
+				require.NoError(t, e.h.Store.WithTx(t.Context(), func(tx *persist.Tx) error { return tx.UserDelete(t.Context(), gone.ID) }))
+			}
+			role := persist.RoleMember
+			if i == 3 {
+				role = persist.RoleModerator
+			}
+			graces = append(graces, e.joinNamed(t, role, fmt.Sprintf("GRACE %d", i), "").ID)
+		}
+		graces = append(graces, e.joinNamed(t, persist.RoleMember, "Someone", "gracefan").ID) // by handle
+		// A Grace of another workspace is no member here.
+		persisttest.User(t, e.h.Store, &persisttest.UserOpts{DisplayName: persisttest.Ptr("Grace Elsewhere")})
+
+		// Three characters and more are found by trigram; "GR" by reading every name.
+		for _, q := range []string{"grace", "GR"} {
+			first := e.members(t, e.owner.Token, url.Values{"q": {q}, "limit": {"4"}})
+			require.Equal(t, graces[:4], memberIDs(first), "q=%s: the first four matches in join order", q)
+			require.True(t, first.HasMore)
+			require.Equal(t, 6, *first.TotalCount, "q=%s: five Graces and a handle; not the deleted one nor a stranger", q)
+			next := e.members(t, e.owner.Token, url.Values{"q": {q}, "limit": {"4"}, "cursor": {first.NextCursor}})
+			require.Equal(t, graces[4:], memberIDs(next), q)
+			require.False(t, next.HasMore)
+			require.Nil(t, next.TotalCount)
+		}
+
+		exact := e.members(t, e.owner.Token, url.Values{"q": {"grace"}, "limit": {"6"}})
+		require.Equal(t, graces, memberIDs(exact))
+		require.False(t, exact.HasMore, "exactly a page: no more")
+		require.Empty(t, exact.NextCursor)
+		mods := e.members(t, e.owner.Token, url.Values{"q": {"grace"}, "role": {"moderator"}})
+		require.Equal(t, []string{graces[3]}, memberIDs(mods))
+		require.Equal(t, 1, *mods.TotalCount)
+	})
+
 	t.Run("RoleFilter", func(t *testing.T) {
 		t.Parallel()
 		e := newWSEnv(t)

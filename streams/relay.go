@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -88,6 +87,8 @@ type relayMetrics struct {
 	handedOff prometheus.Counter
 	rebuilds  prometheus.Counter
 	retired   prometheus.Counter
+	previewed prometheus.Counter
+	polls     prometheus.Counter
 	owned     prometheus.Gauge
 }
 
@@ -170,6 +171,10 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 				Help: "Workspace streams the relay recreated from Postgres."}),
 			retired: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_streams_retired_total",
 				Help: "Idle workspace streams the relay deleted, to be created again at the workspace's next event."}),
+			previewed: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_previewed_total",
+				Help: "Events of waking workspaces the relay sent to their sockets over core NATS before their streams were created."}),
+			polls: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_polls_total",
+				Help: "Reads of every workspace's head by the relay's safety-net poll."}),
 			owned: prometheus.NewGauge(prometheus.GaugeOpts{Name: "natter_relay_owned_shards",
 				Help: "Relay shards this process owns."}),
 		}}, nil
@@ -177,7 +182,7 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 
 // Collectors are the relay's metrics, for the server's registry.
 func (r *Relay) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{r.metrics.published, r.metrics.handedOff, r.metrics.rebuilds, r.metrics.retired, r.metrics.owned,
+	return []prometheus.Collector{r.metrics.published, r.metrics.handedOff, r.metrics.rebuilds, r.metrics.retired, r.metrics.previewed, r.metrics.polls, r.metrics.owned,
 		r.health.stalledGauge, r.health.backlog, r.health.recoveries}
 }
 
@@ -227,6 +232,9 @@ func (r *Relay) Run(ctx context.Context) error {
 	pollEvery := r.cfg.PollInterval
 	poll := time.NewTimer(pollEvery)
 	defer poll.Stop()
+	polls := newPendingPoll()
+	defer polls.wg.Wait() // ctx has ended: the query returns
+
 	claim := time.NewTimer(0)
 	defer claim.Stop()
 	// The retirement sweep runs a few times per idle period, at least once a minute: one query.
@@ -252,16 +260,22 @@ func (r *Relay) Run(ctx context.Context) error {
 				}
 			}
 		case <-poll.C:
-			if r.markPending(ctx, dirty) || len(wakes) > 0 {
+			polls.start(ctx, r)
+		case a := <-polls.answers:
+			polls.running = false
+			if r.markPending(ctx, a, dirty) || len(wakes) > 0 {
 				pollEvery = r.cfg.PollInterval
 			} else {
 				pollEvery = min(2*pollEvery, pollBackOff*r.cfg.PollInterval)
 			}
 			poll.Reset(pollEvery)
 		case <-claim.C:
-			locks = r.claim(ctx, locks)
+			var gained bool
+			locks, gained = r.claim(ctx, locks)
 			claim.Reset(r.cfg.ClaimInterval)
-			r.markPending(ctx, dirty)
+			if gained {
+				polls.start(ctx, r) // what the shards' last owner left behind
+			}
 		case <-retire:
 			// Retiring gives way to relaying: it stops at the first wake-up waiting.
 			r.retireIdle(ctx, dirty, func() bool { return len(wakes) > 0 })
@@ -295,16 +309,17 @@ func (r *Relay) Run(ctx context.Context) error {
 }
 
 // claim checks the lock connection and tries every shard not yet owned. It returns the lock
-// session to keep (nil when the database is unreachable: nothing is owned then).
-func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks {
+// session to keep (nil when the database is unreachable: nothing is owned then), and whether it
+// took a shard it did not hold.
+func (r *Relay) claim(ctx context.Context, locks *persist.Locks) (*persist.Locks, bool) {
 	if ctx.Err() != nil {
 		// Stopping: a failed check now says nothing about the database; keep what is held
 		// until Run releases it.
-		return locks
+		return locks, false
 	}
 	if locks != nil && locks.Check(ctx) != nil {
 		if ctx.Err() != nil {
-			return locks // the check was cut short by the stop, not by the database
+			return locks, false // the check was cut short by the stop, not by the database
 		}
 		_ = locks.Close(context.WithoutCancel(ctx))
 		locks = nil
@@ -318,30 +333,30 @@ func (r *Relay) claim(ctx context.Context, locks *persist.Locks) *persist.Locks 
 				r.logger.Warn("relay cannot reach the database", "error", err)
 				r.health.databaseLost()
 			}
-			return nil
+			return nil, false
 		}
 		r.health.databaseBack(r.logger)
 	}
-	n := 0
+	n, gained := 0, false
 	for shard, owned := range r.owned {
 		if !owned {
 			ok, err := locks.TryLock(ctx, relayLockBase+int64(shard))
 			if err != nil && ctx.Err() != nil {
-				return locks // stopping: keep what is held until Run releases it
+				return locks, gained // stopping: keep what is held until Run releases it
 			}
 			if err != nil {
 				r.dropAll()
 				_ = locks.Close(context.WithoutCancel(ctx))
-				return nil
+				return nil, false
 			}
-			r.owned[shard] = ok
+			r.owned[shard], gained = ok, gained || ok
 		}
 		if r.owned[shard] {
 			n++
 		}
 	}
 	r.metrics.owned.Set(float64(n))
-	return locks
+	return locks, gained
 }
 
 func (r *Relay) dropAll() {
@@ -362,48 +377,6 @@ func (r *Relay) OwnedShards() int {
 		}
 	}
 	return n
-}
-
-// pendingLimit bounds the workspaces one poll reads.
-const pendingLimit = 10000
-
-// markPending marks the owned workspaces whose stream is behind their log, and reports whether
-// there were any (or the poll failed).
-func (r *Relay) markPending(ctx context.Context, dirty map[string]bool) bool {
-	pending, err := persist.WithTxV(ctx, r.cfg.Store, func(tx *persist.Tx) ([]persist.RelayState, error) {
-		return tx.RelayPending(ctx, pendingLimit)
-	})
-	if err != nil {
-		if ctx.Err() == nil {
-			r.logger.Warn("relay poll failed", "error", err)
-			if !persist.IsRefusal(err) {
-				r.health.databaseLost()
-			}
-		}
-		return true
-	}
-	r.health.databaseBack(r.logger)
-	var backlog int64
-	found := false
-	behind := make(map[string]bool, len(pending))
-	for _, s := range pending {
-		if r.owned[r.shardOf(s.WorkspaceID)] {
-			dirty[s.WorkspaceID], behind[s.WorkspaceID] = true, true
-			found = true
-			backlog += s.Head - s.Relayed
-		}
-	}
-	r.health.backlog.Set(float64(backlog))
-	if len(pending) < pendingLimit {
-		// A failed workspace that is no longer behind (deleted, or relayed by another
-		// replica since) is not stalled.
-		for id := range r.health.failing {
-			if !behind[id] {
-				delete(r.health.failing, id)
-			}
-		}
-	}
-	return found
 }
 
 // relayWorkspace brings one workspace's stream up to its log: verify (or rebuild) the stream,
@@ -428,9 +401,13 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 	mark, ok := r.streams[workspaceID]
 	// created is the first cursor of a stream this pass woke, recorded once its events are in it.
 	var created uint64
+	// early is a waking workspace's first events, previewed to its sockets before its stream
+	// was created: the pass publishes them into the stream as they were encoded.
+	var early *batch
 	if !ok || time.Since(mark.verifiedAt) > r.cfg.VerifyInterval {
 		var last uint64
 		if st.StreamRetired {
+			early = r.preview(ctx, st)
 			last, created, err = r.wakeStream(ctx, st)
 		} else {
 			last, err = r.verifyStream(ctx, st)
@@ -476,31 +453,22 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 		if done {
 			return recordCreated()
 		}
-		events := r.handoff.take(workspaceID, pos, r.cfg.Batch)
-		handedOff := len(events) > 0
-		if !handedOff {
-			events, err = persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Reader) ([]persist.Event, error) {
-				return tx.EventListAfter(ctx, workspaceID, pos, r.cfg.Batch)
-			})
-		}
-		if err != nil {
+		var b batch
+		if early != nil && early.events[0].Cursor == pos+1 {
+			b = *early
+		} else if b, err = r.next(ctx, workspaceID, pos); err != nil {
+			delete(r.streams, workspaceID)
 			return err
 		}
-		if len(events) == 0 {
+		early = nil
+		if len(b.events) == 0 {
 			return recordCreated()
 		}
-		if events[0].Cursor != pos+1 {
-			// Events were pruned before they were relayed; the next pass purges past them.
-			delete(r.streams, workspaceID)
-			return fmt.Errorf("relay: cursor %d follows %d: a prune overtook the relay", events[0].Cursor, pos)
-		}
-		if err := r.publish(ctx, events); err != nil {
+		if err := r.publish(ctx, b); err != nil {
 			delete(r.streams, workspaceID)
 			return err
 		}
-		if handedOff {
-			r.metrics.handedOff.Add(float64(len(events)))
-		}
+		events := b.events
 		pos = events[len(events)-1].Cursor
 		mark.last = uint64(pos)
 		r.streams[workspaceID] = mark
@@ -519,50 +487,5 @@ func (r *Relay) record(ctx context.Context, workspaceID string, pos, prunedThrou
 	if r.cfg.OnRelayed != nil {
 		r.cfg.OnRelayed(workspaceID, pos)
 	}
-	return nil
-}
-
-// publish sends a batch asynchronously, each message expecting its predecessor as the stream's
-// last sequence, and waits for every acknowledgement. A retry after a crash is answered as a
-// duplicate (same Nats-Msg-Id) or refused as out of sequence; either way nothing is stored twice.
-func (r *Relay) publish(ctx context.Context, events []persist.Event) error {
-	members, private, err := r.placeFacts(ctx, events)
-	if err != nil {
-		return err
-	}
-	futures := make([]jetstream.PubAckFuture, 0, len(events))
-	for _, e := range events {
-		e.PrivateChannel = private[e.ChannelID]
-		subject, body, err := EncodeEvent(e)
-		if err != nil {
-			return err
-		}
-		msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
-		if e.DirectConversationID != "" {
-			msg.Header.Set(HeaderDMMembers, strings.Join(members[e.DirectConversationID], ","))
-		}
-		if id := e.Scope().MemberID; id != "" {
-			msg.Header.Set(HeaderChannelMember, id)
-		}
-		f, err := r.js.PublishMsgAsync(msg, jetstream.WithMsgID(relayMsgID(e.WorkspaceID, e.Cursor)),
-			jetstream.WithExpectLastSequence(uint64(e.Cursor-1)))
-		if err != nil {
-			return fmt.Errorf("relay: publish cursor %d: %w", e.Cursor, err)
-		}
-		futures = append(futures, f)
-	}
-	for i, f := range futures {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case ack := <-f.Ok():
-			if ack.Sequence != uint64(events[i].Cursor) {
-				return fmt.Errorf("relay: cursor %d stored as sequence %d", events[i].Cursor, ack.Sequence)
-			}
-		case err := <-f.Err():
-			return fmt.Errorf("relay: publish cursor %d: %w", events[i].Cursor, err)
-		}
-	}
-	r.metrics.published.Add(float64(len(events)))
 	return nil
 }

@@ -11,6 +11,7 @@ const (
 	eventsRoot    = "natter.events."
 	ephemeralRoot = "natter.ephemeral."
 	wakeRoot      = "natter.relay.wake."
+	previewRoot   = "natter.relay.preview."
 	presenceRoot  = "natter.presence."
 	selfRoot      = "natter.self."
 )

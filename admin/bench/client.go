@@ -113,11 +113,14 @@ type benchSocket struct {
 	refused bool       // its last handshake was refused with 503
 	closed  chan struct{}
 	closeBy ws.StatusCode
-	caught  chan struct{} // closed when every post of want has arrived
-	want    []uint64
-	missing int
-	keep    bool   // keep the last bench frame in sample (one socket does, for the baseline)
-	sample  []byte // a frame as the server wrote it
+	// lastPong is when it last answered a ping of the server's, endedAt when its connection
+	// ended without a close frame.
+	lastPong, endedAt time.Time
+	caught            chan struct{} // closed when every post of want has arrived
+	want              []uint64
+	missing           int
+	keep              bool   // keep the last bench frame in sample (one socket does, for the baseline)
+	sample            []byte // a frame as the server wrote it
 }
 
 func setBit(set *[]uint64, n int64) bool {
@@ -164,6 +167,13 @@ func (s *benchSocket) dial(ctx context.Context, u string, header http.Header) er
 // read is the socket's reader; it ends when the connection does.
 func (s *benchSocket) read(r io.Reader) {
 	defer close(s.closed)
+	defer func() {
+		s.mu.Lock()
+		if s.closeBy == 0 {
+			s.endedAt = time.Now()
+		}
+		s.mu.Unlock()
+	}()
 	buf := make([]byte, 4096)
 	for {
 		h, err := ws.ReadHeader(r)
@@ -179,7 +189,11 @@ func (s *benchSocket) read(r io.Reader) {
 		}
 		switch h.OpCode {
 		case ws.OpPing:
-			_ = ws.WriteFrame(s.conn, ws.MaskFrame(ws.NewPongFrame(append([]byte(nil), p...))))
+			if ws.WriteFrame(s.conn, ws.MaskFrame(ws.NewPongFrame(append([]byte(nil), p...)))) == nil {
+				s.mu.Lock()
+				s.lastPong = time.Now()
+				s.mu.Unlock()
+			}
 		case ws.OpClose:
 			code, _ := ws.ParseCloseFrameData(p)
 			s.mu.Lock()

@@ -318,8 +318,8 @@ func (r *benchRun) reportDeliveries(ctx context.Context, name string, acked []in
 	h := &t.Latency
 	fmt.Fprintf(r.out, "%s latency post-to-delivery: p50 %s, p99 %s, p999 %s over %d deliveries\n", name, h.quantile(0.5).Round(time.Microsecond),
 		h.quantile(0.99).Round(time.Microsecond), h.quantile(0.999).Round(time.Microsecond), h.n)
-	fmt.Fprintf(r.out, "%s integrity: %d lost (acknowledged, not delivered when the drain ended), %d duplicated, %d of %d sockets closed by the server (%d more ended without a close frame)\n",
-		name, t.Lost, t.Dups, t.Closed, t.Sockets, t.Ended)
+	fmt.Fprintf(r.out, "%s integrity: %d lost (acknowledged, not delivered when the drain ended), %d duplicated, %d of %d sockets closed by the server (%d more ended without a close frame, %d of them after answering a ping within the %s before); load generators ran at most %s late\n",
+		name, t.Lost, t.Dups, t.Closed, t.Sockets, t.Ended, t.Answered, reapWindow, t.Lag.Round(time.Millisecond))
 	return t, nil
 }
 

@@ -83,10 +83,20 @@ type tally struct {
 	Dups    int `json:"dups"`
 	// Closed is how many sockets the server closed with a close frame, Ended how many
 	// connections ended otherwise (reset, or closed without one).
-	Closed  int       `json:"closed"`
-	Ended   int       `json:"ended"`
-	Latency histogram `json:"latency"`
+	Closed int `json:"closed"`
+	Ended  int `json:"ended"`
+	// Answered is how many of the Ended had answered a ping of the server's within the
+	// reapWindow before they ended, and Lag how late this process's goroutines ran at worst
+	// (the load generator's own delay): with both, a server that drops sockets is told apart
+	// from a load generator too far behind to answer its pings.
+	Answered int           `json:"answered"`
+	Lag      time.Duration `json:"lag"`
+	Latency  histogram     `json:"latency"`
 }
+
+// reapWindow is how long Natter waits for a sign of life before it takes a socket for
+// half-open: two of its default 30-second ping intervals.
+const reapWindow = 60 * time.Second
 
 func (t *tally) merge(o tally) {
 	t.Sockets += o.Sockets
@@ -94,6 +104,8 @@ func (t *tally) merge(o tally) {
 	t.Dups += o.Dups
 	t.Closed += o.Closed
 	t.Ended += o.Ended
+	t.Answered += o.Answered
+	t.Lag = max(t.Lag, o.Lag)
 	t.Latency.merge(&o.Latency)
 }
 
@@ -153,6 +165,61 @@ type localSet struct {
 	keep                   bool     // the first socket keeps a frame for the baseline
 	sockets                []*benchSocket
 	lat                    *latencies
+	lag                    lagMeter
+}
+
+// lagMeter measures how late this process's goroutines run (a sleep's overshoot, ten times a
+// second): a load generator starved of CPU reads the server's pings, and answers them, that late.
+type lagMeter struct {
+	mu    sync.Mutex
+	worst time.Duration
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+const lagPeriod = 100 * time.Millisecond
+
+func (m *lagMeter) start() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stop != nil {
+		return
+	}
+	m.stop, m.done = make(chan struct{}), make(chan struct{})
+	go func(stop, done chan struct{}) {
+		defer close(done)
+		for {
+			began := time.Now()
+			select {
+			case <-stop:
+				return
+			case <-time.After(lagPeriod):
+			}
+			m.mu.Lock()
+			m.worst = max(m.worst, time.Since(began)-lagPeriod)
+			m.mu.Unlock()
+		}
+	}(m.stop, m.done)
+}
+
+func (m *lagMeter) end() {
+	m.mu.Lock()
+	stop, done := m.stop, m.done
+	m.stop, m.done = nil, nil
+	m.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+}
+
+// take returns the worst lag so far and starts a new count.
+func (m *lagMeter) take() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w := m.worst
+	m.worst = 0
+	return w
 }
 
 func newLocalSet(offset, count, sources int, tokens []string, keep bool) *localSet {
@@ -186,6 +253,7 @@ func (l *localSet) size() int { return len(l.sockets) }
 func refused(err error) bool { return errors.Is(err, ws.StatusError(http.StatusServiceUnavailable)) }
 
 func (l *localSet) connect(ctx context.Context, spec dialSpec) (connectResult, error) {
+	l.lag.start()
 	var res connectResult
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
@@ -306,12 +374,16 @@ func (l *localSet) account(_ context.Context, acked []int64) (tally, error) {
 			select {
 			case <-s.closed:
 				t.Ended++
+				if !s.lastPong.IsZero() && s.endedAt.Sub(s.lastPong) < reapWindow {
+					t.Answered++
+				}
 			default:
 			}
 		}
 		s.mu.Unlock()
 	}
 	t.Latency = l.lat.take()
+	t.Lag = l.lag.take()
 	return t, nil
 }
 
@@ -328,6 +400,7 @@ func (l *localSet) sample(context.Context) ([]byte, error) {
 }
 
 func (l *localSet) closeAll(context.Context) error {
+	l.lag.end()
 	for _, s := range l.sockets {
 		if s.conn != nil {
 			_ = s.conn.Close()

@@ -2,9 +2,13 @@ package bench
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/gobwas/ws"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,8 +18,8 @@ import (
 func TestTallyMerge(t *testing.T) {
 	t.Parallel()
 	var a, b tally
-	a.Sockets, a.Lost, a.Dups, a.Closed, a.Ended = 3, 1, 0, 1, 1
-	b.Sockets, b.Lost, b.Dups, b.Closed, b.Ended = 2, 0, 2, 0, 2
+	a.Sockets, a.Lost, a.Dups, a.Closed, a.Ended, a.Answered, a.Lag = 3, 1, 0, 1, 1, 1, 3*time.Second
+	b.Sockets, b.Lost, b.Dups, b.Closed, b.Ended, b.Answered, b.Lag = 2, 0, 2, 0, 2, 1, time.Second
 	for range 98 {
 		a.Latency.add(10 * time.Millisecond)
 	}
@@ -36,6 +40,8 @@ func TestTallyMerge(t *testing.T) {
 	require.Equal(t, 2, all.Dups)
 	require.Equal(t, 1, all.Closed)
 	require.Equal(t, 3, all.Ended)
+	require.Equal(t, 2, all.Answered)
+	require.Equal(t, 3*time.Second, all.Lag, "the worst generator's lag")
 	require.EqualValues(t, 100, all.Latency.n)
 	require.InDelta(t, 10*time.Millisecond, all.Latency.quantile(0.5), float64(time.Millisecond)/5)
 	require.InDelta(t, 10*time.Millisecond, all.Latency.quantile(0.98), float64(time.Millisecond)/5)
@@ -104,4 +110,41 @@ func TestRemoteSetMerges(t *testing.T) {
 	_, err = rs.connect(t.Context(), dialSpec{URLs: []string{"ws://127.0.0.1:1/ws"}, Dialers: 2})
 	require.ErrorContains(t, err, "load generator")
 	require.ErrorContains(t, err, "socket ")
+}
+
+// TestEndedSocketsToldApart: of the connections a server ends without a close frame, those that
+// had answered its ping are counted apart (a server dropping live sockets), and the load
+// generator reports how late it ran (one too far behind to answer in time).
+func TestEndedSocketsToldApart(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, _, _, err := ws.UpgradeHTTP(r, w)
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		if r.URL.Query().Get("ping") == "1" {
+			_ = ws.WriteFrame(conn, ws.NewPingFrame([]byte("p")))
+			if h, err := ws.ReadHeader(conn); err != nil || h.OpCode != ws.OpPong {
+				return
+			}
+		}
+		// Dropped without a close frame, as a server reaping a socket does.
+	}))
+	t.Cleanup(srv.Close)
+	l := newLocalSet(0, 2, 1, nil, false)
+	base := "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws"
+	// Socket 0 dials the first URL (pinged, answers, dropped), socket 1 the second (dropped).
+	res, err := l.connect(t.Context(), dialSpec{URLs: []string{base + "?ping=1", base + "?ping=0"}, Dialers: 2})
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Connected)
+	for _, s := range l.sockets {
+		<-s.closed
+	}
+	got, err := l.account(t.Context(), nil)
+	require.NoError(t, err)
+	require.Equal(t, 2, got.Ended)
+	require.Equal(t, 1, got.Answered, "only the pinged socket had answered before it was dropped")
+	require.GreaterOrEqual(t, got.Lag, time.Duration(0))
+	require.NoError(t, l.closeAll(t.Context()))
 }

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/natterchat/natter/persist/pglocal"
@@ -183,12 +184,12 @@ func runTenants(ctx context.Context, cfg benchConfig, out *benchRun, seed func(c
 	fmt.Fprintf(w, "tenants: %s; %d workspaces, %d active with %d sockets in all, %.0f posts/s for %s per load phase; stream idle %s; data in %s\n",
 		kind, tc.workspaces, tc.active, cfg.sockets, cfg.rate, cfg.duration, tc.streamIdle, dir)
 
-	settle := func() {
-		// Until every stream but the active ones' has been retired for 10 s in a row (the relay
-		// has created, and retired, the streams of every workspace made), at most an hour.
-		deadline, quiet := time.Now().Add(time.Hour), 0
+	// retired waits until at most keep streams are left for 10 s in a row (the relay has
+	// created, and retired, the streams of every workspace made), at most within.
+	retired := func(keep int, within time.Duration) {
+		deadline, quiet := time.Now().Add(within), 0
 		for quiet < 10 && time.Now().Before(deadline) {
-			if st, _ := srv.jetStreamCounts(); st <= tc.active+1 {
+			if st, _ := srv.jetStreamCounts(); st <= keep {
 				quiet++
 			} else {
 				quiet = 0
@@ -196,9 +197,11 @@ func runTenants(ctx context.Context, cfg benchConfig, out *benchRun, seed func(c
 			time.Sleep(time.Second)
 		}
 		if quiet < 10 {
-			fmt.Fprintf(out.out, "tenants: the streams were not all retired within an hour; the figures below are not at rest\n")
+			fmt.Fprintf(out.out, "tenants: the streams were not all retired within %s; the figures below are not at rest\n", within)
 		}
 	}
+	// Until every stream but the active ones' has been retired.
+	settle := func() { retired(tc.active+1, time.Hour) }
 	// Both rests are measured on a process just restarted, with nobody connected: what a
 	// workspace costs, not what a burst of creating thousands of them left in the heap.
 	rest := func() (atRest, time.Duration, error) {
@@ -219,13 +222,30 @@ func runTenants(ctx context.Context, cfg benchConfig, out *benchRun, seed func(c
 	if err != nil {
 		return err
 	}
-	if err := out.tenantSockets(ctx, active); err != nil {
+	// Each load phase runs on a server just restarted, once every stream has been retired
+	// (the active workspaces wake at the warm-up), with the planner's statistics just taken:
+	// the two phases differ only in the dormant workspaces beside them.
+	phase := func(label string) (time.Duration, int, error) {
+		srv.stop()
+		if err := analyze(ctx, srv.dbURL); err != nil {
+			return 0, 0, err
+		}
+		if _, err := srv.start(ctx); err != nil {
+			return 0, 0, err
+		}
+		retired(0, 2*tc.streamIdle+time.Minute)
+		if err := out.tenantSockets(ctx, active); err != nil {
+			return 0, 0, err
+		}
+		time.Sleep(2 * time.Second)
+		p99, lost := out.tenantLoad(ctx, active, label)
+		out.closeAll()
+		return p99, lost, nil
+	}
+	p99A, lostA, err := phase("alone")
+	if err != nil {
 		return err
 	}
-	time.Sleep(2 * time.Second)
-	p99A, lostA := out.tenantLoad(ctx, active)
-
-	out.closeAll()
 	var me struct {
 		User struct{ ID string } `json:"user"`
 	}
@@ -246,16 +266,10 @@ func runTenants(ctx context.Context, cfg benchConfig, out *benchRun, seed func(c
 		dormant[i] = tenantWorkspace{id: p[0], channel: p[1]}
 	}
 	fmt.Fprintf(w, "tenants: %d dormant workspaces seeded in %s\n", len(dormant), time.Since(began).Round(time.Millisecond))
-	if _, err := srv.start(ctx); err != nil {
+	p99W, lostW, err := phase("beside")
+	if err != nil {
 		return err
 	}
-	settle()
-	if err := out.tenantSockets(ctx, active); err != nil {
-		return err
-	}
-	time.Sleep(2 * time.Second)
-	p99W, lostW := out.tenantLoad(ctx, active)
-	out.closeAll()
 	settle()
 	restW, ready, err := rest()
 	if err != nil {
@@ -346,23 +360,58 @@ func (r *benchRun) tenantTarget(active []tenantWorkspace) fanoutTarget {
 	}}
 }
 
-// tenantLoad posts into the active workspaces for the configured duration and returns the
-// post-to-delivery p99 over their sockets, and how many deliveries never came.
-func (r *benchRun) tenantLoad(ctx context.Context, active []tenantWorkspace) (time.Duration, int) {
-	// A warm-up, left out of the figures: an active workspace whose stream was retired while
-	// nobody was connected gets it back, and its sockets' feeds go live, before the measure.
-	r.post(ctx, r.tenantTarget(active), 3*time.Second, float64(len(active)))
+// tenantWarmUp is how long the active workspaces are posted into, at the measured rate, before
+// the measure: their streams are created again, their feeds go live, and the server's pools and
+// caches reach the load's steady state.
+const tenantWarmUp = 5 * time.Second
+
+// tenantWindow is the span of each partial p99 a load phase prints, so that a stall (a
+// neighbour's build, a checkpoint) shows as one window, not as the phase's figure.
+const tenantWindow = 5 * time.Second
+
+// tenantLoad posts into the active workspaces for the configured duration, after a warm-up at
+// the same rate left out of the figures, and returns the post-to-delivery p99 over their
+// sockets and how many deliveries never came.
+func (r *benchRun) tenantLoad(ctx context.Context, active []tenantWorkspace, label string) (time.Duration, int) {
+	r.post(ctx, r.tenantTarget(active), tenantWarmUp, r.cfg.rate)
 	time.Sleep(2 * time.Second)
-	for _, s := range r.sockets {
-		s.lat.take()
+	take := func() histogram {
+		var h histogram
+		for _, s := range r.sockets {
+			got := s.lat.take()
+			h.merge(&got)
+		}
+		return h
 	}
+	take()
+	var all histogram
+	var windows []string
+	stop := make(chan struct{})
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		t := time.NewTicker(tenantWindow)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				h := take()
+				all.merge(&h)
+				windows = append(windows, h.quantile(0.99).Round(time.Millisecond).String())
+			}
+		}
+	}()
 	acked, _ := r.post(ctx, r.tenantTarget(active), r.cfg.duration, r.cfg.rate)
 	time.Sleep(r.cfg.drain)
-	var all histogram
+	close(stop)
+	<-collected
+	h := take()
+	all.merge(&h)
+	windows = append(windows, h.quantile(0.99).Round(time.Millisecond).String())
 	lost := 0
 	for i, s := range r.sockets {
-		h := s.lat.take()
-		all.merge(&h)
 		s.mu.Lock()
 		for _, n := range acked {
 			if int(n)%len(active) == r.tenantOf(i) && !s.has(n) {
@@ -371,7 +420,24 @@ func (r *benchRun) tenantLoad(ctx context.Context, active []tenantWorkspace) (ti
 		}
 		s.mu.Unlock()
 	}
+	fmt.Fprintf(r.out, "tenants: active load %s: %d posts, p50 %s, p99 %s over %d deliveries; p99 per %s: %s\n", label, len(acked),
+		all.quantile(0.5).Round(time.Microsecond), all.quantile(0.99).Round(time.Microsecond), all.n, tenantWindow,
+		strings.Join(windows, " "))
 	return all.quantile(0.99), lost
+}
+
+// analyze takes the planner's statistics of the whole database, so that both load phases plan
+// their queries from what the tables hold then (the first runs on tables just made).
+func analyze(ctx context.Context, databaseURL string) error {
+	conn, err := pgx.Connect(ctx, databaseURL)
+	if err != nil {
+		return fmt.Errorf("bench: analyze: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "ANALYZE"); err != nil {
+		return fmt.Errorf("bench: analyze: %w", err)
+	}
+	return nil
 }
 
 // wakeLatencies wakes up to samples dormant workspaces one at a time: a fresh socket joins, a

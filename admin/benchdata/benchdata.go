@@ -95,11 +95,9 @@ func Run(ctx context.Context, cfg Config) error {
 			name string
 			u    persist.User
 		}{{"read nothing", p.nothing()}, {"read all", p.everything()}} {
-			var t [2]timing
-			for i, w := range []*world{small, large} {
-				if t[i], err = timeRead(ctx, client, cfg.Base, tokens[reader.u.ID], rd.path(w, reader.u.ID), cfg.Iterations); err != nil {
-					return fmt.Errorf("%s: %w", rd.name, err)
-				}
+			t, err := timeReads(ctx, client, cfg.Base, tokens[reader.u.ID], cfg.Iterations, rd.path(small, reader.u.ID), rd.path(large, reader.u.ID))
+			if err != nil {
+				return fmt.Errorf("%s: %w", rd.name, err)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t\n", rd.name, reader.name, ms(t[0].p50), ms(t[0].p99), ms(t[1].p50), ms(t[1].p99),
 				float64(t[1].p50)/float64(t[0].p50), float64(t[1].p99)/float64(t[0].p99))

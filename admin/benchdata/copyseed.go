@@ -21,6 +21,11 @@ const (
 	deleteShare   = 0.01 // messages deleted by their author
 	threadRing    = 5    // persist's ring of a thread's latest distinct repliers
 	recentRoots   = 16   // replies go to one of a place's last roots
+	// personaDMMessages is how many messages each persona's first direct conversation gets
+	// beyond its share: its busiest, whose latest page the reads time, holds more than a page
+	// of 100 roots in either workspace, so the small workspace times the same read as the
+	// large one (with 10,000 messages spread over 1,040 conversations, it held about one).
+	personaDMMessages = 200
 )
 
 var emojis = []string{"thumbsup", "tada", "eyes", "heart", "rocket", "white_check_mark", "joy", "pray"}
@@ -43,6 +48,10 @@ type history struct {
 	// authors draws channel authors among everyone but the personas and the owner, who post
 	// only in their direct conversations.
 	authors *rand.Zipf
+	// personaDMs are each persona's first direct conversation (indexes into w.dms), which
+	// personaShare of the conversations' messages go to (personaDMMessages each).
+	personaDMs   []int
+	personaShare float64
 
 	n, done  int
 	start    time.Time
@@ -58,6 +67,7 @@ type history struct {
 }
 
 type threadAgg struct {
+	inChannel  bool // the reads time a channel's thread, which both readers may read
 	last, live int64
 	at         time.Time
 	ring       []string
@@ -71,6 +81,12 @@ func (w *world) seedHistory(ctx context.Context, conn *pgx.Conn, p people, n int
 		start: time.Now().Add(-365 * 24 * time.Hour), step: 365 * 24 * time.Hour / time.Duration(n+1),
 		seq: make([]int64, places), activity: make([]time.Time, len(w.dms)), roots: make([][]string, places),
 		threads: map[string]*threadAgg{}}
+	for _, persona := range []persist.User{p.nothing(), p.everything()} {
+		if i := slices.IndexFunc(w.dms, func(d dmOf) bool { return d.members[0].ID == persona.ID }); i >= 0 {
+			h.personaDMs = append(h.personaDMs, i)
+		}
+	}
+	h.personaShare = min(0.5, float64(len(h.personaDMs)*personaDMMessages)/(float64(n)*dmShare))
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return err
@@ -81,12 +97,10 @@ func (w *world) seedHistory(ctx context.Context, conn *pgx.Conn, p people, n int
 		"edited_at", "deleted_at"}, h); err != nil {
 		return fmt.Errorf("copy messages: %w", err)
 	}
+	w.thread = h.busiestChannelThread()
 	states := make([][]any, 0, len(h.order))
 	for _, id := range h.order {
 		t := h.threads[id]
-		if w.thread == "" || t.last > h.threads[w.thread].last {
-			w.thread = id
-		}
 		states = append(states, []any{id, w.ws.ID, t.last, t.live, t.at, t.ring})
 	}
 	for _, c := range []struct {
@@ -133,6 +147,19 @@ func (w *world) seedHistory(ctx context.Context, conn *pgx.Conn, p people, n int
 	return tx.Commit(ctx)
 }
 
+// busiestChannelThread is the channel root with most replies (the first to get them among
+// equals): the thread the reads time, which both readers may read, unlike a thread in a
+// persona's conversation (where most replies of a small history are).
+func (h *history) busiestChannelThread() string {
+	best := ""
+	for _, id := range h.order {
+		if t := h.threads[id]; t.inChannel && (best == "" || t.last > h.threads[best].last) {
+			best = id
+		}
+	}
+	return best
+}
+
 // Next makes the next message row (pgx.CopyFromSource).
 func (h *history) Next() bool {
 	if h.done == h.n {
@@ -146,6 +173,9 @@ func (h *history) Next() bool {
 	var author persist.User
 	if r.Float64() < dmShare {
 		i := r.IntN(len(w.dms))
+		if len(h.personaDMs) > 0 && r.Float64() < h.personaShare {
+			i = h.personaDMs[r.IntN(len(h.personaDMs))]
+		}
 		place, dmID, author = len(w.channels)+i, w.dms[i].id, w.dms[i].members[r.IntN(2)]
 		h.activity[i] = at
 	} else {
@@ -161,7 +191,7 @@ func (h *history) Next() bool {
 		root := roots[r.IntN(len(roots))]
 		t := h.threads[root]
 		if t == nil {
-			t = &threadAgg{}
+			t = &threadAgg{inChannel: channelID != ""}
 			h.threads[root] = t
 			h.order = append(h.order, root)
 		}

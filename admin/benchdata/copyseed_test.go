@@ -100,3 +100,48 @@ func TestHistoryIsWhatPersistWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestPersonasBusiestConversationHoldsAPage: the reads time each persona's busiest direct
+// conversation's latest page (100 messages) in the 10,000-message workspace and the large one:
+// both must hold a full page, or the small workspace times a different, smaller read. And the
+// thread they time is a channel's, which both readers may read (in the small workspace most
+// replies are in the personas' conversations).
+func TestPersonasBusiestConversationHoldsAPage(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	url := persisttest.URL(t)
+	store, err := persist.Open(ctx, persist.Config{URL: url, MaxConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(store.Close)
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(ctx) })
+
+	p, err := seedPeople(ctx, store, 200, "t")
+	require.NoError(t, err)
+	// 10,000 messages, a tenth of them in about 1,000 conversations: about one each, without
+	// the personas' share.
+	w, err := seedWorkspace(ctx, store, p, "t-dms", 1000, 1)
+	require.NoError(t, err)
+	require.Greater(t, len(w.dms), 900)
+	require.NoError(t, w.seedHistory(ctx, conn, p, 10000, 1))
+	require.NoError(t, w.findBusiest(ctx, store, p))
+	for _, u := range []persist.User{p.nothing(), p.everything()} {
+		var roots int64
+		require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM messages WHERE dm_id = $1 AND channel_seq IS NOT NULL`,
+			w.personaD[u.ID]).Scan(&roots))
+		require.Greater(t, roots, int64(100), "%s's busiest conversation holds more than a page of 100", u.Handle)
+	}
+	var inChannel bool
+	require.NoError(t, conn.QueryRow(ctx, `SELECT channel_id IS NOT NULL FROM messages WHERE id = $1`, w.thread).Scan(&inChannel))
+	require.True(t, inChannel)
+}
+
+// TestTheTimedThreadIsAChannels: a thread in a persona's conversation with more replies than
+// any channel's is not the one the reads time (the other persona may not read it).
+func TestTheTimedThreadIsAChannels(t *testing.T) {
+	h := &history{order: []string{"c1", "dm", "c2", "c3"}, threads: map[string]*threadAgg{
+		"c1": {inChannel: true, last: 3}, "dm": {last: 9}, "c2": {inChannel: true, last: 5}, "c3": {inChannel: true, last: 5}}}
+	require.Equal(t, "c2", h.busiestChannelThread())
+	require.Empty(t, (&history{order: []string{"dm"}, threads: map[string]*threadAgg{"dm": {last: 1}}}).busiestChannelThread())
+}

@@ -74,20 +74,38 @@ func clientReads(common, rare string) []read {
 // timing is a read's latency distribution.
 type timing struct{ p50, p99 time.Duration }
 
-// timeRead runs one read n times, one after the other, after one untimed warm-up.
-func timeRead(ctx context.Context, c *http.Client, base, token, path string, n int) (timing, error) {
-	ds := make([]time.Duration, 0, n)
-	for i := range n + 1 {
-		start := time.Now()
-		if err := get(ctx, c, base+path, token); err != nil {
-			return timing{}, err
-		}
-		if i > 0 {
-			ds = append(ds, time.Since(start))
+// warmUps is how many untimed runs of each read come first, per workspace.
+const warmUps = 3
+
+// timeReads times one read in each workspace n times, alternating between them, after
+// warmUps untimed runs of each: the two workspaces' samples are taken over the same seconds, so
+// a burst of load on this shared machine falls on both, not on whichever ran during it.
+func timeReads(ctx context.Context, c *http.Client, base, token string, n int, paths ...string) ([]timing, error) {
+	ds := make([][]time.Duration, len(paths))
+	for i := range warmUps + n {
+		for k, path := range paths {
+			start := time.Now()
+			if err := get(ctx, c, base+path, token); err != nil {
+				return nil, err
+			}
+			if i >= warmUps {
+				ds[k] = append(ds[k], time.Since(start))
+			}
 		}
 	}
+	out := make([]timing, len(paths))
+	for k, d := range ds {
+		out[k] = percentiles(d)
+	}
+	return out, nil
+}
+
+// percentiles are the nearest-rank p50 and p99 of samples: the p99 of 100 samples is the
+// second slowest, of 50 or fewer the slowest.
+func percentiles(ds []time.Duration) timing {
 	slices.Sort(ds)
-	return timing{p50: ds[len(ds)/2], p99: ds[min(len(ds)-1, len(ds)*99/100)]}, nil
+	rank := func(p int) time.Duration { return ds[max(0, (len(ds)*p+99)/100-1)] }
+	return timing{p50: rank(50), p99: rank(99)}
 }
 
 func get(ctx context.Context, c *http.Client, u, token string) error {

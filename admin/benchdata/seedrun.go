@@ -159,8 +159,9 @@ func reuse(ctx context.Context, cfg Config, conn *pgx.Conn) (seeded, error) {
 		if err := w.findBusiest(ctx, cfg.Store, sd.p); err != nil {
 			return sd, err
 		}
-		err = conn.QueryRow(ctx, `SELECT coalesce((SELECT root_message_id FROM thread_states WHERE workspace_id = $1
-			ORDER BY last_thread_seq DESC, root_message_id LIMIT 1), '')`, w.ws.ID).Scan(&w.thread)
+		err = conn.QueryRow(ctx, `SELECT coalesce((SELECT ts.root_message_id FROM thread_states ts
+			JOIN messages m ON m.id = ts.root_message_id AND m.channel_id IS NOT NULL
+			WHERE ts.workspace_id = $1 ORDER BY ts.last_thread_seq DESC, ts.root_message_id LIMIT 1), '')`, w.ws.ID).Scan(&w.thread)
 		if err != nil {
 			return sd, err
 		}

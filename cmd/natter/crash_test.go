@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -27,24 +26,23 @@ import (
 
 // TestCrashSafety runs the real binary under steady post load, kills it with SIGKILL, starts it
 // again on the same database and NATS store, and resumes a socket from its last cursor: every
-// event whose POST was answered 2xx arrives exactly once, in cursor order.
+// event whose POST was answered 2xx arrives exactly once, in cursor order. Streams idle for a
+// second are retired (--stream-idle 1s), and the test waits for a retirement (the relay's
+// counter) before each load: the first posts wake a retired stream, which the kill then
+// interrupts, and after the restart the workspace's stream is retired again and woken by the
+// later posts, so the resumed socket reads what is older than that stream from Postgres.
 func TestCrashSafety(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds and runs the natter binary")
-	}
+	bin := natterBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "natter")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run())
 	dbURL := persisttest.URL(t)
 	args := []string{"serve", "--database-url", dbURL, "--data-dir", filepath.Join(dir, "data"), "--dev-bootstrap",
-		"--addr", "127.0.0.1:0"}
+		"--addr", "127.0.0.1:0", "--stream-idle", "1s", "--metrics"}
 
 	first := startNatter(t, bin, args)
 	api := &crashClient{base: first.base}
 	workspace, channel := api.target(t)
+	waitRetired(t, first.base)
 	sock := dialEvents(t, first.base, workspace, "")
 	received := sock.collect()
 
@@ -85,6 +83,7 @@ func TestCrashSafety(t *testing.T) {
 
 	second := startNatter(t, bin, args)
 	api.base = second.base
+	waitRetired(t, second.base)
 	for i := 0; i < 20; i++ { // the log goes on after the restart
 		c, err := api.post(channel, fmt.Sprintf("after %d", i))
 		require.NoError(t, err)
@@ -116,6 +115,29 @@ func TestCrashSafety(t *testing.T) {
 		len(acked), 20, len(before), len(after), resumeFrom)
 	require.NoError(t, second.cmd.Process.Signal(syscall.SIGINT))
 	require.NoError(t, second.cmd.Wait())
+}
+
+// waitRetired waits until the server's relay has retired a stream (its counter
+// natter_relay_streams_retired_total, counted since the process started).
+func waitRetired(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/metrics")
+		require.NoError(t, err)
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(raw), "\n") {
+			if v, ok := strings.CutPrefix(line, "natter_relay_streams_retired_total "); ok {
+				if n, _ := strconv.ParseFloat(v, 64); n >= 1 {
+					return
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the relay retired no stream")
 }
 
 type natterProcess struct {

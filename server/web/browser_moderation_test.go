@@ -55,6 +55,13 @@ func memberRow(name string) string {
 	return fmt.Sprintf(`[...document.querySelectorAll('.mod-list li.mod-member')].find(li => li.querySelector('.author')?.textContent === %q)`, name)
 }
 
+// openRow opens the directory row of the person called name, or leaves it open, and waits for
+// its controls (they are built when a row opens).
+func openRow(t *testing.T, tab context.Context, name string) {
+	t.Helper()
+	waitFor(t, tab, name+"'s row open", fmt.Sprintf(`(d => !!d && (d.open || d.querySelector('summary').click(), d.open && d.querySelector('.mod-controls').childElementCount > 0))(%s?.querySelector('details'))`, memberRow(name)))
+}
+
 const standingLine = `(s => s && !s.hidden ? s.textContent : '')(document.querySelector('.standing'))`
 const composerDisabled = `document.querySelector('form.composer .compose-box').disabled`
 
@@ -113,6 +120,10 @@ func moderationRoles(t *testing.T, aTab, bTab context.Context) {
 	if eval[bool](t, aTab, memberRow("Ana Lima")+`.querySelector('details, select, button') !== null`) {
 		t.Fatal("the owner's own row offers moderation controls")
 	}
+	if eval[bool](t, aTab, memberRow("Ben Okafor")+`.querySelector('select, textarea, .mod-controls button') !== null`) {
+		t.Fatal("a closed row holds its controls")
+	}
+	openRow(t, aTab, "Ben Okafor")
 	if got := eval[string](t, aTab, `[...`+memberRow("Ben Okafor")+`.querySelectorAll('select.mod-role option')].map(o => o.value).join(',')`); got != "moderator,member,guest" {
 		t.Fatalf("the owner may give Ben the roles %q", got)
 	}
@@ -125,6 +136,7 @@ func moderationRoles(t *testing.T, aTab, bTab context.Context) {
 	if eval[bool](t, bTab, memberRow("Ana Lima")+`.querySelector('details, select, button') !== null`) {
 		t.Fatal("a moderator is offered controls over the owner")
 	}
+	openRow(t, bTab, "Gus Guest")
 	if got := eval[string](t, bTab, `[...`+memberRow("Gus Guest")+`.querySelectorAll('select.mod-role option')].map(o => o.value).join(',')`); got != "member,guest" {
 		t.Fatalf("a moderator may give Gus the roles %q, want member and guest only", got)
 	}
@@ -143,7 +155,7 @@ func timeoutBlockNote(t *testing.T, e *env, ana person, generalID string, aTab, 
 	e.post(t, ana, generalID, "Rules are pinned")
 	waitFor(t, bTab, "Ana's message", hasBody("Rules are pinned"))
 	ben := memberRow("Ben Okafor")
-	clickWhen(t, aTab, "Ben's row", ben+`?.querySelector('summary')`)
+	openRow(t, aTab, "Ben Okafor")
 	choose(t, aTab, "the timeout length", ben+`?.querySelector('select[aria-label^="Timeout length"]')`, "15")
 	clickWhen(t, aTab, "Time out", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Time out')`)
 	waitFor(t, aTab, "15 minutes left on Ben's row", ben+`?.querySelector('.mod-state')?.textContent === 'timed out · 15 min left'`)
@@ -356,7 +368,7 @@ func externalManaged(t *testing.T, aTab, bTab context.Context, channelID string)
 func ownership(t *testing.T, aTab, bTab context.Context) {
 	openMenu(t, aTab, "Members and moderation")
 	ben := memberRow("Ben Okafor")
-	clickWhen(t, aTab, "Ben's row", ben+`?.querySelector('summary')`)
+	openRow(t, aTab, "Ben Okafor")
 	clickWhen(t, aTab, "Make owner…", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Make owner…')`)
 	clickWhen(t, aTab, "Transfer ownership", `[...`+ben+`.querySelectorAll('button')].find(b => b.textContent === 'Transfer ownership')`)
 	waitFor(t, aTab, "Ben tagged owner", ben+`?.querySelector('.tag')?.textContent === 'owner'`)
@@ -367,5 +379,7 @@ func ownership(t *testing.T, aTab, bTab context.Context) {
 	}
 	waitFor(t, bTab, "Ben's menu to offer the directory", menuOffers("Members and moderation"))
 	openMenu(t, bTab, "Members and moderation")
-	waitFor(t, bTab, "Ana, a moderator, in Ben's directory with controls", memberRow("Ana Lima")+`?.querySelector('.tag')?.textContent === 'moderator' && !!`+memberRow("Ana Lima")+`.querySelector('select.mod-role')`)
+	waitFor(t, bTab, "Ana, a moderator, in Ben's directory", memberRow("Ana Lima")+`?.querySelector('.tag')?.textContent === 'moderator'`)
+	openRow(t, bTab, "Ana Lima")
+	waitFor(t, bTab, "her controls", `!!`+memberRow("Ana Lima")+`.querySelector('select.mod-role')`)
 }

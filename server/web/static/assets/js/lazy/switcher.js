@@ -3,39 +3,14 @@
 // channel, a direct conversation or a person by a loose match of what is typed; ↑/↓ move, Enter
 // goes there (a person opens or creates the conversation with them), Esc closes it and gives the
 // focus back to where it was. While it is open the rest of the page is inert, so Tab stays in it.
-import { h, replace, icon, avatar, displayName } from '../dom.js';
+import { h, replace, icon, avatar, displayName, byName } from '../dom.js';
 import { state } from '../store.js';
 import * as actions from '../actions.js';
 import { dmName } from '../views/sidebar.js';
+import { Matcher } from './match.js';
 
 const LIMIT = 30; // entries shown at most
-// localeCompare's order, several times faster over a thousand channels on every keystroke.
-const byName = new Intl.Collator().compare;
-
-// score says how well query matches text: its letters must appear in order; a match at the start
-// of the text or of a word, and letters next to each other, count more, letters skipped between
-// them less. -1 is no match.
-export function score(query, text) {
-  const q = query.toLowerCase();
-  const t = text.toLowerCase();
-  if (!q) return 0;
-  const at = t.indexOf(q);
-  if (at === 0) return 1000 - t.length;
-  if (at > 0) return (/[\s#@_.-]/.test(t[at - 1]) ? 800 : 600) - t.length;
-  let s = 0;
-  let from = 0;
-  let prev = -2;
-  for (const ch of q) {
-    const i = t.indexOf(ch, from);
-    if (i < 0) return -1;
-    s += i === prev + 1 ? 5 : 1;
-    if (prev >= 0) s -= (i - prev - 1) / 2;
-    if (i === 0 || /[\s#@_.-]/.test(t[i - 1])) s += 3;
-    prev = i;
-    from = i + 1;
-  }
-  return s;
-}
+const RANK = { channel: 0, dm: 1, person: 2 };
 
 class Switcher {
   constructor() {
@@ -64,6 +39,7 @@ class Switcher {
     this.wsId = state.wsId;
     this.input.value = '';
     this.sel = 0;
+    this.matcher = new Matcher(this.candidates(), byName);
     this.el.hidden = false;
     // The page behind a modal dialog takes no focus and no pointer.
     for (const el of /** @type {HTMLCollectionOf<HTMLElement>} */ (document.body.children)) if (el !== this.el && el.tagName !== 'SCRIPT') el.inert = true;
@@ -88,40 +64,50 @@ class Switcher {
     this.timer = setTimeout(async () => {
       try {
         const res = await actions.members(q);
-        for (const m of res.members || []) if (m.user && m.user.kind !== 'bot') this.people.set(m.user.id, m.user);
-        if (this.isOpen) this.render();
+        const fresh = [];
+        for (const m of res.members || []) {
+          if (!m.user || m.user.kind === 'bot' || this.people.has(m.user.id)) continue;
+          this.people.set(m.user.id, m.user);
+          fresh.push(m.user);
+        }
+        if (!this.isOpen || !this.matcher) return;
+        this.matcher.add(this.personEntries(fresh));
+        if (fresh.length) this.render();
       } catch { /* the places still match */ }
     }, q ? 150 : 0);
   }
 
   // candidates are every place in the sidebar and every person known, a person with whom a
-  // one-to-one conversation is listed showing as that conversation.
+  // one-to-one conversation is listed showing as that conversation. They are read once per
+  // opening: what is typed is then matched against them, not against the store.
   candidates() {
     const me = state.me && state.me.id;
     const out = [];
     for (const c of state.channels.values()) {
-      if (!c.archived) out.push({ kind: 'channel', id: c.id, label: c.name, sigil: actions.sigilOf(c), extra: c.display_title && c.display_title !== c.name ? c.display_title : '' });
+      if (!c.archived) out.push({ kind: 'channel', rank: RANK.channel, id: c.id, label: c.name, sigil: actions.sigilOf(c), extra: c.display_title && c.display_title !== c.name ? c.display_title : '' });
     }
-    const withDM = new Set();
+    this.withDM = new Set();
     for (const d of state.dms.values()) {
       const others = (d.members || []).filter((u) => u.id !== me);
-      if (others.length === 1) withDM.add(others[0].id);
-      out.push({ kind: 'dm', id: d.id, label: dmName(d), extra: others.map((u) => (state.users.get(u.id) || u).handle).filter(Boolean).map((x) => `@${x}`).join(' '), user: others[0] || state.me });
+      if (others.length === 1) this.withDM.add(others[0].id);
+      out.push({ kind: 'dm', rank: RANK.dm, id: d.id, label: dmName(d), extra: others.map((u) => (state.users.get(u.id) || u).handle).filter(Boolean).map((x) => `@${x}`).join(' '), user: others[0] || state.me });
     }
-    for (const u of this.people.values()) {
-      if (u.id !== me && !withDM.has(u.id)) out.push({ kind: 'person', id: u.id, label: displayName(u), extra: u.handle ? `@${u.handle}` : '', user: u });
+    return out.concat(this.personEntries(this.people.values()));
+  }
+
+  personEntries(users) {
+    const me = state.me && state.me.id;
+    const out = [];
+    for (const u of users) {
+      if (u.id !== me && !this.withDM.has(u.id)) out.push({ kind: 'person', rank: RANK.person, id: u.id, label: displayName(u), extra: u.handle ? `@${u.handle}` : '', user: u });
     }
     return out;
   }
 
+  // render ranks the candidates against what is typed and draws the best of them.
   render() {
     const q = this.input.value.trim();
-    const rank = { channel: 0, dm: 1, person: 2 };
-    this.entries = this.candidates()
-      .map((c) => ({ ...c, s: Math.max(score(q, c.label), c.extra ? score(q, c.extra) - 1 : -1) }))
-      .filter((c) => c.s >= 0)
-      .sort((a, b) => b.s - a.s || rank[a.kind] - rank[b.kind] || byName(a.label, b.label))
-      .slice(0, LIMIT);
+    this.entries = this.matcher.find(q, LIMIT).map((x) => x.item);
     this.sel = Math.min(this.sel, Math.max(this.entries.length - 1, 0));
     if (!this.entries.length) {
       replace(this.list, h('li', { class: 'qs-none', role: 'option', 'aria-disabled': 'true', 'aria-selected': 'false' }, `Nothing matches “${q}”`));
@@ -130,22 +116,32 @@ class Switcher {
     }
     const kinds = { channel: 'Channel', dm: 'Conversation', person: 'Person' };
     replace(this.list, ...this.entries.map((c, i) => h('li', {
-      class: `qs-item${i === this.sel ? ' sel' : ''}`, role: 'option', id: `qs-${i}`, 'aria-selected': i === this.sel ? 'true' : 'false',
+      class: 'qs-item', role: 'option', id: `qs-${i}`, 'aria-selected': 'false',
       dataset: { kind: c.kind, id: c.id },
       onmousedown: (e) => { e.preventDefault(); this.choose(i); },
     }, c.kind === 'channel' ? h('span', { class: 'sigil', title: c.sigil === 'lock' ? 'Private channel' : null }, icon(c.sigil)) : avatar(c.user, 'xs'),
     h('span', { class: 'qs-label' }, c.label), c.extra ? h('span', { class: 'qs-extra muted' }, c.extra) : null,
     h('span', { class: 'qs-kind muted' }, kinds[c.kind]))));
-    this.input.setAttribute('aria-activedescendant', `qs-${this.sel}`);
-    this.list.querySelector('.sel').scrollIntoView({ block: 'nearest' });
+    this.select(this.sel);
+  }
+
+  // select marks entry i as the one Enter takes; moving it draws nothing else.
+  select(i) {
+    const was = this.list.children[this.sel];
+    if (was) { was.classList.remove('sel'); was.setAttribute('aria-selected', 'false'); }
+    this.sel = i;
+    const now = this.list.children[i];
+    now.classList.add('sel');
+    now.setAttribute('aria-selected', 'true');
+    this.input.setAttribute('aria-activedescendant', `qs-${i}`);
+    now.scrollIntoView({ block: 'nearest' });
   }
 
   key(e) {
     const n = this.entries.length;
     if ((e.key === 'ArrowDown' || e.key === 'ArrowUp') && n) {
       e.preventDefault();
-      this.sel = (this.sel + (e.key === 'ArrowDown' ? 1 : n - 1)) % n;
-      this.render();
+      this.select((this.sel + (e.key === 'ArrowDown' ? 1 : n - 1)) % n);
     } else if (e.key === 'Enter') {
       e.preventDefault();
       this.choose(this.sel);

@@ -6,8 +6,8 @@
 // survives a scroll; the rows announce their place in the whole (aria-posinset, aria-setsize).
 import { h } from '../dom.js';
 
-const OVERSCAN = 300; // px drawn beyond each edge of the viewport
-const MIN_VIEW = 800; // px of viewport assumed while the scroller has no height yet
+export const OVERSCAN = 300; // px drawn beyond each edge of the viewport
+export const MIN_VIEW = 800; // px of viewport assumed while the scroller has no height yet
 
 export class WindowedList {
   // ul is the list element; make(key, i) builds row i as an <li>; rowH is the height expected
@@ -44,21 +44,7 @@ export class WindowedList {
     const first = Math.max(0, Math.min(n, Math.floor(from / this.rowH)));
     const last = Math.max(first, Math.min(n, Math.ceil(to / this.rowH)));
     if (first === this.first && last === this.last) return false;
-    for (const [i, node] of this.nodes) if (i < first || i >= last) { node.remove(); this.nodes.delete(i); }
-    let ref = this.top.nextSibling;
-    for (let i = first; i < last; i++) {
-      let node = this.nodes.get(i);
-      if (!node) {
-        node = this.make(this.keys[i], i);
-        node.setAttribute('aria-posinset', String(i + 1));
-        node.setAttribute('aria-setsize', String(n));
-        this.nodes.set(i, node);
-      }
-      if (node === ref) ref = ref.nextSibling;
-      else this.ul.insertBefore(node, ref);
-    }
-    this.first = first;
-    this.last = last;
+    this.place(first, last);
     this.top.style.height = `${first * this.rowH}px`;
     this.bottom.style.height = `${(n - last) * this.rowH}px`;
     if (!this.measured && last > first) {
@@ -69,6 +55,25 @@ export class WindowedList {
       }
     }
     return false;
+  }
+
+  // place makes rows first…last-1 the ones drawn, keeping those drawn already where they are.
+  place(first, last) {
+    for (const [i, node] of this.nodes) if (i < first || i >= last) { node.remove(); this.nodes.delete(i); }
+    let ref = this.top.nextSibling;
+    for (let i = first; i < last; i++) {
+      let node = this.nodes.get(i);
+      if (!node) {
+        node = this.make(this.keys[i], i);
+        node.setAttribute('aria-posinset', String(i + 1));
+        node.setAttribute('aria-setsize', String(this.keys.length));
+        this.nodes.set(i, node);
+      }
+      if (node === ref) ref = ref.nextSibling;
+      else this.ul.insertBefore(node, ref);
+    }
+    this.first = first;
+    this.last = last;
   }
 
   // reveal scrolls the scroller the least that shows row i whole; the caller draws then (the

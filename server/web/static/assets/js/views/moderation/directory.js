@@ -3,18 +3,24 @@
 // (GET …/moderation/members): each person's role, timeout with the time left, block and the
 // moderators' note, with the controls the reader's role can use: change role, time out or lift,
 // block or unblock, edit the note, and for the owner, hand the workspace over. The API decides;
-// a refusal shows its own sentence on the person's row and nothing changes.
+// a refusal shows its own sentence on the person's row and nothing changes. Only the rows near
+// the panel's viewport are drawn (views/windowed.js), and a person's controls are built when
+// their row is opened: a page of 100 people is a dozen or two rows of a few elements (issue 24).
 import { h, replace, avatar, displayName } from '../../dom.js';
 import * as api from '../../api.js';
 import { state, touch, rememberUser } from '../../store.js';
 import { registerPanel } from '../registry.js';
+import { SizedList } from '../sizedlist.js';
 import { isManager, isOwner, myRole, running, timeLeft, describe, outcome, rolesChanged } from './common.js';
 
 // The durations offered for a timeout, in minutes (the API takes 1 minute to 365 days).
 const DURATIONS = [[5, '5 minutes'], [15, '15 minutes'], [60, '1 hour'], [24 * 60, '1 day'], [7 * 24 * 60, '1 week']];
 
 // view holds what the open directory shows, so a live update redraws it without a reload.
-const view = { key: '', members: [], next: '', q: '', role: '', open: new Set(), notes: new Map(), drafts: new Map(), lengths: new Map(), confirm: null, error: '' };
+// sizes are the rows' heights by person, so a redraw keeps the scroll position.
+const view = { key: '', members: [], next: '', q: '', role: '', open: new Set(), notes: new Map(), drafts: new Map(), lengths: new Map(),
+  sizes: new Map(), confirm: null, error: '' };
+let list = null; // the WindowedList drawn
 
 // rolesFor is the roles the reader may give m (empty: no role control).
 function rolesFor(m) {
@@ -117,10 +123,14 @@ function row(m) {
     h('span', { class: `tag${m.role === 'bot' ? ' bot' : ''}` }, m.role)];
   const note = view.notes.get(id);
   if (!mayAct(m)) return h('li', { class: 'mod-member', dataset: { user: id } }, h('div', { class: 'mod-head' }, ...head), note ? outcome(note) : null);
+  // The controls exist while the row is open: built on opening, dropped on closing.
+  const box = h('div', { class: 'mod-controls' });
   const details = h('details', { open: view.open.has(id),
-    ontoggle: () => { if (details.open) view.open.add(id); else view.open.delete(id); } },
-  h('summary', { class: 'mod-head', title: `Manage ${displayName(m.user)}` }, ...head),
-  h('div', { class: 'mod-controls' }, ...controls(m)));
+    ontoggle: () => {
+      if (details.open) { view.open.add(id); if (!box.firstChild) replace(box, ...controls(m)); } else { view.open.delete(id); box.replaceChildren(); }
+    } },
+  h('summary', { class: 'mod-head', title: `Manage ${displayName(m.user)}` }, ...head), box);
+  if (view.open.has(id)) replace(box, ...controls(m));
   return h('li', { class: 'mod-member', dataset: { user: id } }, details, note ? outcome(note) : null);
 }
 
@@ -129,14 +139,49 @@ function render(body) {
     onkeydown: (e) => { if (e.key === 'Enter') { view.q = search.value.trim(); loadMembers().catch(fail); } } });
   const role = h('select', { 'aria-label': 'Show role', onchange: () => { view.role = role.value; loadMembers().catch(fail); } },
     ...['', 'owner', 'moderator', 'member', 'guest', 'bot'].map((r) => h('option', { value: r, selected: r === view.role }, r ? `${r}s` : 'Everyone')));
-  const focused = document.activeElement && body.contains(document.activeElement) ? document.activeElement.getAttribute('aria-label') : null;
+  const focused = focusOf(body);
+  const byId = new Map(view.members.map((m) => [m.user.id, m]));
+  // Tab onto a row scrolls it into view: the rows after it are drawn at once, before the next Tab.
+  const ul = h('ul', { class: 'people mod-list', role: 'list', onfocusin: () => { if (list) list.draw(body); } });
+  if (list) list.stop();
+  list = new SizedList(ul, [...byId.keys()], (id) => row(byId.get(id)), 60, view.sizes);
+  watchScroll(body);
   replace(body, h('div', { class: 'mod-tools' }, search, role),
     view.error ? h('p', { class: 'error pad', role: 'alert' }, view.error) : null,
-    h('ul', { class: 'people mod-list', role: 'list' }, ...view.members.map(row)),
+    ul,
     view.next ? h('button', { class: 'btn wide', onclick: () => loadMembers(true).catch(fail) }, 'More people') : null,
     h('p', { class: 'muted pad' }, `You are ${myRole() === 'owner' ? 'the owner' : 'a moderator'}. ${isOwner() ? 'You may appoint moderators and hand the workspace over.' : 'Moderators act on members, guests and bots.'}`));
-  // A redraw keeps the keyboard where it was.
-  if (focused) { const again = body.querySelector(`[aria-label="${CSS.escape(focused)}"]`); if (again) again.focus(); }
+  list.draw(body);
+  refocus(body, focused);
+}
+
+// The panel's body scrolls the directory: each scroll draws the rows come into view (once a frame).
+let scroller = null;
+function watchScroll(body) {
+  if (scroller === body) return;
+  scroller = body;
+  let frame = 0;
+  const draw = () => { if (!frame) frame = requestAnimationFrame(() => { frame = 0; if (list && list.ul.isConnected) list.draw(body); }); };
+  body.addEventListener('scroll', draw, { passive: true });
+  window.addEventListener('resize', draw);
+}
+
+// A redraw keeps the keyboard where it was: the same control (by its label, else its kind and
+// text) in the same person's row.
+function focusOf(body) {
+  const el = document.activeElement;
+  if (!el || !body.contains(el)) return null;
+  const li = el.closest('[data-user]');
+  return { user: li ? /** @type {HTMLElement} */ (li).dataset.user : '', label: el.getAttribute('aria-label'), tag: el.tagName.toLowerCase(), text: el.textContent };
+}
+
+function refocus(body, f) {
+  if (!f) return;
+  const scope = f.user ? body.querySelector(`li[data-user="${CSS.escape(f.user)}"]`) : body;
+  if (!scope) return;
+  const again = f.label ? scope.querySelector(`[aria-label="${CSS.escape(f.label)}"]`)
+    : [...scope.querySelectorAll(f.tag)].find((el) => el.textContent === f.text);
+  if (again) /** @type {HTMLElement} */ (again).focus();
 }
 
 function fail(e) { view.error = e.message; touch('moderation-view'); }
@@ -150,6 +195,7 @@ registerPanel('moderation', {
       view.key = state.wsId;
       view.members = [];
       view.notes.clear();
+      view.sizes.clear();
       view.confirm = null;
       view.q = panel.q || '';
       view.role = panel.role || '';
