@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -306,11 +307,13 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 	filterArgs := slices.Clone(args)
 	arg(tx.today())
 	day := len(args)
-	// The first page of a filtered listing carries the count of every match, which reads them
+	// The first page of a listing by name carries the count of every match, which reads them
 	// all: the page is then taken from the same matches, in one statement (the matches once,
 	// then their first limit+1 in join order), instead of walking the members in join order
-	// for the page and finding every match again for the count (docs/performance.md).
-	counted := p.Cursor == "" && (q != "" || p.channelID != "")
+	// for the page and finding every match again for the count (docs/performance.md). A name
+	// of fewer than three characters has no trigram: every name is read and most hold it, so
+	// the walk finds its page at once and only the count reads them all.
+	counted := p.Cursor == "" && utf8.RuneCountInString(strings.TrimPrefix(q, "@")) >= 3
 	var sql string
 	if counted {
 		// Each entry of the page is read by its keys (a lateral subquery the planner keeps
@@ -359,10 +362,14 @@ func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListPa
 	case p.Cursor == "":
 		// Without a name to match (nor a channel), the count reads the memberships alone (an
 		// index-only count), less the few whose user was deleted, instead of joining every
-		// member's user row.
-		count := `SELECT (SELECT count(*) FROM workspace_members m WHERE m.workspace_id = $1` + role + `)
-			- (SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id AND u.deleted_at IS NOT NULL
-				WHERE m.workspace_id = $1` + role + `)`
+		// member's user row; with a short name or a channel, it joins the matches.
+		count := `SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id
+			WHERE m.workspace_id = $1 AND ` + filter
+		if q == "" && p.channelID == "" {
+			count = `SELECT (SELECT count(*) FROM workspace_members m WHERE m.workspace_id = $1` + role + `)
+				- (SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id AND u.deleted_at IS NOT NULL
+					WHERE m.workspace_id = $1` + role + `)`
+		}
 		if err := tx.queryRow(ctx, count, append([]any{mode}, filterArgs...)...).Scan(&total); err != nil {
 			return page, err
 		}

@@ -156,14 +156,17 @@ func TestMemberDirectory(t *testing.T) {
 		// A Grace of another workspace is no member here.
 		persisttest.User(t, e.h.Store, &persisttest.UserOpts{DisplayName: persisttest.Ptr("Grace Elsewhere")})
 
-		first := e.members(t, e.owner.Token, url.Values{"q": {"grace"}, "limit": {"4"}})
-		require.Equal(t, graces[:4], memberIDs(first), "the first four matches in join order")
-		require.True(t, first.HasMore)
-		require.Equal(t, 6, *first.TotalCount, "five Graces and a handle; not the deleted one nor a stranger")
-		next := e.members(t, e.owner.Token, url.Values{"q": {"grace"}, "limit": {"4"}, "cursor": {first.NextCursor}})
-		require.Equal(t, graces[4:], memberIDs(next))
-		require.False(t, next.HasMore)
-		require.Nil(t, next.TotalCount)
+		// Three characters and more are found by trigram; "GR" by reading every name.
+		for _, q := range []string{"grace", "GR"} {
+			first := e.members(t, e.owner.Token, url.Values{"q": {q}, "limit": {"4"}})
+			require.Equal(t, graces[:4], memberIDs(first), "q=%s: the first four matches in join order", q)
+			require.True(t, first.HasMore)
+			require.Equal(t, 6, *first.TotalCount, "q=%s: five Graces and a handle; not the deleted one nor a stranger", q)
+			next := e.members(t, e.owner.Token, url.Values{"q": {q}, "limit": {"4"}, "cursor": {first.NextCursor}})
+			require.Equal(t, graces[4:], memberIDs(next), q)
+			require.False(t, next.HasMore)
+			require.Nil(t, next.TotalCount)
+		}
 
 		exact := e.members(t, e.owner.Token, url.Values{"q": {"grace"}, "limit": {"6"}})
 		require.Equal(t, graces, memberIDs(exact))

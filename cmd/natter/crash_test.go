@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -34,14 +33,8 @@ import (
 // later posts, so the resumed socket reads what is older than that stream from Postgres.
 func TestCrashSafety(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds and runs the natter binary")
-	}
+	bin := natterBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "natter")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run())
 	dbURL := persisttest.URL(t)
 	args := []string{"serve", "--database-url", dbURL, "--data-dir", filepath.Join(dir, "data"), "--dev-bootstrap",
 		"--addr", "127.0.0.1:0", "--stream-idle", "1s", "--metrics"}

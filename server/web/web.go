@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 //go:embed static
@@ -91,8 +92,17 @@ type Handler struct {
 	page    *asset
 }
 
-// New loads the embedded files, computes the bundle version and renders the page for cfg.
-func New(cfg Config) (*Handler, error) {
+// bundle is what New derives from the embedded files alone, the same for every Handler: each
+// file's bytes with their gzip form (maximum compression, costly), the page's preload list and
+// the files' digest. A process builds it once: tests and in-process clusters start many
+// servers, each of which would otherwise compress the whole client again.
+type bundle struct {
+	assets  map[string]*asset // read only once built: Handlers share it
+	preload []string
+	digest  string
+}
+
+var loadBundle = sync.OnceValues(func() (*bundle, error) {
 	h := &Handler{assets: map[string]*asset{}}
 	sum := sha256.New()
 	var names []string
@@ -125,13 +135,24 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	return &bundle{assets: h.assets, preload: preload, digest: hex.EncodeToString(sum.Sum(nil))[:12]}, nil
+})
+
+// New renders the page for cfg over the embedded files (loaded once per process).
+func New(cfg Config) (*Handler, error) {
+	b, err := loadBundle()
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{assets: b.assets}
+	preload := b.preload
 	h.version = cfg.Version
 	h.csp = contentSecurityPolicy(cfg.RemoteAvatars)
 	if h.version == "" {
 		h.version = Version
 	}
 	if h.version == "" {
-		h.version = hex.EncodeToString(sum.Sum(nil))[:12]
+		h.version = b.digest
 	}
 	tpl, err := template.ParseFS(static, "static/index.html")
 	if err != nil {
