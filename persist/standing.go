@@ -21,14 +21,18 @@ func (tx *Reader) Standings(ctx context.Context, standings []Standing) ([]Standi
 	for i, s := range standings {
 		sessions[i], users[i], workspaces[i] = s.SessionID, s.UserID, s.WorkspaceID
 	}
+	// Each look-up is a LATERAL with LIMIT 1, so that it stays an index probe per standing: as
+	// plain subqueries the planner hashes the whole sessions and users tables once a batch is
+	// large, a cost that grows with every session ever made rather than with the batch.
 	rows, err := tx.query(ctx, `
-		SELECT k.i::int,
-			EXISTS (SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
-				WHERE s.id = k.session_id AND s.user_id = k.user_id AND s.revoked_at IS NULL AND s.expires_at > $4
-					AND u.deleted_at IS NULL),
-			(SELECT m.role FROM workspace_members m WHERE m.workspace_id = k.workspace_id AND m.user_id = k.user_id),
-			EXISTS (SELECT 1 FROM workspaces w WHERE w.id = k.workspace_id)
-		FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(session_id, user_id, workspace_id, i)`,
+		SELECT k.i::int, s.live IS NOT NULL, m.role, w.found IS NOT NULL
+		FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(session_id, user_id, workspace_id, i)
+		LEFT JOIN LATERAL (SELECT true AS live FROM sessions s JOIN users u ON u.id = s.user_id
+			WHERE s.id = k.session_id AND s.user_id = k.user_id AND s.revoked_at IS NULL AND s.expires_at > $4
+				AND u.deleted_at IS NULL LIMIT 1) s ON true
+		LEFT JOIN LATERAL (SELECT m.role FROM workspace_members m
+			WHERE m.workspace_id = k.workspace_id AND m.user_id = k.user_id LIMIT 1) m ON true
+		LEFT JOIN LATERAL (SELECT true AS found FROM workspaces w WHERE w.id = k.workspace_id AND m.role IS NULL LIMIT 1) w ON true`,
 		sessions, users, workspaces, tx.now)
 	if err != nil {
 		return nil, err

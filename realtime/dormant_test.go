@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
@@ -116,4 +117,39 @@ func TestWakingWorkspaceReachesSocketsBeforeItsStream(t *testing.T) {
 	expectCursors(t, fresh, 7)
 	expectCursors(t, resumed, 7)
 	require.Equal(t, int64(7), feedLast(e.hubs[0], e.ws.ID))
+}
+
+// TestFeedTakesPreviewsOnlyInTurn: a preview the feed of a live workspace cannot place (past a
+// gap, naming another workspace, or not shaped by the relay) reaches no socket; the stream's
+// events do, each once.
+func TestFeedTakesPreviewsOnlyInTurn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, nil)
+	token := e.session(t, e.member)
+	require.Equal(t, int64(2), e.add(t, "one"))
+	s := e.dial(t, token, "1")
+	expectCursors(t, s, 2)
+	require.Eventually(t, func() bool { return feedLast(e.hubs[0], e.ws.ID) == 2 }, 10*time.Second, 10*time.Millisecond,
+		"the feed is not live")
+
+	forge := func(eventWorkspace string, cursor string) {
+		h := nats.Header{}
+		h.Set("Natter-Subject", "natter.events."+eventWorkspace+".ch."+e.general+".message.created")
+		h.Set(jetstream.MsgIDHeader, eventWorkspace+":"+cursor)
+		require.NoError(t, e.nc.PublishMsg(&nats.Msg{Subject: streams.PreviewSubject(e.ws.ID), Header: h,
+			Data: []byte(`{"id":"evt_forged","cursor":"` + cursor + `","type":"message.created","payload":{"body":"forged"}}`)}))
+	}
+	forge(e.ws.ID, "4")      // past the next cursor
+	forge("wsp_other", "3")  // another workspace's
+	forge(e.ws.ID, "banana") // no cursor
+	require.NoError(t, e.nc.PublishMsg(&nats.Msg{Subject: streams.PreviewSubject(e.ws.ID), Data: []byte(`{}`)}))
+	require.NoError(t, e.nc.Flush())
+
+	require.Equal(t, int64(3), e.add(t, "two"))
+	require.Equal(t, int64(4), e.add(t, "three"))
+	for _, body := range []string{"two", "three"} {
+		ev := s.Next(t)
+		require.NotEqual(t, "evt_forged", ev.ID)
+		require.Contains(t, string(ev.Payload), body)
+	}
 }

@@ -1,6 +1,7 @@
 package realtime
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/streams"
 )
 
@@ -21,7 +24,8 @@ import (
 // (R3). Each step is the time from the commit's start to when the benchmark saw it: the
 // commit returned, the relay's wake-up on NATS, the stream's creation advisory, the event on
 // its stream subject, the relay's record of its position, the frame at the socket (which, previewed, comes before
-// the stream's creation).
+// the stream's creation); and "beside", the time from another (busy) workspace's commit, right
+// after the waking one's, to its frame.
 //
 //	NATTER_BENCH_WAKES=50 go test ./realtime -run '^$' -bench DormantWake -benchtime 1x
 func BenchmarkDormantWake(b *testing.B) {
@@ -54,12 +58,15 @@ func BenchmarkDormantWake(b *testing.B) {
 
 func benchWake(b *testing.B, nc *nats.Conn, replicas, samples int) {
 	var mu sync.Mutex
-	relayed := map[int64]time.Time{}
+	relayed := map[int64]time.Time{} // the dormant workspace's recorded positions
+	dormantID := ""
 	relayEdit := func(c *streams.RelayConfig) {
 		c.RetireAfter, c.Replicas = 300*time.Millisecond, replicas
-		c.OnRelayed = func(_ string, cursor int64) {
+		c.OnRelayed = func(id string, cursor int64) {
 			mu.Lock()
-			relayed[cursor] = time.Now()
+			if id == dormantID {
+				relayed[cursor] = time.Now()
+			}
 			mu.Unlock()
 		}
 	}
@@ -70,6 +77,9 @@ func benchWake(b *testing.B, nc *nats.Conn, replicas, samples int) {
 	} else {
 		e = newEnvOn(b, nc, 1, hubEdit, relayEdit)
 	}
+	mu.Lock()
+	dormantID = e.ws.ID
+	mu.Unlock()
 	token := e.session(b, e.member)
 	seen := func(subject string) *timeOf {
 		t := &timeOf{}
@@ -80,10 +90,38 @@ func benchWake(b *testing.B, nc *nats.Conn, replicas, samples int) {
 		b.Cleanup(func() { _ = sub.Unsubscribe() })
 		return t
 	}
+	// A workspace in use beside the dormant one (its socket's feed keeps its stream): its event,
+	// committed right after the waking one's, shows whether a wake holds up everyone else.
+	busy := persisttest.Workspace(b, e.store, e.owner.ID)
+	persisttest.Member(b, e.store, busy.ID, e.member.ID, persist.RoleMember)
+	busyCh := persisttest.Channel(b, e.store, persist.ActorFor(e.owner), busy.ID, "general").ID
+	busyToken := e.session(b, e.member)
+	e.mu.Lock()
+	j := e.joins[busyToken]
+	j.WorkspaceID = busy.ID
+	e.joins[busyToken] = j
+	e.mu.Unlock()
+	addBusy := func() int64 {
+		ctx := context.Background()
+		ev, err := persist.WithTxV(ctx, e.store, func(tx *persist.Tx) (persist.Event, error) {
+			return tx.EventAppend(ctx, persist.EventInput{WorkspaceID: busy.ID, ChannelID: busyCh, ActorID: e.owner.ID,
+				Type: "message.created", Payload: map[string]string{"body": "busy"}})
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return ev.Cursor
+	}
+	busySocket := e.dial(b, busyToken, "")
+	readUntil := func(cursor int64) {
+		for want := strconv.FormatInt(cursor, 10); busySocket.Next(b).Cursor != want; {
+		}
+	}
+	readUntil(addBusy())
 	wake := seen("natter.relay.wake." + e.ws.ID)
 	created := seen("$JS.EVENT.ADVISORY.STREAM.CREATED." + streams.StreamName(e.ws.ID))
 	published := seen(streams.EventsSubjects(e.ws.ID))
-	steps := []string{"commit", "wake", "created", "published", "recorded", "frame"}
+	steps := []string{"commit", "wake", "created", "published", "recorded", "frame", "beside"}
 	took := map[string][]time.Duration{}
 	head := e.add(b, "first")
 	b.ResetTimer()
@@ -97,10 +135,20 @@ func benchWake(b *testing.B, nc *nats.Conn, replicas, samples int) {
 		start := time.Now()
 		head = e.add(b, "wake up")
 		committed := time.Now()
-		if got := s.Next(b).Cursor; got != strconv.FormatInt(head, 10) {
-			b.Fatalf("the socket got cursor %s, not %d", got, head)
+		got := make(chan string, 1)
+		var framed time.Time
+		go func() {
+			c := s.Next(b).Cursor
+			framed = time.Now()
+			got <- c
+		}()
+		busyStart := time.Now()
+		busyCursor := addBusy()
+		readUntil(busyCursor)
+		took["beside"] = append(took["beside"], time.Since(busyStart))
+		if c := <-got; c != strconv.FormatInt(head, 10) {
+			b.Fatalf("the socket got cursor %s, not %d", c, head)
 		}
-		framed := time.Now()
 		// The steps after the frame (a preview's stream creation and publish) are taken too.
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 			mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -74,6 +75,10 @@ type Relay struct {
 	private *privateChannels
 	metrics relayMetrics
 	health  relayHealth
+	wakings wakings          // streams being created again (relaywake.go)
+	woken   map[string]woken // streams created since their workspace's last pass
+	// beforeWake, set by tests only (export_test.go), runs before a stream is created again.
+	beforeWake atomic.Pointer[func(workspaceID string)]
 }
 
 // streamMark is what the relay knows of a stream it verified.
@@ -161,7 +166,7 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 		return nil, fmt.Errorf("streams: jetstream: %w", err)
 	}
 	return &Relay{cfg: cfg, js: js, logger: cfg.Logger.With("component", "relay"), owned: make([]bool, cfg.Shards),
-		streams: map[string]streamMark{}, handoff: newHandoff(), private: newPrivateChannels(), health: newRelayHealth(),
+		streams: map[string]streamMark{}, wakings: newWakings(), woken: map[string]woken{}, handoff: newHandoff(), private: newPrivateChannels(), health: newRelayHealth(),
 		metrics: relayMetrics{
 			published: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_published_total",
 				Help: "Events the relay published into workspace streams."}),
@@ -233,7 +238,8 @@ func (r *Relay) Run(ctx context.Context) error {
 	poll := time.NewTimer(pollEvery)
 	defer poll.Stop()
 	polls := newPendingPoll()
-	defer polls.wg.Wait() // ctx has ended: the query returns
+	defer polls.wg.Wait()     // ctx has ended: the query returns
+	defer r.wakings.wg.Wait() // and so do the creations
 
 	claim := time.NewTimer(0)
 	defer claim.Stop()
@@ -276,6 +282,8 @@ func (r *Relay) Run(ctx context.Context) error {
 			if gained {
 				polls.start(ctx, r) // what the shards' last owner left behind
 			}
+		case res := <-r.wakings.done:
+			r.streamWoken(ctx, res, dirty)
 		case <-retire:
 			// Retiring gives way to relaying: it stops at the first wake-up waiting.
 			r.retireIdle(ctx, dirty, func() bool { return len(wakes) > 0 })
@@ -289,7 +297,9 @@ func (r *Relay) Run(ctx context.Context) error {
 				r.retireIdle(ctx, dirty, func() bool { return true })
 			default:
 			}
-			if err := r.relayWorkspace(ctx, id); err != nil {
+			if err := r.relayWorkspace(ctx, id); errors.Is(err, errWaking) {
+				// Passed over again once its stream exists (streamWoken).
+			} else if err != nil {
 				// The workspace stays behind; the next poll retries it from a fresh look. A
 				// wake-up for a workspace Postgres does not know (deleted since, or forged by
 				// whoever may publish on NATS) is no failure worth a line each.
@@ -363,6 +373,7 @@ func (r *Relay) dropAll() {
 	clear(r.owned)
 	clear(r.health.failing)
 	clear(r.streams)
+	clear(r.woken)
 	r.handoff.reset()
 	r.metrics.owned.Set(0)
 }
@@ -398,20 +409,21 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 		}
 		return r.record(ctx, workspaceID, st.Relayed, st.PrunedThrough)
 	}
+	if _, ok := r.wakings.pending[workspaceID]; ok {
+		return errWaking
+	}
+	// created is the first cursor of a stream woken for this pass, recorded once its events are
+	// in it; early is the workspace's first events, previewed to its sockets before the stream
+	// existed, which the pass publishes into it as they were encoded.
+	w := r.woken[workspaceID]
+	delete(r.woken, workspaceID)
+	created, early := w.created, w.early
 	mark, ok := r.streams[workspaceID]
-	// created is the first cursor of a stream this pass woke, recorded once its events are in it.
-	var created uint64
-	// early is a waking workspace's first events, previewed to its sockets before its stream
-	// was created: the pass publishes them into the stream as they were encoded.
-	var early *batch
 	if !ok || time.Since(mark.verifiedAt) > r.cfg.VerifyInterval {
-		var last uint64
 		if st.StreamRetired {
-			early = r.preview(ctx, st)
-			last, created, err = r.wakeStream(ctx, st)
-		} else {
-			last, err = r.verifyStream(ctx, st)
+			return r.wake(ctx, st)
 		}
+		last, err := r.verifyStream(ctx, st)
 		if err != nil {
 			return err
 		}
@@ -454,7 +466,8 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 			return recordCreated()
 		}
 		var b batch
-		if early != nil && early.events[0].Cursor == pos+1 {
+		previewed := early != nil && early.events[0].Cursor == pos+1
+		if previewed {
 			b = *early
 		} else if b, err = r.next(ctx, workspaceID, pos); err != nil {
 			delete(r.streams, workspaceID)
@@ -475,8 +488,10 @@ func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
 		// A short read was the end of the log when it was read; what commits later wakes the
 		// relay again, so the pass records its position and ends without another read. A short
 		// hand-off may not be the end, but whatever follows it was committed with a wake-up of
-		// its own, sent after its hand-off (if any), so a later pass relays it.
-		done = len(events) < r.cfg.Batch
+		// its own, sent after its hand-off (if any), so a later pass relays it. Previewed events
+		// were read before the stream was created, and the wake-ups of what committed while it
+		// was (errWaking) are spent: the log is read on after them.
+		done = len(events) < r.cfg.Batch && !previewed
 	}
 }
 

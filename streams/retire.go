@@ -32,7 +32,7 @@ func (r *Relay) retireIdle(ctx context.Context, dirty map[string]bool, wakeful f
 				return
 			}
 			done++
-			if !r.owned[r.shardOf(id)] || dirty[id] {
+			if _, waking := r.wakings.pending[id]; !r.owned[r.shardOf(id)] || dirty[id] || waking {
 				continue
 			}
 			if err := r.retire(ctx, id); err != nil && ctx.Err() == nil {

@@ -15,8 +15,9 @@ import (
 // quick switcher still finds a channel and a person by prefix and by a piece inside, showing 30
 // matches at most; the member directory draws only the rows near its viewport, builds no
 // person's controls until their row opens, and the keyboard still reaches the 40th person (Tab
-// after Tab from the search field), opens the row with Enter and goes on into its controls. At
-// 1280×800 and at 390×844.
+// after Tab from the search field), opens the row with Enter and goes on into its controls; the
+// People panel draws a window of its rows too, and Tab reaches the 39th offline person's
+// Message button. At 1280×800 and at 390×844.
 func TestBrowserBigDirectory(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -37,6 +38,7 @@ func TestBrowserBigDirectory(t *testing.T) {
 			waitFor(t, tab, "c-0000 open", header+` === 'c-0000'`)
 			bigSwitcher(t, tab)
 			bigDirectory(t, tab)
+			bigPeople(t, tab)
 		})
 	}
 }
@@ -96,5 +98,21 @@ func bigDirectory(t *testing.T, tab context.Context) {
 	waitFor(t, tab, "the 100th row", `!!document.querySelector('.mod-list li.mod-member[aria-posinset="100"]') && !document.querySelector('.mod-list li.mod-member[aria-posinset="1"]')`)
 	clickWhen(t, tab, "More people", `[...document.querySelectorAll('.panel button')].find(b => b.textContent === 'More people')`)
 	waitFor(t, tab, "200 people", rows+`[0]?.getAttribute('aria-setsize') === '200'`)
+	clickWhen(t, tab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
+}
+
+// bigPeople: the People panel (Ana online, 99 others offline on its first page) is windowed too.
+func bigPeople(t *testing.T, tab context.Context) {
+	openMenu(t, tab, "People")
+	offline := `document.querySelectorAll('.panel ul.people')[1]`
+	waitFor(t, tab, "99 offline", offline+`?.querySelector('li.person')?.getAttribute('aria-setsize') === '99'`)
+	if n := eval[int](t, tab, `document.querySelectorAll('.panel li.person').length`); n > 40 {
+		t.Fatalf("the People panel draws %d rows of 100", n)
+	}
+	// From the search field: Ana's Message button, then one offline row after another.
+	eval[bool](t, tab, `(document.querySelector('.panel input[type=search]').focus(), true)`)
+	do(t, tab, "Tab ×40", chromedp.KeyEvent(strings.Repeat(kb.Tab, 40)))
+	waitKeys(t, tab, "the 39th offline person's Message", `(li => !!li && li.getAttribute('aria-posinset') === '39' && `+active+`.textContent === 'Message'
+		&& (r => { const p = document.querySelector('.panel-body').getBoundingClientRect(); return r.top >= p.top - 1 && r.bottom <= p.bottom + 1; })(`+active+`.getBoundingClientRect()))(`+active+`.closest('li.person'))`)
 	clickWhen(t, tab, "close", `document.querySelector('.panel button[aria-label="Close panel"]')`)
 }

@@ -5,20 +5,22 @@
 import * as api from './api.js';
 import { state, touch, conv, upsertMessage } from './store.js';
 import { restoreUnsent } from './send.js';
+import { byName } from './dom.js';
 
 const PAGE = 100; // the API's default page of root messages
 
 export const viewOf = (placeId) => (state.dms.has(placeId) ? { kind: 'dm', id: placeId } : { kind: 'channel', id: placeId });
 
-// pickDefaultPlace is the place last open in this workspace, else #general, else the first
-// (channels left aside).
+// pickDefaultPlace is the place last open in this workspace, else #general, else the first by
+// name (channels left aside). It sorts nothing unless it must: it is on the way to the first
+// paint, and a page's first collation loads the locale's data.
 export function pickDefaultPlace() {
-  const chans = [...state.channels.values()].filter((c) => !c.archived && c.joined !== false).sort((a, b) => a.name.localeCompare(b.name));
   const saved = localStorage.getItem(`natter.place.${state.wsId}`);
   const last = state.channels.get(saved || '');
   if (last && last.joined !== false || saved && state.dms.has(saved)) return saved;
+  const chans = [...state.channels.values()].filter((c) => !c.archived && c.joined !== false);
   const general = chans.find((c) => c.name === 'general');
-  return (general || chans[0] || {}).id;
+  return (general || chans.reduce((a, c) => (a && byName(a.name, c.name) <= 0 ? a : c), null) || {}).id;
 }
 
 export const placePath = (view) => (view.kind === 'dm' ? `/api/dms/${view.id}` : `/api/channels/${view.id}`);

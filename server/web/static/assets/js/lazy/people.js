@@ -3,16 +3,21 @@
 // the sidebar's "New message"), loaded the first time it opens: the workspace's directory, or,
 // with a channel open, the people in that channel (public channels hold everyone but those who
 // left), online people first with a green dot, a search over names and handles, and "Message"
-// on each row. A click on a name or a picture opens the person's card (lazy/card.js).
+// on each row. A click on a name or a picture opens the person's card (lazy/card.js). Only the
+// rows near the panel's viewport are drawn (views/windowed.js): a page is 100 people (200 of a
+// channel), and presence redraws it.
 import { h, replace, avatar, displayName } from '../dom.js';
 import * as api from '../api.js';
 import { state, rememberUser } from '../store.js';
 import * as actions from '../actions.js';
 import { registerPanel } from '../views/registry.js';
+import { WindowedList } from '../views/windowed.js';
 import { ensure, dot, isOnline, styles } from './presence.js';
 
 // shown is what the open panel lists: { scope: 'workspace' | channel id, q, res }.
 let shown = null;
+let lists = []; // the windowed lists drawn: online, offline
+let rowH = 0; // px, measured on the first row drawn
 
 async function load(body, panel, scope, q) {
   const channel = scope !== 'workspace' ? state.channels.get(scope) : null;
@@ -68,14 +73,47 @@ function draw(body, panel) {
   const online = list.filter((m) => isOnline(m.user.id));
   const offline = list.filter((m) => !isOnline(m.user.id));
   const total = typeof s.res.total_count === 'number' ? s.res.total_count : null;
+  const byId = new Map(list.map((m) => [m.user.id, m]));
+  lists = [];
+  const windowed = (members) => {
+    // Tab onto a row scrolls it into view: the rows after it are drawn at once.
+    const ul = h('ul', { class: 'people', role: 'list', onfocusin: () => drawWindows(body) });
+    lists.push(new WindowedList(ul, members.map((m) => m.user.id), (id) => row(byId.get(id)), rowH || 45));
+    return ul;
+  };
+  watchScroll(body);
   replace(body, tabs, input,
     list.length ? null : h('p', { class: 'muted pad' }, s.q ? `Nobody matches “${s.q}”.` : 'Nobody here yet.'),
     online.length ? h('h3', { class: 'people-head' }, `Online — ${online.length}`) : null,
-    online.length ? h('ul', { class: 'people', role: 'list' }, ...online.map(row)) : null,
+    online.length ? windowed(online) : null,
     offline.length ? h('h3', { class: 'people-head' }, `Offline — ${offline.length}`) : null,
-    offline.length ? h('ul', { class: 'people', role: 'list' }, ...offline.map(row)) : null,
+    offline.length ? windowed(offline) : null,
     total !== null ? h('p', { class: 'muted pad' }, channel ? `${total} in #${channel.name}` : `${total} people`) : null);
+  drawWindows(body);
   if (document.activeElement === document.body) input.focus();
+}
+
+// drawWindows draws each list's rows near the viewport, reading the layout once before any
+// list writes (as the sidebar does); a first measurement moves the lists below it.
+function drawWindows(body) {
+  if (!lists.length || !lists[0].ul.isConnected) return;
+  const top = body.scrollTop, height = body.clientHeight;
+  let at = lists.map((l) => l.offset(body));
+  lists.forEach((l, i) => {
+    if (!l.measured && rowH) { l.rowH = rowH; l.measured = true; l.first = -1; }
+    if (l.draw(body, { at: at[i], top, height })) at = lists.map((x) => x.offset(body));
+    if (l.measured) rowH = l.rowH;
+  });
+}
+
+let scroller = null;
+function watchScroll(body) {
+  if (scroller === body) return;
+  scroller = body;
+  let frame = 0;
+  const redraw = () => { if (!frame) frame = requestAnimationFrame(() => { frame = 0; drawWindows(body); }); };
+  body.addEventListener('scroll', redraw, { passive: true });
+  window.addEventListener('resize', redraw);
 }
 
 registerPanel('members', {

@@ -3,15 +3,13 @@
 // channel, a direct conversation or a person by a loose match of what is typed; ↑/↓ move, Enter
 // goes there (a person opens or creates the conversation with them), Esc closes it and gives the
 // focus back to where it was. While it is open the rest of the page is inert, so Tab stays in it.
-import { h, replace, icon, avatar, displayName } from '../dom.js';
+import { h, replace, icon, avatar, displayName, byName } from '../dom.js';
 import { state } from '../store.js';
 import * as actions from '../actions.js';
 import { dmName } from '../views/sidebar.js';
 import { Matcher } from './match.js';
 
 const LIMIT = 30; // entries shown at most
-// localeCompare's order, several times faster over a thousand channels.
-const byName = new Intl.Collator().compare;
 const RANK = { channel: 0, dm: 1, person: 2 };
 
 class Switcher {

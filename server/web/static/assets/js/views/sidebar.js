@@ -3,7 +3,7 @@
 // hidden, muted dimmed), direct messages,
 // unread and mention badges, the workspace menu, and the signed-in person with their menu and
 // sign-out.
-import { h, replace, icon, avatar, displayName } from '../dom.js';
+import { h, replace, icon, avatar, displayName, byName } from '../dom.js';
 import { state } from '../store.js';
 import * as actions from '../actions.js';
 import { menuButton } from './menu.js';
@@ -16,10 +16,6 @@ const mentions = () => import('../lazy/mentions.js');
 registerLazyPanel('mentions', 'Mentions', mentions);
 registerMenuItem('workspace', { label: 'Mark all read', order: 5, run: () => mentions().then((m) => m.markAllRead()) });
 registerLazyPanel('threads', 'Threads', () => import('../lazy/threads.js'));
-
-// The same order as localeCompare, several times faster over a thousand channels.
-let collator = null;
-const byName = (a, b) => (collator ||= new Intl.Collator()).compare(a, b);
 
 export function dmName(d) {
   const me = state.me && state.me.id;
@@ -94,7 +90,10 @@ export class Sidebar {
   }
 
   dms() {
-    return [...state.dms.values()].sort((a, b) => String(b.last_activity_at).localeCompare(String(a.last_activity_at)));
+    // Newest activity first, by the instant (a collation of the strings would be slower, and
+    // wrong across offsets).
+    const at = (d) => Date.parse(d.last_activity_at) || 0;
+    return [...state.dms.values()].sort((a, b) => at(b) - at(a));
   }
 
   render() {

@@ -2,7 +2,7 @@
 // views/moderation/archived.js: the archived channels (the API's channel list has them; the
 // sidebar leaves them out), to open one and read it, and for the owner, to unarchive it. The
 // API decides who may unarchive; its refusal is shown as it is.
-import { h, replace } from '../../dom.js';
+import { h, replace, byName } from '../../dom.js';
 import { state, touch } from '../../store.js';
 import * as actions from '../../actions.js';
 import { registerPanel } from '../registry.js';
@@ -22,7 +22,7 @@ async function unarchive(c) {
 }
 
 function render(body) {
-  const list = [...state.channels.values()].filter((c) => c.archived).sort((a, b) => a.name.localeCompare(b.name));
+  const list = [...state.channels.values()].filter((c) => c.archived).sort((a, b) => byName(a.name, b.name));
   replace(body,
     notes.has('') ? outcome(notes.get('')) : null,
     list.length ? h('ul', { class: 'people archived-list', role: 'list' }, ...list.map((c) => h('li', { dataset: { channel: c.id } },

@@ -1,0 +1,5 @@
+package streams
+
+// SetBeforeWake makes the relay call f before it creates a retired workspace's stream again, in
+// the goroutine that creates it: a test holds a creation open with it.
+func SetBeforeWake(r *Relay, f func(workspaceID string)) { r.beforeWake.Store(&f) }

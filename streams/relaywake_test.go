@@ -1,0 +1,82 @@
+package streams_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/streams"
+)
+
+// TestRelayRelaysOthersWhileAStreamForms: while a retired workspace's stream is being created
+// again (held open here), the relay goes on relaying every other workspace; the waking
+// workspace's events, the first previewed and the later ones too, go into its stream once it
+// exists, at their cursors.
+func TestRelayRelaysOthersWhileAStreamForms(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	busy := persisttest.Workspace(t, b.store, b.owner.ID)
+	appendTo := func(workspaceID string) {
+		require.NoError(t, b.store.WithTx(ctx, func(tx *persist.Tx) error {
+			_, err := tx.EventAppend(ctx, persist.EventInput{WorkspaceID: workspaceID, ActorID: b.owner.ID, Type: "test.event"})
+			return err
+		}))
+	}
+	busyRelayed := make(relayed, 100)
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	ch, r, _ := b.start(t, func(c *streams.RelayConfig) {
+		c.RetireAfter, c.PollInterval = 200*time.Millisecond, 20*time.Millisecond
+		dormant := c.OnRelayed
+		c.OnRelayed = func(id string, cursor int64) {
+			dormant(id, cursor)
+			if id == busy.ID {
+				busyRelayed <- cursor
+			}
+		}
+	})
+	b.appendEvents(t, 1, persist.EventInput{})
+	appendTo(busy.ID)
+	ch.waitFor(t, 1)
+	busyRelayed.waitFor(t, 1)
+	// A reader keeps the busy workspace's stream; the other one's is retired.
+	_, err := b.js.CreateConsumer(ctx, streams.StreamName(busy.ID), jetstream.ConsumerConfig{Durable: "reader",
+		AckPolicy: jetstream.AckExplicitPolicy})
+	require.NoError(t, err)
+	b.waitStreamGone(t)
+
+	// A failing test must not leave the creation held: the relay's stop waits for it.
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseOnce)
+	streams.SetBeforeWake(r, func(id string) {
+		if id == b.ws.ID {
+			entered <- struct{}{}
+			<-release
+		}
+	})
+	b.appendEvents(t, 1, persist.EventInput{}) // cursor 2 wakes the stream
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the relay did not start creating the stream")
+	}
+	appendTo(busy.ID)
+	busyRelayed.waitFor(t, 2)
+	b.appendEvents(t, 1, persist.EventInput{}) // cursor 3, while the stream forms
+	_, err = b.js.Stream(ctx, streams.StreamName(b.ws.ID))
+	require.ErrorIs(t, err, jetstream.ErrStreamNotFound)
+
+	releaseOnce()
+	ch.waitFor(t, 3)
+	state, msgs := b.streamState(t)
+	require.Equal(t, uint64(2), state.FirstSeq)
+	require.Equal(t, uint64(3), state.LastSeq)
+	require.Equal(t, uint64(2), msgs[0].Sequence)
+	require.Len(t, msgs, 2)
+}
