@@ -80,3 +80,59 @@ func TestRelayRelaysOthersWhileAStreamForms(t *testing.T) {
 	require.Equal(t, uint64(2), msgs[0].Sequence)
 	require.Len(t, msgs, 2)
 }
+
+// TestRelayCreatesOneStreamAtATime: two retired workspaces waking together have their streams
+// created one after the other (a cluster's JetStream API stalled under twenty at once), and
+// both get their events.
+func TestRelayCreatesOneStreamAtATime(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	other := persisttest.Workspace(t, b.store, b.owner.ID)
+	appendTo := func(workspaceID string) {
+		require.NoError(t, b.store.WithTx(ctx, func(tx *persist.Tx) error {
+			_, err := tx.EventAppend(ctx, persist.EventInput{WorkspaceID: workspaceID, ActorID: b.owner.ID, Type: "test.event"})
+			return err
+		}))
+	}
+	otherRelayed := make(relayed, 100)
+	ch, r, _ := b.start(t, func(c *streams.RelayConfig) {
+		c.RetireAfter, c.PollInterval = 200*time.Millisecond, 20*time.Millisecond
+		mine := c.OnRelayed
+		c.OnRelayed = func(id string, cursor int64) {
+			mine(id, cursor)
+			if id == other.ID {
+				otherRelayed <- cursor
+			}
+		}
+	})
+	b.appendEvents(t, 1, persist.EventInput{})
+	appendTo(other.ID)
+	ch.waitFor(t, 1)
+	otherRelayed.waitFor(t, 1)
+	b.waitStreamGone(t)
+	require.Eventually(t, func() bool {
+		_, err := b.js.Stream(ctx, streams.StreamName(other.ID))
+		return err != nil
+	}, 10*time.Second, 20*time.Millisecond, "the other stream was not retired")
+
+	entered := make(chan string, 2)
+	release := make(chan struct{})
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseOnce)
+	streams.SetBeforeWake(r, func(id string) {
+		entered <- id
+		if id == b.ws.ID {
+			<-release
+		}
+	})
+	b.appendEvents(t, 1, persist.EventInput{})
+	require.Equal(t, b.ws.ID, <-entered)
+	appendTo(other.ID)
+	require.Never(t, func() bool { return len(entered) > 0 }, 300*time.Millisecond, 10*time.Millisecond,
+		"a second creation started while the first was under way")
+	releaseOnce()
+	require.Equal(t, other.ID, <-entered)
+	ch.waitFor(t, 2)
+	otherRelayed.waitFor(t, 2)
+}
