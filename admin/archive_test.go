@@ -92,6 +92,10 @@ func buildWorld(t *testing.T) *world {
 	dropped := reply(first, w.ben.Token, "a reply taken back")
 	reply(first, w.mod.Token, "glad to be here")
 	w.call(t, "DELETE", "/api/messages/"+dropped, w.ben.Token, nil)
+	// Thread read positions (issue 30): the owner, who follows the root, read the first reply
+	// only; the moderator, who does not follow the second root, opened its thread.
+	w.call(t, "POST", "/api/messages/"+first+"/thread/read", w.owner.Token, map[string]any{"seq": 1})
+	w.call(t, "PATCH", "/api/me", w.ana.Token, map[string]any{"time_zone": "Europe/Paris"})
 	w.call(t, "DELETE", "/api/messages/"+gone, w.ben.Token, nil)
 	w.call(t, "PATCH", "/api/messages/"+second, w.ana.Token, map[string]any{"body": "Here is the plan (v3)"})
 	for _, rx := range []struct{ token, emoji string }{{w.ana.Token, "🚀"}, {w.ben.Token, "🚀"}, {w.owner.Token, "👍"}} {
@@ -196,6 +200,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 		same("/api/messages/"+m, a.ana)
 		same("/api/messages/"+m+"/thread", a.owner)
 	}
+	same(ws+"/threads", a.owner) // read positions: one unread reply
+	same(ws+"/threads", a.mod)
 	same("/api/dms?workspace_id="+a.ws, a.ana)
 	same("/api/dms?workspace_id="+a.ws, a.owner) // the hidden group conversation stays hidden
 	same("/api/dms/"+a.dm+"/messages", a.ana)

@@ -34,6 +34,7 @@ type ArchiveUser struct {
 	FormerHandle string     `json:"former_handle,omitempty"`
 	Email        string     `json:"email,omitempty"`
 	AvatarURL    string     `json:"avatar_url,omitempty"`
+	TimeZone     string     `json:"time_zone,omitempty"`
 	CreatedAt    time.Time  `json:"created_at"`
 	DeletedAt    *time.Time `json:"deleted_at,omitempty"`
 }
@@ -115,6 +116,35 @@ type ArchiveReceipt struct {
 	UserID      string    `json:"user_id"`
 	LastReadSeq int64     `json:"last_read_seq"`
 	LastReadAt  time.Time `json:"last_read_at"`
+}
+
+// ArchiveThreadRead is how far a person has read a thread (RootID), and whether they follow it
+// (migration 0026: a position without following is kept for a thread one opened).
+type ArchiveThreadRead struct {
+	RootID      string     `json:"root_message_id"`
+	UserID      string     `json:"user_id"`
+	Following   bool       `json:"following"`
+	LastReadSeq int64      `json:"last_read_seq"`
+	LastReadAt  *time.Time `json:"last_read_at,omitempty"`
+}
+
+// ArchiveThreadReads returns the page of the thread read positions of a channel or conversation
+// after the (root, user) pair, by root then user: for the operator everyone's, for a person their
+// own.
+func (tx *Reader) ArchiveThreadReads(ctx context.Context, s ArchiveScope, p Place, afterRoot, afterUser string, limit int) ([]ArchiveThreadRead, error) {
+	column := "channel_id"
+	if p.DMID != "" {
+		column = "dm_id"
+	}
+	rows, err := tx.query(ctx, `SELECT f.root_message_id, f.user_id, f.following, f.last_read_seq, f.last_read_at
+		FROM messages r JOIN thread_follows f ON f.root_message_id = r.id
+		WHERE r.workspace_id = $1 AND r.`+column+` = $3 AND r.channel_seq IS NOT NULL
+			AND ($2 = '' OR f.user_id = $2) AND (f.root_message_id, f.user_id) > ($4, $5)
+		ORDER BY f.root_message_id, f.user_id LIMIT $6`, s.WorkspaceID, s.ViewerID, p.ID(), afterRoot, afterUser, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[ArchiveThreadRead])
 }
 
 // ArchiveUpload is an upload's metadata; its bytes are the archive entry uploads/<id>.
@@ -413,7 +443,7 @@ func (tx *Reader) ArchiveUsers(ctx context.Context, s ArchiveScope, ids []string
 		}
 		a := ArchiveUser{ID: u.ID, Kind: u.Kind, OwnerUserID: u.OwnerUserID, DisplayName: u.DisplayName,
 			Handle: u.Handle, FormerHandle: u.FormerHandle, Email: u.Email, AvatarURL: u.AvatarURL,
-			CreatedAt: u.CreatedAt, DeletedAt: u.DeletedAt}
+			TimeZone: u.TimeZone, CreatedAt: u.CreatedAt, DeletedAt: u.DeletedAt}
 		if s.ViewerID != "" {
 			a.Email, a.AvatarURL = "", u.Avatar()
 		}

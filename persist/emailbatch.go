@@ -83,15 +83,16 @@ func (tx *Tx) EmailQueue(ctx context.Context, workspaceID, messageID string, del
 
 // emailSelects is the rule of missed-activity email for one reader of m: a direct message
 // always; a channel root when it mentions them; a reply when it mentions them or they follow its
-// thread.
+// thread. Mentions are Addresses' for an offline reader: @handle, @channel and @everyone; @here
+// addresses those present, whom missed-activity email is not for.
 func emailSelects(m Message, handle string, follows bool) bool {
 	switch {
 	case m.DirectConversationID != "" && m.IsRoot():
 		return true
 	case m.IsRoot():
-		return Mentions(m.Body, handle)
+		return Addresses(m.Body, handle, false)
 	default:
-		return follows || m.DirectConversationID != "" || Mentions(m.Body, handle)
+		return follows || m.DirectConversationID != "" || Addresses(m.Body, handle, false)
 	}
 }
 

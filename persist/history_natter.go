@@ -98,6 +98,7 @@ type HistoryUserDetails struct {
 	Handle       string // kept when no other user holds it
 	FormerHandle string
 	Email        string // kept when valid and no other user holds it
+	TimeZone     string // an IANA zone name; kept when valid
 	CreatedAt    time.Time
 	DeletedAt    *time.Time // nil: a live account (a former member stays one)
 }
@@ -114,6 +115,10 @@ func (tx *Tx) HistoryUserDetails(ctx context.Context, h History, userID string, 
 	if err != nil {
 		handle = ""
 	}
+	zone, err := NormalizeTimeZone(d.TimeZone)
+	if err != nil {
+		zone = ""
+	}
 	tag, err := tx.exec(ctx, `UPDATE users u SET
 			created_at = least(coalesce($3, u.created_at), u.created_at),
 			deleted_at = $4,
@@ -122,10 +127,11 @@ func (tx *Tx) HistoryUserDetails(ctx context.Context, h History, userID string, 
 			former_handle = nullif($6, ''),
 			email = CASE WHEN $7 <> '' AND NOT EXISTS (SELECT 1 FROM users o WHERE o.email = $7 AND o.id <> u.id)
 				THEN $7 ELSE u.email END,
-			owner_user_id = CASE WHEN u.kind = 'bot' THEN nullif($8, '') ELSE NULL END
+			owner_user_id = CASE WHEN u.kind = 'bot' THEN nullif($8, '') ELSE NULL END,
+			time_zone = nullif($9, '')
 		WHERE u.id = $2 AND EXISTS (SELECT 1 FROM import_records r WHERE r.workspace_id = $1 AND r.kind = 'person'
 			AND r.target_id = u.id)`,
-		h.WorkspaceID, userID, nullTime(d.CreatedAt), d.DeletedAt, handle, d.FormerHandle, email, d.OwnerUserID)
+		h.WorkspaceID, userID, nullTime(d.CreatedAt), d.DeletedAt, handle, d.FormerHandle, email, d.OwnerUserID, zone)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = NotFound("imported user")
 	}
@@ -309,6 +315,25 @@ func (tx *Tx) HistoryMessageDetails(ctx context.Context, h History, messageID st
 					last_read_seq = greatest(last_read_seq, $3)
 				WHERE workspace_id = $1 AND root_message_id = $2`, h.WorkspaceID, messageID, d.LastThreadSeq)
 		}
+	}
+	return err
+}
+
+// HistoryThreadRead restores how far userID had read the thread of rootID (both imported) and
+// whether they followed it, over the read-to-the-end the thread's details gave its followers;
+// the position never passes the thread's last reply. Codes: not_found (thread or user).
+func (tx *Tx) HistoryThreadRead(ctx context.Context, h History, rootID, userID string, r ArchiveThreadRead) error {
+	tag, err := tx.exec(ctx, `INSERT INTO thread_follows AS f (root_message_id, user_id, workspace_id, following,
+			last_seq, activity_at, last_read_seq, last_read_at)
+		SELECT m.id, u.id, m.workspace_id, $4, coalesce(ts.last_thread_seq, 0), coalesce(ts.last_reply_at, m.created_at),
+			least(greatest($5::bigint, 0), coalesce(ts.last_thread_seq, 0)), $6
+		FROM messages m JOIN users u ON u.id = $3 LEFT JOIN thread_states ts ON ts.root_message_id = m.id
+		WHERE m.workspace_id = $1 AND m.id = $2 AND m.channel_seq IS NOT NULL
+		ON CONFLICT (root_message_id, user_id) DO UPDATE SET following = f.following OR EXCLUDED.following,
+			last_read_seq = EXCLUDED.last_read_seq, last_read_at = EXCLUDED.last_read_at`,
+		h.WorkspaceID, rootID, userID, r.Following, r.LastReadSeq, r.LastReadAt)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = NotFound("thread or user")
 	}
 	return err
 }

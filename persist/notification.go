@@ -2,8 +2,6 @@ package persist
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"time"
 )
 
@@ -65,79 +63,14 @@ func (tx *Tx) NotificationPreferenceSet(ctx context.Context, actor Actor, channe
 }
 
 // PushSelects is the recipient rule of web push: with level all, every message; with mentions,
-// a message whose body mentions @handle; muted, nothing.
-func PushSelects(level, body, handle string) bool {
+// a message that addresses the reader (Addresses: @handle, @channel, @everyone, and @here while
+// online); muted, nothing.
+func PushSelects(level, body, handle string, online bool) bool {
 	switch level {
 	case NotifyAll:
 		return true
 	case NotifyMentions:
-		return Mentions(body, handle)
+		return Addresses(body, handle, online)
 	}
 	return false
-}
-
-// Mentions reports whether body mentions @handle (case-insensitive): an @ that does not follow a
-// handle character (so an email address is no mention), then the handle, then anything but a
-// handle character. An empty handle is never mentioned.
-func Mentions(body, handle string) bool {
-	if handle == "" {
-		return false
-	}
-	for i := 0; i < len(body); i++ {
-		if body[i] != '@' || (i > 0 && isHandleByte(body[i-1])) {
-			continue
-		}
-		end := i + 1 + len(handle)
-		if end > len(body) || !equalFoldASCII(body[i+1:end], handle) {
-			continue
-		}
-		if end == len(body) || !isHandleByte(body[end]) {
-			return true
-		}
-	}
-	return false
-}
-
-func isHandleByte(b byte) bool {
-	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_' || b == '-' || b == '@'
-}
-
-func equalFoldASCII(s, lower string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// MentionedHandles lists the handles body @mentions by the rule of Mentions, lowercased, each
-// once, in order of first appearance, at most limit of them (a handle is 2 to 32 handle
-// characters; anything longer names no one).
-func MentionedHandles(body string, limit int) []string {
-	var out []string
-	for i := 0; i < len(body) && len(out) < limit; i++ {
-		if body[i] != '@' || (i > 0 && isHandleByte(body[i-1])) {
-			continue
-		}
-		end := i + 1
-		for end < len(body) && isHandleByte(body[end]) && body[end] != '@' {
-			end++
-		}
-		if end < len(body) && body[end] == '@' {
-			continue // an email-like run: no mention
-		}
-		if n := end - i - 1; n >= 2 && n <= 32 {
-			h := strings.ToLower(body[i+1 : end])
-			if !slices.Contains(out, h) {
-				out = append(out, h)
-			}
-		}
-		i = end - 1
-	}
-	return out
 }

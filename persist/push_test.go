@@ -42,16 +42,25 @@ func TestPushSelects(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		level, body string
+		online      bool
 		want        bool
 	}{
-		{persist.NotifyAll, "anything", true},
-		{persist.NotifyAll, "hi @ada", true},
-		{persist.NotifyMentions, "anything", false},
-		{persist.NotifyMentions, "hi @ada", true},
-		{persist.NotifyMuted, "hi @ada", false},
-		{"unknown", "hi @ada", false},
+		{persist.NotifyAll, "anything", false, true},
+		{persist.NotifyAll, "hi @ada", false, true},
+		{persist.NotifyMentions, "anything", false, false},
+		{persist.NotifyMentions, "hi @ada", false, true},
+		{persist.NotifyMuted, "hi @ada", false, false},
+		{"unknown", "hi @ada", false, false},
+		// Broadcasts (issue 30): @channel and @everyone address every reader, @here the online ones.
+		{persist.NotifyMentions, "deploy at 5, @channel", false, true},
+		{persist.NotifyMentions, "(@Everyone) look", false, true},
+		{persist.NotifyMentions, "@here who is around?", true, true},
+		{persist.NotifyMentions, "@here who is around?", false, false},
+		{persist.NotifyMentions, "mail ops@here.example", true, false},
+		{persist.NotifyMentions, "@channels is not a broadcast", false, false},
+		{persist.NotifyMuted, "@channel", true, false},
 	} {
-		require.Equal(t, tc.want, persist.PushSelects(tc.level, tc.body, "ada"), "%s %q", tc.level, tc.body)
+		require.Equal(t, tc.want, persist.PushSelects(tc.level, tc.body, "ada", tc.online), "%s %q online=%v", tc.level, tc.body, tc.online)
 	}
 }
 

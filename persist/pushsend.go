@@ -42,11 +42,12 @@ const (
 	PushDropPushoverOff    = "pushover_off"          // the person turned Pushover off or cleared the key
 )
 
-// pushReader is a member who can read a place, with the level that applies to them there, and
-// whether they have Pushover set up (enabled, with a user key).
+// pushReader is a member who can read a place, with the level that applies to them there,
+// whether they have Pushover set up (enabled, with a user key), and whether they are online in
+// the workspace (an open socket on any replica: @here addresses them).
 type pushReader struct {
 	userID, handle, level string
-	pushover              bool
+	pushover, online      bool
 }
 
 // pushReaders lists who can read m's place, the author aside: members of the workspace (a guest
@@ -57,7 +58,8 @@ func (tx *Reader) pushReaders(ctx context.Context, m Message, userID string) ([]
 	const filter = `(CASE WHEN $4::text = '' THEN EXISTS (SELECT 1 FROM push_devices d WHERE d.user_id = wm.user_id)
 			OR (u.pushover_enabled AND u.pushover_user_key IS NOT NULL)
 		ELSE wm.user_id = $4 END)`
-	const pushover = `(u.pushover_enabled AND u.pushover_user_key IS NOT NULL)`
+	const pushover = `(u.pushover_enabled AND u.pushover_user_key IS NOT NULL),
+		EXISTS (SELECT 1 FROM presence_users pu WHERE pu.workspace_id = wm.workspace_id AND pu.user_id = wm.user_id)`
 	var rows pgx.Rows
 	var err error
 	if m.ChannelID != "" {
@@ -83,7 +85,7 @@ func (tx *Reader) pushReaders(ctx context.Context, m Message, userID string) ([]
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (pushReader, error) {
 		var r pushReader
-		err := row.Scan(&r.userID, &r.handle, &r.level, &r.pushover)
+		err := row.Scan(&r.userID, &r.handle, &r.level, &r.pushover, &r.online)
 		return r, err
 	})
 }
@@ -106,7 +108,7 @@ func (tx *Reader) PushTargetsInWorkspace(ctx context.Context, workspaceID string
 
 // PushRecipients selects the devices to push about a new message (a root or a thread reply):
 // members who can read it (never its author), by their notification level for its channel
-// (direct conversations: all) and, at mentions, an @mention of their handle. With pushover, the
+// (direct conversations: all) and, at mentions, a message that addresses them (Addresses). With pushover, the
 // people selected who have Pushover set up are targets too, once each. A deleted message has
 // none. Codes: not_found (message).
 func (tx *Reader) PushRecipients(ctx context.Context, workspaceID, messageID string, pushover bool) (PushMessage, []PushTarget, error) {
@@ -145,7 +147,7 @@ func (tx *Reader) PushRecipients(ctx context.Context, workspaceID, messageID str
 	var users []string
 	var viaPushover []PushTarget
 	for _, r := range readers {
-		if PushSelects(r.level, m.Body, r.handle) {
+		if PushSelects(r.level, m.Body, r.handle, r.online) {
 			users = append(users, r.userID)
 			if pushover && r.pushover {
 				viaPushover = append(viaPushover, PushTarget{UserID: r.userID, Pushover: true})
@@ -247,7 +249,7 @@ func (tx *Tx) pushMessageCheck(ctx context.Context, userID, messageID string) (s
 	if len(readers) == 0 {
 		return "", PushDropNotReadable, nil
 	}
-	if !PushSelects(readers[0].level, m.Body, readers[0].handle) {
+	if !PushSelects(readers[0].level, m.Body, readers[0].handle, readers[0].online) {
 		return "", PushDropNotSelected, nil
 	}
 	return m.Body, "", nil

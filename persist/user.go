@@ -266,7 +266,8 @@ func (tx *Tx) UserUpdate(ctx context.Context, id string, p UserPatch) (User, err
 }
 
 // NormalizeHandle accepts a handle with or without a leading @ and returns it lowercased and
-// without @, or "" for empty input. Codes: invalid_request.
+// without @, or "" for empty input. The broadcast mentions (here, channel, everyone) are no one's
+// handle. Codes: invalid_request.
 func NormalizeHandle(raw string) (string, error) {
 	h := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(raw), "@"))
 	if h == "" {
@@ -279,6 +280,9 @@ func NormalizeHandle(raw string) (string, error) {
 		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
 			return "", Invalid("handle may contain only letters, digits, _ and -")
 		}
+	}
+	if isBroadcast(h) {
+		return "", Invalid("the handle %q is reserved: @%s mentions many people at once", h, h)
 	}
 	return h, nil
 }

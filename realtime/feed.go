@@ -48,6 +48,7 @@ type feed struct {
 	last     int64 // the last cursor dispatched
 	eph      *nats.Subscription
 	pres     *nats.Subscription // presence.changed, for the sockets that asked (Join.Presence)
+	self     *nats.Subscription // one person's own channel states, for their sockets (SelfSubject)
 	// preview is the relay's previews of a waking workspace's first events (onPreview).
 	preview *nats.Subscription
 	stopped bool
@@ -151,6 +152,14 @@ func (f *feed) tryStart() {
 		}
 		f.pres = sub
 	}
+	if f.self == nil {
+		sub, err := h.cfg.NATS.Subscribe(streams.SelfSubjects(f.workspaceID), f.onSelf)
+		if err != nil {
+			h.logger.Warn("self subscription failed", "workspace_id", f.workspaceID, "error", err)
+			return
+		}
+		f.self = sub
+	}
 	if f.preview == nil {
 		sub, err := h.cfg.NATS.Subscribe(streams.PreviewSubject(f.workspaceID), f.onPreview)
 		if err != nil {
@@ -208,13 +217,13 @@ func (f *feed) stop() {
 	defer f.startMu.Unlock()
 	f.mu.Lock()
 	f.stopped = true
-	cancel, done, eph, pres, preview := f.following, f.followed, f.eph, f.pres, f.preview
+	cancel, done, eph, pres, self, preview := f.following, f.followed, f.eph, f.pres, f.self, f.preview
 	f.mu.Unlock()
 	if cancel != nil {
 		cancel()
 		<-done
 	}
-	for _, sub := range []*nats.Subscription{eph, pres, preview} {
+	for _, sub := range []*nats.Subscription{eph, pres, self, preview} {
 		if sub != nil {
 			_ = sub.Unsubscribe()
 		}
@@ -396,6 +405,25 @@ func (f *feed) onPresence(m *nats.Msg) {
 	defer f.mu.Unlock()
 	f.fanOutLocked(func(s *socket) {
 		if s.presence {
+			s.deliver(ev)
+		}
+	})
+}
+
+// onSelf delivers a person's own standing in a channel (streams.SelfSubject) to that person's
+// live sockets, under the channel's visibility (MemberID: they see it though they just left).
+// Only the server publishes there: bots are granted no such subject.
+func (f *feed) onSelf(m *nats.Msg) {
+	userID, channelID, ok := streams.ParseSelfSubject(m.Subject)
+	if !ok {
+		return
+	}
+	scope := persist.EventScope{ChannelID: channelID, MemberID: userID}
+	ev := &liveEvent{scope: scope, facts: f.factsFor(scope, nil), frame: textFrame(m.Data)}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fanOutLocked(func(s *socket) {
+		if s.actor.UserID == userID {
 			s.deliver(ev)
 		}
 	})

@@ -111,3 +111,6 @@ func closeFrame(code ws.StatusCode, reason string) []byte {
 }
 
 var pingFrame = ws.MustCompileFrame(ws.NewPingFrame(nil))
+
+// isPing reports whether a queued frame is the server's own ping (the one shared frame).
+func isPing(f []byte) bool { return len(f) == len(pingFrame) && &f[0] == &pingFrame[0] }

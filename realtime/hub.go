@@ -500,6 +500,19 @@ func (h *Hub) PublishEphemeral(ev persist.Event) error {
 	return nil
 }
 
+// PublishSelf sends a person's own channel standing (persist.ChannelStandingUpdated) over core
+// NATS to that person's sockets on every node.
+func (h *Hub) PublishSelf(ev persist.Event) error {
+	body, err := ev.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	if err := h.cfg.NATS.Publish(streams.SelfSubject(ev), body); err != nil {
+		return fmt.Errorf("publish channel standing: %w", err)
+	}
+	return nil
+}
+
 // sweepLoop is the idle timer: pings, half-open reaping, revalidation and feed upkeep.
 func (h *Hub) sweepLoop(ctx context.Context) {
 	t := time.NewTicker(h.cfg.SweepInterval)

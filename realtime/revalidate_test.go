@@ -123,11 +123,22 @@ func TestSocketClosedByBulkCheckOnTheIdleTimer(t *testing.T) {
 	require.Equal(t, 0, checkCount(e.hubs[0], "single"))
 }
 
-// TestSocketNotReapedWhileWorkersLag: a client that keeps sending while every worker is held up
-// (here on a check that waits for a table lock) is not taken for half-open, however long past two
-// ping intervals its bytes wait to be read: once the workers are back its socket delivers.
+// TestSocketNotReapedWhileWorkersLag: while every worker is held up (here on a check that waits
+// for a table lock), for four ping intervals, no live client is taken for half-open — neither one
+// that keeps sending (its bytes wait to be read), nor one that only answers the server's pings,
+// which the workers write late: its silence counts from the ping's write, not its queueing. Once
+// the workers are back both sockets deliver.
 func TestSocketNotReapedWhileWorkersLag(t *testing.T) {
 	t.Parallel()
+	for _, clientPings := range []bool{true, false} {
+		t.Run(map[bool]string{true: "ClientSends", false: "ClientAnswersLatePings"}[clientPings], func(t *testing.T) {
+			t.Parallel()
+			notReapedWhileWorkersLag(t, clientPings)
+		})
+	}
+}
+
+func notReapedWhileWorkersLag(t *testing.T, clientPings bool) {
 	e := newEnv(t, 1, func(c *Config) {
 		c.Workers, c.PingInterval, c.SweepInterval = 1, 150*time.Millisecond, 20*time.Millisecond
 		c.RevalidateInterval = time.Nanosecond // every delivery checks first: the worker waits on the lock
@@ -137,11 +148,15 @@ func TestSocketNotReapedWhileWorkersLag(t *testing.T) {
 	from := strconv.FormatInt(e.add(t, "before"), 10)
 	blocker, victim := e.dial(t, tokens[0], from), e.dial(t, tokens[1], from)
 
-	// Both clients send a ping every 50 ms and read nothing until the end.
+	// With clientPings, both clients send a ping every 50 ms and read nothing until the end;
+	// otherwise they send nothing and answer the server's pings once they read again.
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	ping := ws.MustCompileFrame(ws.MaskFrame(ws.NewPingFrame(nil)))
 	for _, s := range []*realtimetest.Socket{blocker, victim} {
+		if !clientPings {
+			break
+		}
 		wg.Go(func() {
 			for {
 				select {
@@ -167,7 +182,7 @@ func TestSocketNotReapedWhileWorkersLag(t *testing.T) {
 		err := raw.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
 		return err == nil && waiting > 0
 	}, 10*time.Second, 5*time.Millisecond, "the worker's check waits for the lock")
-	time.Sleep(600 * time.Millisecond) // four ping intervals with nothing read
+	time.Sleep(600 * time.Millisecond) // four ping intervals with nothing read or written
 	require.NoError(t, tx.Rollback(ctx))
 	close(stop)
 	wg.Wait()

@@ -103,8 +103,12 @@ type socket struct {
 	wantWrite     bool // the kernel buffer is full: wait for writability
 	armedWrite    bool
 	armedRead     bool
-	lastPing      time.Time
-	closingAt     time.Time // when the close frame was queued: it has closeGrace to be written
+	lastPing      time.Time // when the idle timer last queued a ping
+	// pingOut is when the last ping went to the kernel (taken before the write that carried
+	// it, so an answer always comes after it): the half-open reaper counts from it, not from
+	// the queueing, since a busy replica may write a ping long after it was queued.
+	pingOut   time.Time
+	closingAt time.Time // when the close frame was queued: it has closeGrace to be written
 }
 
 // addWorkLocked records work and queues the socket unless a worker has it already.
@@ -468,6 +472,7 @@ func (s *socket) flush(ctx context.Context) {
 		}
 		s.mu.Unlock()
 		// The descriptor is used directly: only the worker running this socket closes it.
+		at := time.Now()
 		n, werr := unix.Writev(s.fd, iovs)
 		if errors.Is(werr, unix.EAGAIN) {
 			s.mu.Lock()
@@ -489,6 +494,9 @@ func (s *socket) flush(ctx context.Context) {
 				break
 			}
 			n -= len(iovs[written])
+			if isPing(s.out[written]) {
+				s.pingOut = at
+			}
 			written++
 			s.outOff = 0
 		}
@@ -509,10 +517,15 @@ func (s *socket) tick(now time.Time, bulk bool) (dueCheck, bool) {
 	ping := s.hub.cfg.PingInterval
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// Silent for two intervals, and no readiness waiting for a worker (hub.ready counts one as
-	// a sign of life, but the one-shot registration reports nothing more until it is read): the
-	// peer is gone without a word.
-	if now.Sub(time.Unix(0, s.lastRead.Load())) > 2*ping && !s.disarmed {
+	// Half-open: asked (a ping on the wire for an interval) and nothing came back, or nothing
+	// came for two intervals while the peer takes none of what is written (its ping cannot
+	// even go out). Arrival is epoll's readiness (hub.ready), and a readiness still waiting
+	// for a worker is a sign of life too: the one-shot registration reports nothing more
+	// until it is read. A ping queued behind a busy replica's backlog counts from its write.
+	lastRead := time.Unix(0, s.lastRead.Load())
+	unanswered := !s.pingOut.IsZero() && lastRead.Before(s.pingOut) && now.Sub(s.pingOut) > ping
+	stuck := s.wantWrite && now.Sub(lastRead) > 2*ping
+	if (unanswered || stuck) && !s.disarmed {
 		if s.work&workShutdown == 0 {
 			s.hub.metrics.reaped.Inc()
 		}

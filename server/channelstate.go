@@ -38,18 +38,25 @@ func (s *Server) handleChannelBrowse(w http.ResponseWriter, r *http.Request) {
 // when the caller was in it already.
 func (s *Server) handleChannelJoin(w http.ResponseWriter, r *http.Request) {
 	type joined struct {
-		channel persist.Channel
-		changed bool
+		channel  persist.Channel
+		changed  bool
+		standing persist.Event
 	}
 	ctx := r.Context()
 	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (joined, error) {
-		c, changed, err := tx.ChannelJoin(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "channel_id"))
-		return joined{c, changed}, err
+		actor := callerOf(ctx).Actor()
+		c, changed, err := tx.ChannelJoin(ctx, actor, chi.URLParam(r, "channel_id"))
+		if err != nil {
+			return joined{}, err
+		}
+		ev, err := tx.ChannelStandingEvent(ctx, actor, c.ID)
+		return joined{c, changed, ev}, err
 	})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	s.publishStanding(r, res.standing)
 	writeJSON(w, http.StatusOK, map[string]any{"channel": res.channel, "joined": res.changed})
 }
 
@@ -57,18 +64,25 @@ func (s *Server) handleChannelJoin(w http.ResponseWriter, r *http.Request) {
 // channel.member_removed event when the channel is private.
 func (s *Server) handleChannelLeave(w http.ResponseWriter, r *http.Request) {
 	type left struct {
-		channel persist.Channel
-		event   *persist.Event
+		channel  persist.Channel
+		event    *persist.Event
+		standing persist.Event
 	}
 	ctx := r.Context()
 	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (left, error) {
-		c, ev, err := tx.ChannelLeave(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "channel_id"))
-		return left{c, ev}, err
+		actor := callerOf(ctx).Actor()
+		c, ev, err := tx.ChannelLeave(ctx, actor, chi.URLParam(r, "channel_id"))
+		if err != nil {
+			return left{}, err
+		}
+		standing, err := tx.ChannelStandingEvent(ctx, actor, c.ID)
+		return left{c, ev, standing}, err
 	})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	s.publishStanding(r, res.standing)
 	out := map[string]any{"channel": res.channel}
 	if res.event != nil {
 		out["event"] = res.event
@@ -79,13 +93,37 @@ func (s *Server) handleChannelLeave(w http.ResponseWriter, r *http.Request) {
 // handleChannelStarSet serves PUT /api/channels/{channel_id}/star and DELETE on the same path:
 // {star: {channel_id, starred, starred_at}}.
 func (s *Server) handleChannelStarSet(w http.ResponseWriter, r *http.Request) {
+	type starred struct {
+		star     persist.ChannelStar
+		standing persist.Event
+	}
 	ctx := r.Context()
-	star, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.ChannelStar, error) {
-		return tx.ChannelStarSet(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "channel_id"), r.Method == http.MethodPut)
+	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (starred, error) {
+		actor := callerOf(ctx).Actor()
+		star, err := tx.ChannelStarSet(ctx, actor, chi.URLParam(r, "channel_id"), r.Method == http.MethodPut)
+		if err != nil {
+			return starred{}, err
+		}
+		ev, err := tx.ChannelStandingEvent(ctx, actor, star.ChannelID)
+		return starred{star, ev}, err
 	})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"star": star})
+	s.publishStanding(r, res.standing)
+	writeJSON(w, http.StatusOK, map[string]any{"star": res.star})
+}
+
+// publishStanding tells the caller's other sockets that their standing in a channel changed
+// (persist.ChannelStandingUpdated), after the change's commit. The change stands if the
+// publish fails (the other tabs see it at their next reload): it is logged, not answered.
+func (s *Server) publishStanding(r *http.Request, ev persist.Event) {
+	if s.realtime == nil {
+		return
+	}
+	if err := s.realtime.PublishSelf(ev); err != nil {
+		s.logger.Warn("channel standing event not published", "correlation_id", correlationID(r.Context()),
+			"channel_id", ev.ChannelID, "error", err)
+	}
 }

@@ -30,13 +30,24 @@ func (s *Server) handleNotificationPreferenceSet(w http.ResponseWriter, r *http.
 		s.writeError(w, r, err)
 		return
 	}
+	type set struct {
+		pref     persist.NotificationPreference
+		standing persist.Event
+	}
 	ctx := r.Context()
-	p, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.NotificationPreference, error) {
-		return tx.NotificationPreferenceSet(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "channel_id"), req.Level)
+	res, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (set, error) {
+		actor := callerOf(ctx).Actor()
+		p, err := tx.NotificationPreferenceSet(ctx, actor, chi.URLParam(r, "channel_id"), req.Level)
+		if err != nil {
+			return set{}, err
+		}
+		ev, err := tx.ChannelStandingEvent(ctx, actor, p.ChannelID)
+		return set{p, ev}, err
 	})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"notification_preference": p})
+	s.publishStanding(r, res.standing)
+	writeJSON(w, http.StatusOK, map[string]any{"notification_preference": res.pref})
 }

@@ -78,6 +78,7 @@ func (s *Server) routeTable() []route {
 		{"POST", "/api/messages/{message_id}/thread/replies", member(persist.ScopeThreadsWrite), s.handleThreadReplyCreate},
 		{"POST", "/api/messages/{message_id}/thread/read", member(persist.ScopeThreadsRead), s.handleThreadRead},
 		{"GET", "/api/workspaces/{workspace_id}/threads", member(persist.ScopeThreadsRead), s.handleThreadList},
+		{"GET", "/api/workspaces/{workspace_id}/mentions", member(persist.ScopeMessagesRead), s.handleMentionList},
 		{"POST", "/api/messages/{message_id}/reactions", member(persist.ScopeMessagesWrite), s.handleReactionAdd},
 		{"DELETE", "/api/messages/{message_id}/reactions/{emoji}", member(persist.ScopeMessagesWrite), s.handleReactionRemove},
 		{"GET", "/api/dms", member(persist.ScopeDMsRead), s.handleDMList},

@@ -109,6 +109,7 @@ var expectedAccess = map[string]requirement{
 	"POST /api/messages/{message_id}/thread/replies":      scoped("threads:write"),
 	"POST /api/messages/{message_id}/thread/read":         scoped("threads:read"),   // spec silent: read state is reading
 	"GET /api/workspaces/{workspace_id}/threads":          scoped("threads:read"),   // GET thread messages
+	"GET /api/workspaces/{workspace_id}/mentions":         scoped("messages:read"),  // a listing of messages, like search
 	"POST /api/messages/{message_id}/reactions":           scoped("messages:write"), // spec silent
 	"DELETE /api/messages/{message_id}/reactions/{emoji}": scoped("messages:write"), // spec silent
 	"GET /api/dms":                             scoped("dms:read"),

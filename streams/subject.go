@@ -13,6 +13,7 @@ const (
 	wakeRoot      = "natter.relay.wake."
 	previewRoot   = "natter.relay.preview."
 	presenceRoot  = "natter.presence."
+	selfRoot      = "natter.self."
 )
 
 // HeaderDMMembers is the header the relay puts on every event of a direct conversation: the
@@ -50,6 +51,29 @@ func EphemeralSubjects(workspaceID string) string { return ephemeralRoot + works
 // from open sockets (realtime's presence). It is a root of its own, outside what bots are
 // granted: only sockets that ask for presence receive them.
 func PresenceSubject(workspaceID string) string { return presenceRoot + workspaceID }
+
+// SelfSubject carries a persist.ChannelStandingUpdated, one person's own standing in a channel
+// (joined, left, starred, muted), to that person's sockets on every replica, so their other
+// tabs follow: natter.self.<workspace_id>.<user_id>.<channel_id>. A root of its own, outside what
+// bots are granted: only the server publishes there.
+func SelfSubject(e persist.Event) string {
+	return selfRoot + e.WorkspaceID + "." + e.ActorID + "." + e.ChannelID
+}
+
+// SelfSubjects is every SelfSubject of a workspace.
+func SelfSubjects(workspaceID string) string { return selfRoot + workspaceID + ".*.*" }
+
+// ParseSelfSubject reads the person and the channel of a SelfSubject.
+func ParseSelfSubject(subject string) (userID, channelID string, ok bool) {
+	if !strings.HasPrefix(subject, selfRoot) {
+		return "", "", false
+	}
+	parts := strings.Split(subject[len(selfRoot):], ".")
+	if len(parts) != 3 || parts[1] == "" || parts[2] == "" {
+		return "", "", false
+	}
+	return parts[1], parts[2], true
+}
 
 // EventSubject is where a durable event is published: natter.events.<workspace_id> followed by
 // .ws.<type> (workspace-wide), .ch.<channel_id>.<type> (a public channel),

@@ -131,7 +131,7 @@ func (x *exporter) run(ctx context.Context, ws persist.Workspace) error {
 	x.see(ws.CreatedBy)
 	steps := []func(context.Context) error{
 		func(context.Context) error { return x.single(EntryWorkspace, workspaceLine(ws)) },
-		x.members, x.bots, x.channels, x.channelMembers, x.dms, x.messages, x.pins, x.receipts,
+		x.members, x.bots, x.channels, x.channelMembers, x.dms, x.messages, x.pins, x.receipts, x.threadReads,
 		x.uploads, x.uploadBytes, x.usersLines,
 	}
 	for _, step := range steps {

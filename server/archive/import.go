@@ -88,7 +88,7 @@ func Import(ctx context.Context, path string, o ImportOptions) (Report, error) {
 		{EntryBots, im.bots}, {EntryUploads, im.uploadFiles},
 		{EntryChannels, im.channelsIn}, {EntryChannelMembers, im.channelMembersIn}, {EntryDMs, im.dmsIn},
 		{EntryMessages, im.messagesIn}, {EntryPins, im.pinsIn}, {EntryMessages + " (details)", im.messageDetails},
-		{EntryDMs + " (details)", im.dmDetails}, {EntryReceipts, im.receiptsIn},
+		{EntryDMs + " (details)", im.dmDetails}, {EntryReceipts, im.receiptsIn}, {EntryThreadReads, im.threadReadsIn},
 		{EntryWorkspace, func(ctx context.Context) error { return im.workspaceDetails(ctx, ws) }},
 	}
 	for _, s := range steps {
@@ -177,7 +177,7 @@ func personOf(u persist.ArchiveUser) persist.HistoryPersonParams {
 
 func detailsOf(u persist.ArchiveUser, ownerID string) persist.HistoryUserDetails {
 	return persist.HistoryUserDetails{OwnerUserID: ownerID, Handle: u.Handle, FormerHandle: u.FormerHandle,
-		Email: u.Email, CreatedAt: u.CreatedAt, DeletedAt: u.DeletedAt}
+		Email: u.Email, TimeZone: u.TimeZone, CreatedAt: u.CreatedAt, DeletedAt: u.DeletedAt}
 }
 
 // users imports every person and bot as the author they are: deactivated first (the history

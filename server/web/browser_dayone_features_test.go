@@ -23,7 +23,7 @@ type dayOne struct {
 }
 
 // features checks issue 30's day-one features at one window size, in a channel of its own:
-// the empty channel's intro with "Invite people", a message to Ana highlighted and found in the Mentions panel, a long message behind "Show
+// the empty channel's intro with "Invite people", a message to Ana and an @here highlighted and found in the Mentions panel, a long message behind "Show
 // more", an image in an overlay, an upload without its file name as text, "(edited)" on the
 // last line, the pinned mark, and "Mark all read".
 func (d dayOne) features(t *testing.T, w, h int64) {
@@ -72,6 +72,7 @@ func (d dayOne) features(t *testing.T, w, h int64) {
 	e.api(t, d.ben, "PATCH", "/api/messages/"+edited, map[string]string{"body": "Deploy at 6"}, nil)
 	pinned := post("The release checklist")
 	e.api(t, d.ben, "POST", "/api/channels/"+ch.ID+"/pins", map[string]string{"message_id": pinned}, nil)
+	post("@here who can review the release?")
 	post("@ana can you check the chart?")
 	file := filepath.Join(t.TempDir(), "chart.png")
 	writePNG(t, file)
@@ -88,6 +89,7 @@ func (d dayOne) features(t *testing.T, w, h int64) {
 	}
 	// A mention of Ana is highlighted; "(edited)" ends the last line; the pin is marked.
 	waitFor(t, tab, "the mention highlighted", row("@ana can you check")+`?.classList.contains('to-me')`)
+	waitFor(t, tab, "the @here highlighted", row("@here who can review")+`?.classList.contains('to-me')`)
 	waitFor(t, tab, "(edited) inline", `(m => { if (!m) return false; const b = m.querySelector('.body').getClientRects(), x = m.querySelector('.edited')?.getBoundingClientRect();
 		return !!x && b.length > 0 && m.querySelector('.body').textContent === 'Deploy at 6' && Math.abs(x.top - b[b.length - 1].top) < 8 && x.left > b[b.length - 1].left; })(`+row("Deploy at 6")+`)`)
 	waitFor(t, tab, "the pinned mark", row("The release checklist")+`?.querySelector('.pinned-mark')?.textContent === 'Pinned'`)
@@ -115,6 +117,8 @@ func (d dayOne) features(t *testing.T, w, h int64) {
 	drawer()
 	do(t, tab, "open Mentions", mouseClick(`.sidebar button.view-link`))
 	waitFor(t, tab, "the mention listed", `[...document.querySelectorAll('.panel .mentions .result')].some(r => r.textContent.includes('Ben Okafor') && r.textContent.includes('#`+name+`') && r.querySelector('.snippet').textContent.includes('@ana'))`)
+	// @here is a mention of everyone in the channel, kept for the view (full-text search drops "here").
+	waitFor(t, tab, "the @here listed", `[...document.querySelectorAll('.panel .mentions .result')].some(r => r.textContent.includes('#`+name+`') && r.querySelector('.snippet').textContent === '@here who can review the release?')`)
 	shot(t, tab, fmt.Sprintf("mentions-%d", w))
 	if !narrow {
 		checkA11y(t, tab, "the mentions panel and highlighted, collapsed, edited and pinned messages")

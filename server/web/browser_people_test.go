@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
@@ -86,7 +87,16 @@ func TestBrowserPeople(t *testing.T) {
 
 			// His name opens his card: who, online, local time.
 			// (A second message of his in a row shows no name: the first one's is clicked.)
-			waitFor(t, tab, "his name, clicked", `(a => a && (a.click(), true))(document.querySelector('.list .msg .author[data-card=`+ben.user.ID+`]'))`)
+			name := `.author[data-card=` + ben.user.ID + `]`
+			if w > 800 {
+				// By keyboard: from his message, Tab reaches his name, and Enter opens the card.
+				waitFor(t, tab, "his message focused", `(m => m && (m.focus(), document.activeElement === m))([...document.querySelectorAll('.list .msg')].findLast(m => m.querySelector('`+name+`')))`)
+				do(t, tab, "Tab", chromedp.KeyEvent(kb.Tab))
+				waitFor(t, tab, "his name focused", `document.activeElement?.matches('.list .msg `+name+`[role=button]')`)
+				do(t, tab, "Enter", chromedp.KeyEvent(kb.Enter))
+			} else {
+				waitFor(t, tab, "his name, clicked", `(a => a && (a.click(), true))(document.querySelector('.list .msg `+name+`'))`)
+			}
 			waitFor(t, tab, "the card", card+`?.querySelector('.card-name')?.textContent === 'Ben Okafor' && `+card+`.querySelector('.card-handle').textContent === '@ben'`)
 			waitFor(t, tab, "ben online", card+`.querySelector('.card-presence').textContent === 'Online' && `+card+`.querySelector('.card-avatar .presence-dot.online[aria-label=Online]')`)
 			tokyo, _ := time.LoadLocation("Asia/Tokyo")

@@ -93,6 +93,14 @@ test('a mention of the reader counts as one; the reader\'s own message and the o
   assert.equal(state.mentions.get(CH), 2);
 });
 
+test('a mention is the server\'s rule: no handle character on either side of the name', () => {
+  let seq = 3;
+  for (const body of ['mail ops@here.example', '@anastasia, hi', '@channels', '@everyone-else', 'x@ana']) apply(created(msg(seq++, { body })));
+  assert.equal(state.mentions.has(CH), false);
+  for (const body of ['(@Channel) deploy', '@EVERYONE', 'ask @ana.', '@here']) apply(created(msg(seq++, { body })));
+  assert.equal(state.mentions.get(CH), 4);
+});
+
 test('a window left open keeps its newest 600 of 701 messages and can load older ones again', () => {
   const c = conv(CH);
   c.loaded = true;

@@ -8,10 +8,15 @@ import './views/moderation/index.js';
 import './views/preview.js';
 import './views/marks.js';
 import './views/export.js';
-// A click on a person (data-card: an author, an avatar, a row of people) opens their card.
+// A click on a person (data-card: an author, an avatar, a row of people) opens their card; so
+// do Enter and Space on a name in the Tab order (role=button).
 document.addEventListener('click', (e) => {
   const el = e.target instanceof Element && e.target.closest('[data-card]');
   if (el) import('./lazy/card.js').then((m) => m.openCard(el.dataset.card, el)).catch(console.error);
+});
+document.addEventListener('keydown', (e) => {
+  const t = e.target;
+  if ((e.key === 'Enter' || e.key === ' ') && t instanceof HTMLElement && t.matches('[data-card][role=button]')) { e.preventDefault(); t.click(); }
 });
 // @ and : completion (lazy/complete.js) is loaded by the first @ or : typed in a composer.
 document.addEventListener('input', function first(e) {

@@ -145,6 +145,16 @@ on('channel.member_removed', (ev) => {
   if (state.me && p.user_id === state.me.id) forgetChannel(p.channel_id || ev.channel_id).catch(() => {});
 });
 
+// This person joined, left, starred or muted a channel in another tab (channel.standing_updated,
+// sent to their own sockets only): the channel as their list shows it.
+on('channel.standing_updated', ({ payload: p }) => {
+  const c = p && p.channel;
+  if (!c || !state.me || p.user_id !== state.me.id) return [];
+  if (c.visibility === 'private' && !c.joined) { forgetChannel(c.id).catch(() => {}); return []; }
+  mergeChannel(c);
+  return ['sidebar', 'header', 'channel-about'];
+});
+
 // forgetChannel drops a channel the person can no longer read, and moves off it if it is open.
 export async function forgetChannel(channelId) {
   state.channels.delete(channelId);

@@ -159,12 +159,15 @@ function insertReply(m) {
   t.pending = t.pending.filter((p) => !m.nonce || p.nonce !== m.nonce);
 }
 
+// mentionsMe is the server's rule (persist.Addresses; docs/messages.md, "Mentions"): an @ not
+// after a handle character, then the reader's handle, here, channel or everyone, then no handle
+// character. @here counts: a page that shows it is online.
 export function mentionsMe(body) {
   const me = state.me;
   if (!me || !body) return false;
-  const handle = me.handle && `@${me.handle}`.toLowerCase();
-  const text = body.toLowerCase();
-  return (handle && text.includes(handle)) || /(^|\s)@(here|channel|everyone)\b/.test(text);
+  const names = ['here', 'channel', 'everyone'];
+  if (me.handle) names.push(me.handle.replace(/[^\w-]/g, ''));
+  return new RegExp(`(?<![\\w@-])@(${names.join('|')})(?![\\w@-])`, 'i').test(body);
 }
 
 function isViewing(placeId) {

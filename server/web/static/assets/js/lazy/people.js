@@ -47,7 +47,7 @@ function row(m) {
   const me = state.me && u.id === state.me.id;
   return h('li', { class: `person${isOnline(u.id) ? ' is-online' : ''}`, dataset: { user: u.id } },
     h('span', { class: 'avatar-wrap', dataset: { card: u.id } }, avatar(u, 'sm'), dot(u.id)),
-    h('span', { class: 'who', dataset: { card: u.id } }, h('span', { class: 'author' }, displayName(u)),
+    h('span', { class: 'who', role: 'button', tabIndex: 0, dataset: { card: u.id } }, h('span', { class: 'author' }, displayName(u)),
       u.handle ? h('span', { class: 'muted' }, ` @${u.handle}`) : null),
     h('span', { class: 'tag' }, u.kind === 'bot' ? 'bot' : m.role),
     h('button', { class: 'btn small', 'aria-label': `Message ${displayName(u)}`,

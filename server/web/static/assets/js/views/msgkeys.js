@@ -19,9 +19,12 @@ function tabbable(row, on) {
   if (row.dataset.rove === (on ? '1' : '0')) return;
   row.dataset.rove = on ? '1' : '0';
   row.tabIndex = on ? 0 : -1;
-  // A message's own controls (toolbar, reactions, links) are reached by Tab from the message.
-  for (const el of row.querySelectorAll('button, a[href], summary')) {
-    if (on) el.removeAttribute('tabindex'); else el.tabIndex = -1;
+  // A message's own controls (its author's name, toolbar, reactions, links) are reached by Tab
+  // from the message.
+  for (const el of row.querySelectorAll('button, a[href], summary, [role=button][data-card]')) {
+    if (!on) el.tabIndex = -1;
+    else if (el.matches('[data-card]')) el.tabIndex = 0;
+    else el.removeAttribute('tabindex');
   }
 }
 

@@ -63,7 +63,7 @@ async function renderMembers(body, channelId) {
     } }, pick, h('button', { type: 'submit', class: 'btn primary' }, 'Add'));
   const row = (m) => h('li', { class: 'channel-member', dataset: { user: m.user.id } },
     h('span', { class: 'avatar-wrap', dataset: { card: m.user.id } }, avatar(m.user, 'sm'), dot(m.user.id)),
-    h('span', { class: 'who', dataset: { card: m.user.id } }, h('span', { class: 'author' }, displayName(m.user)), m.user.kind === 'bot' ? h('span', { class: 'tag' }, 'bot') : null),
+    h('span', { class: 'who', role: 'button', tabIndex: 0, dataset: { card: m.user.id } }, h('span', { class: 'author' }, displayName(m.user)), m.user.kind === 'bot' ? h('span', { class: 'tag' }, 'bot') : null),
     m.user.id === me
       ? h('button', { type: 'button', class: 'btn small danger leave', onclick: () => act(() => actions.removeChannelMember(channelId, me), 'You left.') }, 'Leave')
       : isManager()

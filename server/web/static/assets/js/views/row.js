@@ -25,7 +25,7 @@ export function renderRow(m, opts) {
   const content = h('div', { class: 'msg-content' });
   if (!opts.grouped) {
     content.appendChild(h('div', { class: 'msg-head' },
-      h('span', { class: 'author', dataset: { card: m.author_id } }, displayName(author)),
+      h('span', { class: 'author', role: 'button', tabIndex: -1, dataset: { card: m.author_id } }, displayName(author)),
       author && author.kind === 'bot' ? h('span', { class: 'tag bot' }, 'bot') : null,
       h('time', { dateTime: m.created_at, title: fmt.full(created) }, fmt.time(created))));
   }
