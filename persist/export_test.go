@@ -49,3 +49,8 @@ var SearchShapes = map[string]any{"index": searchIndex, "index-every-span": sear
 func WithSearchShape(ctx context.Context, shape any) context.Context {
 	return context.WithValue(ctx, searchShapeKey{}, shape.(searchShape))
 }
+
+// EmailSelects is emailSelects, the rule of missed-activity email for one reader.
+func EmailSelects(m Message, handle string, follows bool) bool {
+	return emailSelects(m, handle, follows)
+}

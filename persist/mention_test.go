@@ -134,3 +134,28 @@ func TestPushRecipientsBroadcast(t *testing.T) {
 	require.ElementsMatch(t, []string{online.ID}, pushed("@here quick sync?"))
 	require.Empty(t, pushed("ping ops@here.example"))
 }
+
+// TestEmailSelectsBroadcast: missed-activity email treats @channel and @everyone as mentions of
+// every reader of a channel, and never @here, which is for the people present.
+func TestEmailSelectsBroadcast(t *testing.T) {
+	t.Parallel()
+	root := func(body string) persist.Message { return persist.Message{ID: "msg_r", ChannelID: "chn_x", Body: body} }
+	parent := "msg_r"
+	reply := func(body string) persist.Message {
+		return persist.Message{ID: "msg_y", ChannelID: "chn_x", ParentMessageID: &parent, Body: body}
+	}
+	for _, tc := range []struct {
+		m    persist.Message
+		want bool
+	}{
+		{root("@channel release at 5"), true},
+		{root("(@everyone) lunch"), true},
+		{root("@here anyone?"), false},
+		{root("@ada look"), true},
+		{root("ops@here.example"), false},
+		{reply("@everyone in a thread"), true},
+		{reply("@here in a thread"), false},
+	} {
+		require.Equal(t, tc.want, persist.EmailSelects(tc.m, "ada", false), "%q", tc.m.Body)
+	}
+}
