@@ -43,17 +43,18 @@ func nextPreview(t *testing.T, sub *nats.Subscription, workspaceID string, curso
 // TestRelayPreviewsAWakingWorkspace: the first events of a workspace whose stream was retired
 // go out on its preview subject before the stream is created (here it cannot be, until the
 // blocker goes), each exactly as the stream then holds it: subject, envelope, headers, cursor.
-// A workspace whose stream exists is not previewed.
+// A new workspace's first events, whose stream is created for the first time, are not.
 func TestRelayPreviewsAWakingWorkspace(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
 	b.appendEvents(t, 2, persist.EventInput{})
-	ch, r, _ := b.start(t, func(c *streams.RelayConfig) {
+	ch, r, stop := b.start(t, func(c *streams.RelayConfig) {
 		c.RetireAfter = 200 * time.Millisecond
 		c.PollInterval = 20 * time.Millisecond
 	})
 	ch.waitFor(t, 2)
+	require.Equal(t, 0.0, counterValue(t, r, "natter_relay_previewed_total"), "a new workspace's stream is no waking one")
 	b.waitStreamGone(t)
 	sub, err := b.nc.SubscribeSync(streams.PreviewSubject(b.ws.ID))
 	require.NoError(t, err)
@@ -69,6 +70,7 @@ func TestRelayPreviewsAWakingWorkspace(t *testing.T) {
 	second, secondMsg := nextPreview(t, sub, b.ws.ID, 4)
 	unblock()
 	ch.waitFor(t, 4)
+	stop() // before the idle stream is retired again
 	state, msgs := b.streamState(t)
 	require.Equal(t, uint64(3), state.FirstSeq)
 	for i, p := range []*nats.Msg{firstMsg, secondMsg} {
@@ -79,12 +81,6 @@ func TestRelayPreviewsAWakingWorkspace(t *testing.T) {
 		require.Equal(t, m.Header.Get(jetstream.MsgIDHeader), p.Header.Get(jetstream.MsgIDHeader))
 	}
 	require.GreaterOrEqual(t, counterValue(t, r, "natter_relay_previewed_total"), 2.0)
-
-	// The stream exists now: the next event goes into it, unpreviewed.
-	before := counterValue(t, r, "natter_relay_previewed_total")
-	b.appendEvents(t, 1, persist.EventInput{})
-	ch.waitFor(t, 5)
-	require.Equal(t, before, counterValue(t, r, "natter_relay_previewed_total"))
 }
 
 // TestDecodePreviewRefusesStrangers: a preview names its own workspace, on its own subject, with

@@ -230,10 +230,11 @@ func (r *Relay) Run(ctx context.Context) error {
 			_ = locks.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	// The poll backs off while the deployment rests: each poll that finds nothing, with no
-	// wake-up since, doubles the wait up to pollBackOff × PollInterval; a wake-up or a find sets
-	// it back. Its query reads every workspace's head, so at rest with thousands of dormant
-	// workspaces it was most of Postgres's work.
+	// The poll backs off while wake-ups do their work: each poll that finds no workspace behind
+	// but those a wake-up announced doubles the wait up to pollBackOff × PollInterval; finding
+	// one that no wake-up announced (wake-ups are being lost) sets it back. Its query reads
+	// every workspace's head, so with thousands of dormant workspaces it was most of Postgres's
+	// work at rest, and under load (when wake-ups set it back) a share of a core.
 	pollEvery := r.cfg.PollInterval
 	poll := time.NewTimer(pollEvery)
 	defer poll.Stop()
@@ -258,18 +259,13 @@ func (r *Relay) Run(ctx context.Context) error {
 		case m := <-wakes:
 			if id := m.Subject[len(wakeRoot):]; r.owned[r.shardOf(id)] {
 				dirty[id] = true
-			}
-			if pollEvery != r.cfg.PollInterval {
-				pollEvery = r.cfg.PollInterval
-				if poll.Stop() {
-					poll.Reset(pollEvery)
-				}
+				polls.announced[id] = true
 			}
 		case <-poll.C:
 			polls.start(ctx, r)
 		case a := <-polls.answers:
 			polls.running = false
-			if r.markPending(ctx, a, dirty) || len(wakes) > 0 {
+			if r.markPending(ctx, a, dirty, polls.announced) {
 				pollEvery = r.cfg.PollInterval
 			} else {
 				pollEvery = min(2*pollEvery, pollBackOff*r.cfg.PollInterval)

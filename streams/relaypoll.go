@@ -27,10 +27,15 @@ type pollAnswer struct {
 type pendingPoll struct {
 	answers chan pollAnswer
 	running bool // read and written by the relay's loop only
-	wg      sync.WaitGroup
+	// announced holds the owned workspaces whose wake-up came since the last poll started (the
+	// relay's loop only): behind, they are on their way, not a sign of wake-ups lost.
+	announced map[string]bool
+	wg        sync.WaitGroup
 }
 
-func newPendingPoll() *pendingPoll { return &pendingPoll{answers: make(chan pollAnswer, 1)} }
+func newPendingPoll() *pendingPoll {
+	return &pendingPoll{answers: make(chan pollAnswer, 1), announced: map[string]bool{}}
+}
 
 // start reads the pending workspaces in a goroutine of its own, unless a read is under way;
 // the answer comes on answers.
@@ -39,6 +44,7 @@ func (p *pendingPoll) start(ctx context.Context, r *Relay) {
 		return
 	}
 	p.running = true
+	clear(p.announced)
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -51,8 +57,9 @@ func (p *pendingPoll) start(ctx context.Context, r *Relay) {
 }
 
 // markPending takes a poll's answer: it marks the owned workspaces whose stream is behind their
-// log, and reports whether there were any (or the poll failed).
-func (r *Relay) markPending(ctx context.Context, a pollAnswer, dirty map[string]bool) bool {
+// log, and reports whether any of them had no wake-up announced since the poll started (or the
+// poll failed): wake-ups are being lost, and the poll should look again soon.
+func (r *Relay) markPending(ctx context.Context, a pollAnswer, dirty, announced map[string]bool) bool {
 	if a.err != nil {
 		if ctx.Err() == nil {
 			r.logger.Warn("relay poll failed", "error", a.err)
@@ -69,7 +76,7 @@ func (r *Relay) markPending(ctx context.Context, a pollAnswer, dirty map[string]
 	for _, s := range a.pending {
 		if r.owned[r.shardOf(s.WorkspaceID)] {
 			dirty[s.WorkspaceID], behind[s.WorkspaceID] = true, true
-			found = true
+			found = found || !announced[s.WorkspaceID]
 			backlog += s.Head - s.Relayed
 		}
 	}

@@ -29,3 +29,23 @@ func TestRelayPollsWhenItTakesShards(t *testing.T) {
 	second.waitFor(t, 2)
 	require.Positive(t, counterValue(t, r2, "natter_relay_polls_total"))
 }
+
+// TestRelayPollBacksOffWhileWakeUpsWork: under a steady run of events whose wake-ups arrive,
+// the poll (which reads every workspace's head) backs off as at rest, instead of running at
+// its fastest after each wake-up; every event is relayed all the same.
+func TestRelayPollBacksOffWhileWakeUpsWork(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ch, r, _ := b.start(t, func(c *streams.RelayConfig) { c.PollInterval = 20 * time.Millisecond })
+	tick := time.NewTicker(30 * time.Millisecond)
+	defer tick.Stop()
+	const events = 40
+	for range events {
+		<-tick.C
+		b.appendEvents(t, 1, persist.EventInput{})
+	}
+	ch.waitFor(t, events)
+	// Reset by each wake-up, the poll ran at least once between two events (40); backing off,
+	// it runs every 160 ms at most once it has doubled three times.
+	require.Less(t, counterValue(t, r, "natter_relay_polls_total"), 30.0)
+}

@@ -28,7 +28,11 @@ var errWaking = errors.New("streams: the workspace's stream is being created")
 type wakings struct {
 	pending map[string]*waking
 	done    chan wokenStream
-	wg      sync.WaitGroup
+	// slot lets one creation run at a time, as when the loop made them itself: twenty at once
+	// (an active load's workspaces waking together, natter bench --mode tenants --cluster) held
+	// the 3-node cluster's JetStream API past its 10-s timeouts on the shared VM.
+	slot chan struct{}
+	wg   sync.WaitGroup
 }
 
 // waking is a stream being created, with the events previewed meanwhile (nil: none).
@@ -49,7 +53,7 @@ type woken struct {
 }
 
 func newWakings() wakings {
-	return wakings{pending: map[string]*waking{}, done: make(chan wokenStream, 64)}
+	return wakings{pending: map[string]*waking{}, done: make(chan wokenStream, 64), slot: make(chan struct{}, 1)}
 }
 
 // wake previews a retired workspace's first events and starts creating its stream; the pass
@@ -64,6 +68,12 @@ func (r *Relay) wake(ctx context.Context, st persist.RelayState) error {
 	r.wakings.wg.Add(1)
 	go func() {
 		defer r.wakings.wg.Done()
+		select {
+		case r.wakings.slot <- struct{}{}:
+			defer func() { <-r.wakings.slot }()
+		case <-ctx.Done():
+			return
+		}
 		if f := r.beforeWake.Load(); f != nil {
 			(*f)(st.WorkspaceID)
 		}

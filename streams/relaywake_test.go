@@ -74,9 +74,67 @@ func TestRelayRelaysOthersWhileAStreamForms(t *testing.T) {
 
 	releaseOnce()
 	ch.waitFor(t, 3)
-	state, msgs := b.streamState(t)
-	require.Equal(t, uint64(2), state.FirstSeq)
-	require.Equal(t, uint64(3), state.LastSeq)
-	require.Equal(t, uint64(2), msgs[0].Sequence)
-	require.Len(t, msgs, 2)
+	// Read from the log's record: the idle stream may be retired again by now.
+	st, err := persist.ReadV(ctx, b.store, func(tx *persist.Reader) (persist.RelayState, error) {
+		return tx.RelayStateGet(ctx, b.ws.ID)
+	})
+	require.NoError(t, err)
+	require.Equal(t, int64(2), st.StreamFirst, "the stream was created at the first previewed cursor")
+	require.Equal(t, int64(3), st.Relayed)
+}
+
+// TestRelayCreatesOneStreamAtATime: two retired workspaces waking together have their streams
+// created one after the other (a cluster's JetStream API stalled under twenty at once), and
+// both get their events.
+func TestRelayCreatesOneStreamAtATime(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	other := persisttest.Workspace(t, b.store, b.owner.ID)
+	appendTo := func(workspaceID string) {
+		require.NoError(t, b.store.WithTx(ctx, func(tx *persist.Tx) error {
+			_, err := tx.EventAppend(ctx, persist.EventInput{WorkspaceID: workspaceID, ActorID: b.owner.ID, Type: "test.event"})
+			return err
+		}))
+	}
+	otherRelayed := make(relayed, 100)
+	ch, r, _ := b.start(t, func(c *streams.RelayConfig) {
+		c.RetireAfter, c.PollInterval = 200*time.Millisecond, 20*time.Millisecond
+		mine := c.OnRelayed
+		c.OnRelayed = func(id string, cursor int64) {
+			mine(id, cursor)
+			if id == other.ID {
+				otherRelayed <- cursor
+			}
+		}
+	})
+	b.appendEvents(t, 1, persist.EventInput{})
+	appendTo(other.ID)
+	ch.waitFor(t, 1)
+	otherRelayed.waitFor(t, 1)
+	b.waitStreamGone(t)
+	require.Eventually(t, func() bool {
+		_, err := b.js.Stream(ctx, streams.StreamName(other.ID))
+		return err != nil
+	}, 10*time.Second, 20*time.Millisecond, "the other stream was not retired")
+
+	entered := make(chan string, 2)
+	release := make(chan struct{})
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseOnce)
+	streams.SetBeforeWake(r, func(id string) {
+		entered <- id
+		if id == b.ws.ID {
+			<-release
+		}
+	})
+	b.appendEvents(t, 1, persist.EventInput{})
+	require.Equal(t, b.ws.ID, <-entered)
+	appendTo(other.ID)
+	require.Never(t, func() bool { return len(entered) > 0 }, 300*time.Millisecond, 10*time.Millisecond,
+		"a second creation started while the first was under way")
+	releaseOnce()
+	require.Equal(t, other.ID, <-entered)
+	ch.waitFor(t, 2)
+	otherRelayed.waitFor(t, 2)
 }
