@@ -151,7 +151,8 @@ on('channel.standing_updated', ({ payload: p }) => {
   const c = p && p.channel;
   if (!c || !state.me || p.user_id !== state.me.id) return [];
   if (c.visibility === 'private' && !c.joined) { forgetChannel(c.id).catch(() => {}); return []; }
-  mergeChannel(c);
+  // Its last_seq may be older than the messages this page has counted (another path): keep ours.
+  mergeChannel({ ...c, last_seq: (state.channels.get(c.id) || c).last_seq });
   return ['sidebar', 'header', 'channel-about'];
 });
 
