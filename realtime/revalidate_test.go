@@ -140,7 +140,7 @@ func TestSocketNotReapedWhileWorkersLag(t *testing.T) {
 
 func notReapedWhileWorkersLag(t *testing.T, clientPings bool) {
 	e := newEnv(t, 1, func(c *Config) {
-		c.Workers, c.PingInterval, c.SweepInterval = 1, 150*time.Millisecond, 20*time.Millisecond
+		c.Workers, c.PingInterval, c.SweepInterval = 1, 250*time.Millisecond, 20*time.Millisecond
 		c.RevalidateInterval = time.Nanosecond // every delivery checks first: the worker waits on the lock
 	})
 	h := e.hubs[0]
@@ -182,7 +182,7 @@ func notReapedWhileWorkersLag(t *testing.T, clientPings bool) {
 		err := raw.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
 		return err == nil && waiting > 0
 	}, 10*time.Second, 5*time.Millisecond, "the worker's check waits for the lock")
-	time.Sleep(600 * time.Millisecond) // four ping intervals with nothing read or written
+	time.Sleep(time.Second) // four ping intervals with nothing read or written
 	require.NoError(t, tx.Rollback(ctx))
 	close(stop)
 	wg.Wait()
