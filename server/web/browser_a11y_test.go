@@ -210,9 +210,12 @@ func messageKeys(t *testing.T, tab context.Context) {
 	others := `[...document.querySelectorAll('.list .msg')].filter(m => m.tabIndex !== 0).flatMap(m => [...m.querySelectorAll('button, a[href]')]).filter(b => b.tabIndex >= 0).length`
 	waitKeys(t, tab, "the newest message the list's one Tab stop", tabStops+`.join('|') === 'The review is at eleven' && `+others+` === 0`)
 
-	// From the composer, back through the paperclip, onto the newest message.
+	// From the composer, back through the paperclip and the newest message's author (a name
+	// opens the profile card from the keyboard), onto the newest message.
 	do(t, tab, "focus the composer", chromedp.Focus("form.composer .compose-box"))
 	do(t, tab, "Shift+Tab twice", key(kb.Tab, chromedp.ModifierShift), key(kb.Tab, chromedp.ModifierShift))
+	waitKeys(t, tab, "the newest message's author focused", active+`.classList.contains('author') && `+active+`.closest('.msg') === `+msgWith("The review is at eleven"))
+	do(t, tab, "Shift+Tab", key(kb.Tab, chromedp.ModifierShift))
 	waitKeys(t, tab, "the newest message focused", active+` === `+msgWith("The review is at eleven"))
 	if got := eval[string](t, tab, `(s => s.outlineStyle)(getComputedStyle(`+active+`))`); got == "none" {
 		t.Fatal("the focused message shows no outline")
@@ -268,7 +271,7 @@ func panelsA11y(t *testing.T, tab context.Context) {
 	waitFor(t, tab, "the results", `document.querySelectorAll('.panel .results li').length === 2`)
 	checkA11y(t, tab, "search panel")
 	do(t, tab, "people", mouseClick(".conv-header .members-count"))
-	waitFor(t, tab, "the directory", `document.querySelectorAll('.panel .people li').length === 4`)
+	waitFor(t, tab, "the directory", `document.querySelectorAll('.panel .people li.person').length === 4`)
 	checkA11y(t, tab, "people panel")
 	do(t, tab, "settings", mouseClick(`.conv-header button[aria-label="Channel settings"]`))
 	waitFor(t, tab, "the settings", `document.querySelector('.panel:not([hidden]) form.settings')`)
