@@ -363,67 +363,6 @@ func (s *socket) catchUp(ctx context.Context) {
 	}
 }
 
-func (s *socket) staleLocked() bool {
-	return s.revalidates() && time.Since(s.checkedAt) > s.hub.cfg.RevalidateInterval
-}
-
-// revalidates reports whether the socket's credentials can end while it is open: a session or a
-// bot token. (Membership is checked with them.)
-func (s *socket) revalidates() bool { return s.sessionID != "" || s.tokenID != "" }
-
-// uses reports whether the socket rests on what r revoked: its session, its bot token, its (or
-// its user bot owner's, or its service bot token issuer's) membership of the socket's workspace, or the workspace itself. Set once
-// at accept, read freely.
-func (s *socket) uses(r persist.Revocation) bool {
-	switch {
-	case r.SessionID != "":
-		return s.sessionID == r.SessionID
-	case r.TokenID != "":
-		return s.tokenID == r.TokenID
-	case r.WorkspaceID != s.workspaceID:
-		return false
-	default:
-		return r.UserID == "" || r.UserID == s.actor.UserID || (s.actor.BoundBy() != "" && r.UserID == s.actor.BoundBy())
-	}
-}
-
-// check revalidates the socket's actor; a revoked session or membership closes it with 1008.
-// A database outage keeps the socket and tries again later.
-func (s *socket) check(ctx context.Context) bool {
-	s.mu.Lock()
-	seen := s.announced
-	s.mu.Unlock()
-	v, err := s.hub.revalidate(ctx, s)
-	if persist.IsRefusal(err) && ctx.Err() == nil { // an outage (or the hub stopping) is no verdict: keep the socket
-		s.closeFor(err)
-		return false
-	}
-	s.mu.Lock()
-	if err == nil {
-		s.viewer = v
-	} else {
-		s.hub.logger.Warn("socket revalidation failed", "workspace_id", s.workspaceID, "error", err)
-	}
-	s.checkedAt = time.Now()
-	if s.checked = seen; s.checked == s.announced {
-		s.releaseHeldLocked()
-	}
-	s.mu.Unlock()
-	return true
-}
-
-// releaseHeldLocked queues the live events held for a check that the viewer of now may see. (An
-// outage keeps the former viewer: events are not held past a failed check.)
-func (s *socket) releaseHeldLocked() {
-	held := s.held
-	s.held, s.heldBytes = nil, 0
-	for _, ev := range held {
-		if ev.visibleTo(s.viewer) && !s.queueLocked(ev.frame) {
-			return
-		}
-	}
-}
-
 // flush writes queued frames without blocking: when the kernel buffer fills, the socket waits
 // for writability in the poller and the worker moves on.
 func (s *socket) flush(ctx context.Context) {
