@@ -9,7 +9,6 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/nats-io/nats.go/jetstream"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
@@ -20,11 +19,7 @@ import (
 
 // catchUpReads is how many catch-up reads hub h made from source (stream, postgres).
 func catchUpReads(h *Hub, source string) int {
-	var m dto.Metric
-	if err := h.metrics.catchUpReads.WithLabelValues(source).Write(&m); err != nil {
-		panic(err)
-	}
-	return int(m.GetCounter().GetValue())
+	return counted(h.metrics.catchUpReads.WithLabelValues(source))
 }
 
 // relayedTo waits until the workspace's stream holds cursor, and returns the stream.
@@ -190,11 +185,7 @@ func TestCatchUpFromTheStreamKeepsVisibility(t *testing.T) {
 // backfilled is how many events hub h sent while catching up from source (memory, stream,
 // postgres).
 func backfilled(h *Hub, source string) int {
-	var m dto.Metric
-	if err := h.metrics.backfilled.WithLabelValues(source).Write(&m); err != nil {
-		panic(err)
-	}
-	return int(m.GetCounter().GetValue())
+	return counted(h.metrics.backfilled.WithLabelValues(source))
 }
 
 // TestCatchUpFromTheStreamAcrossBlocks: a catch-up longer than one block of the stream reads

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -240,13 +241,18 @@ func (e *env) add(t testing.TB, body string) int64 {
 	return ev.Cursor
 }
 
-// closes is how many sockets the hub closed with code.
-func closes(h *Hub, code int) int {
+// counted is a counter's value.
+func counted(c prometheus.Counter) int {
 	var m dto.Metric
-	if err := h.metrics.closes.WithLabelValues(strconv.Itoa(code)).Write(&m); err != nil {
+	if err := c.Write(&m); err != nil {
 		panic(err)
 	}
 	return int(m.GetCounter().GetValue())
+}
+
+// closes is how many sockets the hub closed with code.
+func closes(h *Hub, code int) int {
+	return counted(h.metrics.closes.WithLabelValues(strconv.Itoa(code)))
 }
 
 // feedLast is the last cursor the hub's feed of a workspace dispatched (0 without a feed).

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
@@ -21,11 +20,7 @@ import (
 // lookups is how many handshake look-ups of kind (session, membership) hub h answered from source
 // (cache, postgres).
 func lookups(h *Hub, kind, source string) int {
-	var m dto.Metric
-	if err := h.handshake.lookups.WithLabelValues(kind, source).Write(&m); err != nil {
-		panic(err)
-	}
-	return int(m.GetCounter().GetValue())
+	return counted(h.handshake.lookups.WithLabelValues(kind, source))
 }
 
 // listening waits until every hub hears the announcements, from when its cache answers.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/jackc/pgx/v5"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
@@ -18,19 +17,11 @@ import (
 )
 
 func checkCount(h *Hub, kind string) int {
-	var m dto.Metric
-	if err := h.metrics.checks.WithLabelValues(kind).Write(&m); err != nil {
-		panic(err)
-	}
-	return int(m.GetCounter().GetValue())
+	return counted(h.metrics.checks.WithLabelValues(kind))
 }
 
 func reapedCount(h *Hub) int {
-	var m dto.Metric
-	if err := h.metrics.reaped.Write(&m); err != nil {
-		panic(err)
-	}
-	return int(m.GetCounter().GetValue())
+	return counted(h.metrics.reaped)
 }
 
 // members makes n people members of the workspace, each signed in with a session of their own.
