@@ -39,15 +39,16 @@ func TestClusterStreamReplicas(t *testing.T) {
 	}
 
 	b.appendEvents(t, 3, persist.EventInput{})
-	single, _, stop := b.start(t, func(c *streams.RelayConfig) { c.Replicas = 1 })
+	// A stream creation or publish that times out while a loaded cluster settles is retried
+	// at the relay's next poll, so both relays poll often.
+	single, _, stop := b.start(t, func(c *streams.RelayConfig) { c.Replicas = 1; c.PollInterval = 200 * time.Millisecond })
 	single.waitFor(t, 3)
 	stop()
 	require.Equal(t, 1, replicasOf())
 
 	b.appendEvents(t, 2, persist.EventInput{})
 	three, _, _ := b.start(t, func(c *streams.RelayConfig) { c.Replicas = 3; c.PollInterval = 200 * time.Millisecond })
-	// The first publish after scaling may go unanswered while the new peers join; the relay
-	// retries it at its next poll.
+	// The first publish after scaling may go unanswered while the new peers join.
 	three.waitFor(t, 5)
 	require.Equal(t, 3, replicasOf(), "the existing stream is scaled to 3 replicas")
 	b.requireMirror(t)
