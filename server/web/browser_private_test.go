@@ -3,10 +3,13 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/natterchat/natter/persist"
 )
 
 // sidebarChannel is the sidebar link of the channel called name.
@@ -21,9 +24,10 @@ func sidebarChannel(name string) string {
 func TestBrowserPrivateChannels(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ana, ben := e.person(t, "Ana Lima"), e.person(t, "Ben Okafor")
+	ana, ben, cleo := e.person(t, "Ana Lima"), e.person(t, "Ben Okafor"), e.person(t, "Cleo Park")
 	ws := e.workspace(t, ana, "Acme")
 	e.addMember(t, ws.ID, ben.user.ID)
+	e.addMember(t, ws.ID, cleo.user.ID)
 	e.channel(t, ana, ws.ID, "general")
 
 	b := newBrowser(t, e)
@@ -64,12 +68,22 @@ func TestBrowserPrivateChannels(t *testing.T) {
 		}
 	})
 
+	// listed is the members panel's names, sorted.
+	listed := func(names string) string {
+		return `[...document.querySelectorAll('.channel-members li .author')].map(a => a.textContent).sort().join() === ` + fmt.Sprintf("%q", names)
+	}
 	t.Run("AddFromTheMembersPanel", func(t *testing.T) {
 		clickWhen(t, aTab, "the members button", `document.querySelector('.conv-header button[aria-label="Channel members"]')`)
-		waitFor(t, aTab, "Ana listed", `[...document.querySelectorAll('.channel-members li .author')].map(a => a.textContent).join() === 'Ana Lima'`)
+		waitFor(t, aTab, "Ana listed", listed("Ana Lima"))
 		choose(t, aTab, "the person to add", `document.querySelector('select.add-member')`, ben.user.ID)
+		// Someone else adds Cleo meanwhile: the panel redraws, and Ana's choice of Ben stays.
+		var chans struct{ Channels []persist.Channel }
+		e.api(t, ana, "GET", "/api/workspaces/"+ws.ID+"/channels", nil, &chans)
+		hiring := slices.IndexFunc(chans.Channels, func(c persist.Channel) bool { return c.Name == "hiring" })
+		e.api(t, ana, "POST", "/api/channels/"+chans.Channels[hiring].ID+"/members", map[string]string{"user_id": cleo.user.ID}, nil)
+		waitFor(t, aTab, "Cleo listed", listed("Ana Lima,Cleo Park"))
 		clickWhen(t, aTab, "Add", `document.querySelector('form[aria-label="Add to the channel"] button[type=submit]')`)
-		waitFor(t, aTab, "Ben listed", `[...document.querySelectorAll('.channel-members li .author')].map(a => a.textContent).join() === 'Ana Lima,Ben Okafor'`)
+		waitFor(t, aTab, "Ben listed", listed("Ana Lima,Ben Okafor,Cleo Park"))
 		shot(t, aTab, "private-channel-members")
 		waitFor(t, bTab, "hiring on Ben's open page", sidebarChannel("hiring")+`?.querySelector('.sigil')?.title === 'Private channel'`)
 		clickWhen(t, bTab, "hiring", sidebarChannel("hiring"))
@@ -78,7 +92,7 @@ func TestBrowserPrivateChannels(t *testing.T) {
 
 	t.Run("RemovedLosesItLive", func(t *testing.T) {
 		clickWhen(t, aTab, "Remove Ben", `document.querySelector('.channel-members button[aria-label="Remove Ben Okafor"]')`)
-		waitFor(t, aTab, "Ben gone from the list", `[...document.querySelectorAll('.channel-members li .author')].map(a => a.textContent).join() === 'Ana Lima'`)
+		waitFor(t, aTab, "Ben gone from the list", listed("Ana Lima,Cleo Park"))
 		waitFor(t, bTab, "hiring gone from Ben's sidebar", sidebarChannel("hiring")+` === undefined`)
 		waitFor(t, bTab, "Ben moved off it", `document.querySelector('.conv-header h1')?.textContent === 'general'`)
 		send(t, aTab, "form.composer .compose-box", "Offer goes out Monday")

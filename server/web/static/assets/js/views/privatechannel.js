@@ -11,8 +11,11 @@ import { registerPanel } from './registry.js';
 import { isManager } from './moderation/common.js';
 import { ensure, dot, styles } from '../lazy/presence.js';
 
-// note is the outcome of the last action of the members panel, kept across its redraws.
+// note is the outcome of the last action of the members panel, kept across its redraws;
+// picked is the person chosen in its "Add someone" list and not yet added, so that a redraw
+// (a member joining, say) does not undo the choice between picking and pressing Add.
 let note = { said: '', error: '' };
+let picked = '';
 
 const outcome = () => [
   note.error ? h('p', { class: 'error pad', role: 'alert' }, note.error) : null,
@@ -55,11 +58,13 @@ async function renderMembers(body, channelId) {
   const pick = h('select', { class: 'add-member', 'aria-label': 'Person or bot to add' },
     h('option', { value: '' }, 'Add someone…'),
     ...candidates.map((m) => h('option', { value: m.user.id }, displayName(m.user) + (m.user.kind === 'bot' ? ' (bot)' : ''))));
+  if (candidates.some((m) => m.user.id === picked)) pick.value = picked;
+  pick.addEventListener('change', () => { picked = pick.value; });
   const add = h('form', { class: 'row-btns pad', 'aria-label': 'Add to the channel',
     onsubmit: (e) => {
       e.preventDefault();
       const who = (directory.members || []).find((m) => m.user.id === pick.value);
-      if (who) act(() => actions.addChannelMember(channelId, who.user.id), `${displayName(who.user)} was added.`);
+      if (who) act(async () => { await actions.addChannelMember(channelId, who.user.id); picked = ''; }, `${displayName(who.user)} was added.`);
     } }, pick, h('button', { type: 'submit', class: 'btn primary' }, 'Add'));
   const row = (m) => h('li', { class: 'channel-member', dataset: { user: m.user.id } },
     h('span', { class: 'avatar-wrap', dataset: { card: m.user.id } }, avatar(m.user, 'sm'), dot(m.user.id)),
@@ -81,8 +86,19 @@ async function renderMembers(body, channelId) {
 registerPanel('channel-members', {
   title: 'Channel members',
   topics: ['channel-members', 'presence'],
-  render(body, panel, { fresh }) {
-    if (fresh) note = { said: '', error: '' };
+  render(body, panel, { fresh, topics }) {
+    if (fresh) {
+      note = { said: '', error: '' };
+      picked = '';
+    }
+    // Someone coming online changes a dot, not the list: fetching the list again and
+    // replacing it would close an open "Add someone" list under the pointer.
+    if (!fresh && topics.size === 1 && topics.has('presence')) {
+      for (const li of body.querySelectorAll('li.channel-member')) {
+        li.querySelector('.presence-dot')?.replaceWith(dot(li.dataset.user || ''));
+      }
+      return;
+    }
     renderMembers(body, panel.channelId);
   },
 });
