@@ -4,7 +4,7 @@
 // unread and mention badges, the workspace menu, and the signed-in person with their menu and
 // sign-out.
 import { h, replace, icon, avatar, displayName, byName } from '../dom.js';
-import { state } from '../store.js';
+import { state, touch } from '../store.js';
 import * as actions from '../actions.js';
 import { menuButton } from './menu.js';
 import { registerLazyPanel, registerMenuItem } from './registry.js';
@@ -16,6 +16,23 @@ const mentions = () => import('../lazy/mentions.js');
 registerLazyPanel('mentions', 'Mentions', mentions);
 registerMenuItem('workspace', { label: 'Mark all read', order: 5, run: () => mentions().then((m) => m.markAllRead()) });
 registerLazyPanel('threads', 'Threads', () => import('../lazy/threads.js'));
+
+// Presence on the direct messages (lazy/presence.js, people.css): fetched once a conversation is
+// listed and the open place's messages are in, at the page's next idle moment, so a first paint
+// waits for nothing more; then kept live by the socket's presence.changed ('presence').
+/** @type {typeof import('../lazy/presence.js') | null} */ let presence = null;
+let presenceAsked = false;
+function askPresence() {
+  presenceAsked = true;
+  const load = () => import('../lazy/presence.js').then((m) => { m.styles(); return m.ensure().then(() => { presence = m; touch('presence'); }); })
+    .catch(() => { presenceAsked = false; });
+  if ('requestIdleCallback' in window) requestIdleCallback(load, { timeout: 2000 }); else setTimeout(load, 200);
+}
+// theOther is the one other person of a conversation with one (oneself in a note to self).
+const theOther = (d) => {
+  const me = state.me && state.me.id, others = (d.members || []).filter((u) => u.id !== me);
+  return others.length > 1 ? null : others[0] || state.me;
+};
 
 export function dmName(d) {
   const me = state.me && state.me.id;
@@ -106,8 +123,10 @@ export class Sidebar {
     // Redraw only what changed: a list rebuilt under the pointer would swallow clicks.
     const places = [...state.channels.values(), ...state.dms.values()];
     if (state.wsId && this.counted !== state.wsId) { this.counted = state.wsId; actions.countThreads(); }
+    if (!presenceAsked && state.dms.size && state.view && state.convs.get(state.view.id)?.loaded) askPresence();
+    const online = (d) => !!presence && presence.isOnline(theOther(d)?.id || '');
     const navKey = JSON.stringify([f, state.view && state.view.id, [...state.mentions], state.threadsUnread, places.map((p) => [p.id, p.name, p.display_title, p.visibility,
-      p.archived, p.sidebar_section, p.unread_count, p.joined, p.starred, p.notification_level, p.last_activity_at, p.members && dmName(p)])]);
+      p.archived, p.sidebar_section, p.unread_count, p.joined, p.starred, p.notification_level, p.last_activity_at, p.members && dmName(p), p.members && online(p)]), !!presence]);
     if (navKey !== this.navKey) {
       this.navKey = navKey;
       this.renderNav(f);
@@ -158,8 +177,9 @@ export class Sidebar {
     }
     const dmRow = (id) => {
       const d = state.dms.get(id);
-      const other = (d.members || []).find((u) => u.id !== (state.me && state.me.id)) || state.me;
-      return this.item(d.id, avatar(other, 'xs'), dmName(d), h('button', { class: 'icon-btn hide-dm', title: 'Hide conversation', 'aria-label': `Hide conversation with ${dmName(d)}`,
+      const other = theOther(d);
+      const pic = avatar(other || (d.members || []).find((u) => u.id !== (state.me && state.me.id)), 'xs');
+      return this.item(d.id, presence && other ? h('span', { class: 'avatar-wrap' }, pic, presence.dot(other.id)) : pic, dmName(d), h('button', { class: 'icon-btn hide-dm', title: 'Hide conversation', 'aria-label': `Hide conversation with ${dmName(d)}`,
         onclick: (e) => { e.stopPropagation(); actions.hideDM(d.id); } }, icon('close')));
     };
     groups.push(h('div', { class: 'group' },
