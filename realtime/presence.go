@@ -132,15 +132,16 @@ func (p *presence) flush(ctx context.Context, due bool) bool {
 	}
 	if lost {
 		// Another replica found this one expired and took its rows: everyone held is written
-		// again (those of this flush's adds are there already).
+		// again (those of this flush's adds are there already, so the next flush skips them).
 		clear(p.written)
 		for k := range p.held {
 			p.dirty[k] = struct{}{}
 		}
 	}
+	// A key marked again while the statement ran (its last socket closed, or a new first one
+	// opened) stays marked: the next flush writes where it stands now.
 	for _, k := range add {
 		p.written[k] = true
-		delete(p.dirty, k)
 	}
 	for _, k := range remove {
 		delete(p.written, k)

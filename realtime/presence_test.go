@@ -3,14 +3,17 @@ package realtime
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/realtime/realtimetest"
 )
 
@@ -156,4 +159,43 @@ func TestPresenceRestartIsQuiet(t *testing.T) {
 	require.Equal(t, strconv.FormatInt(cursor, 10), ev.Cursor, "no presence change came before: %s %s", ev.Type, ev.Payload)
 	require.Equal(t, strconv.FormatInt(cursor, 10), plain.Next(t).Cursor, "a socket that did not ask sees no presence")
 	require.ElementsMatch(t, []string{e.owner.ID, e.member.ID}, e.online(t))
+}
+
+// TestPresenceLeaveDuringFlush: a person's last socket closing while the flush that writes
+// them online is in flight is written by the next flush: they go offline, rather than stay
+// online on this replica for as long as it runs.
+func TestPresenceLeaveDuringFlush(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, nil)
+	p := newPresence(Config{Store: e.store, NATS: e.nc, Logger: slog.New(slog.DiscardHandler),
+		PresenceTTL: time.Minute, PresenceFlush: time.Hour})
+	ctx := context.Background()
+	require.True(t, p.flush(ctx, true), "the registration is written")
+
+	// Another transaction holds the registration's row, so the next flush waits on it after
+	// taking the person, until the socket has closed.
+	conn, err := pgx.Connect(ctx, persisttest.StoreURL(t, e.store))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(ctx) })
+	tx, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `SELECT 1 FROM presence_replicas WHERE id = $1 FOR UPDATE`, p.replica)
+	require.NoError(t, err)
+	k := persist.PresenceKey{WorkspaceID: e.ws.ID, UserID: e.member.ID}
+	p.join(k)
+	flushed := make(chan bool, 1)
+	go func() { flushed <- p.flush(ctx, false) }()
+	require.Eventually(t, func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.dirty) == 0
+	}, 10*time.Second, time.Millisecond, "the flush took the person")
+	p.leave(k)
+	require.NoError(t, tx.Rollback(ctx))
+	require.True(t, <-flushed)
+	require.Equal(t, []string{e.member.ID}, e.online(t), "written online by the flush in flight")
+
+	p.flush(ctx, false)
+	require.Equal(t, []string{}, e.online(t), "the close during the write is written next")
+	require.Equal(t, 2, counted(p.changes), "online, then offline")
 }

@@ -77,8 +77,12 @@ type Relay struct {
 	health  relayHealth
 	wakings wakings          // streams being created again (relaywake.go)
 	woken   map[string]woken // streams created since their workspace's last pass
+	// retirements are the idle streams being retired beside the loop (retire.go).
+	retirements retirements
 	// beforeWake, set by tests only (export_test.go), runs before a stream is created again.
 	beforeWake atomic.Pointer[func(workspaceID string)]
+	// beforeRetire, set by tests only, runs between a retirement's record and the deletion.
+	beforeRetire atomic.Pointer[func(workspaceID string)]
 }
 
 // streamMark is what the relay knows of a stream it verified.
@@ -103,12 +107,10 @@ const pollBackOff = 8
 // DefaultStreamMaxMsgs is RelayConfig.StreamMaxMsgs's default: see docs/realtime.md for why.
 const DefaultStreamMaxMsgs = 100_000
 
-// A retirement sweep looks at up to retireBatches batches of retireBatch streams, and retires
-// at least retireAtLeast of them before it gives way to wake-ups.
+// A retirement sweep looks at up to retireBatches batches of retireBatch streams.
 const (
 	retireBatch   = 256
 	retireBatches = 4
-	retireAtLeast = 32
 )
 
 // relayLockBase is the first advisory lock key of the relay's shards ("natt" "rl" …).
@@ -166,7 +168,7 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 		return nil, fmt.Errorf("streams: jetstream: %w", err)
 	}
 	return &Relay{cfg: cfg, js: js, logger: cfg.Logger.With("component", "relay"), owned: make([]bool, cfg.Shards),
-		streams: map[string]streamMark{}, wakings: newWakings(), woken: map[string]woken{}, handoff: newHandoff(), private: newPrivateChannels(), health: newRelayHealth(),
+		streams: map[string]streamMark{}, wakings: newWakings(), woken: map[string]woken{}, retirements: newRetirements(), handoff: newHandoff(), private: newPrivateChannels(), health: newRelayHealth(),
 		metrics: relayMetrics{
 			published: prometheus.NewCounter(prometheus.CounterOpts{Name: "natter_relay_published_total",
 				Help: "Events the relay published into workspace streams."}),
@@ -239,12 +241,13 @@ func (r *Relay) Run(ctx context.Context) error {
 	poll := time.NewTimer(pollEvery)
 	defer poll.Stop()
 	polls := newPendingPoll()
-	defer polls.wg.Wait()     // ctx has ended: the query returns
-	defer r.wakings.wg.Wait() // and so do the creations
+	defer polls.wg.Wait()         // ctx has ended: the query returns
+	defer r.wakings.wg.Wait()     // and so do the creations
+	defer r.retirements.wg.Wait() // and the retirements
 
 	claim := time.NewTimer(0)
 	defer claim.Stop()
-	// The retirement sweep runs a few times per idle period, at least once a minute: one query.
+	// The retirement sweep starts a few times per idle period, at least once a minute.
 	var retire <-chan time.Time
 	if r.cfg.RetireAfter > 0 {
 		t := time.NewTicker(min(max(r.cfg.RetireAfter/4, 10*time.Millisecond), time.Minute))
@@ -281,20 +284,26 @@ func (r *Relay) Run(ctx context.Context) error {
 		case res := <-r.wakings.done:
 			r.streamWoken(ctx, res, dirty)
 		case <-retire:
-			// Retiring gives way to relaying: it stops at the first wake-up waiting.
-			r.retireIdle(ctx, dirty, func() bool { return len(wakes) > 0 })
+			r.startSweep(ctx)
+		case a := <-r.retirements.ask:
+			r.grant(a, dirty)
+		case end := <-r.retirements.done:
+			r.retireEnded(end, dirty)
 		}
 		for id := range dirty {
 			if ctx.Err() != nil {
 				return nil
 			}
+			// A backlog of thousands of workspaces must not hold retirement back.
 			select {
-			case <-retire: // a backlog of thousands of workspaces must not hold retirement back
-				r.retireIdle(ctx, dirty, func() bool { return true })
+			case <-retire:
+				r.startSweep(ctx)
+			case a := <-r.retirements.ask:
+				r.grant(a, dirty)
 			default:
 			}
-			if err := r.relayWorkspace(ctx, id); errors.Is(err, errWaking) {
-				// Passed over again once its stream exists (streamWoken).
+			if err := r.relayWorkspace(ctx, id); errors.Is(err, errWaking) || errors.Is(err, errRetiring) {
+				// Passed over again once its stream exists (streamWoken) or is gone (retireEnded).
 			} else if err != nil {
 				// The workspace stays behind; the next poll retries it from a fresh look. A
 				// wake-up for a workspace Postgres does not know (deleted since, or forged by
@@ -390,6 +399,9 @@ func (r *Relay) OwnedShards() int {
 // apply any prune, then publish the missing events batch by batch, recording the position after
 // each batch.
 func (r *Relay) relayWorkspace(ctx context.Context, workspaceID string) error {
+	if r.retiring(workspaceID) {
+		return errRetiring
+	}
 	// Reads go without a transaction (ReadV): each is one statement, and a pass runs once per
 	// committed group of events, so its round trips count.
 	st, err := persist.ReadV(ctx, r.cfg.Store, func(tx *persist.Reader) (persist.RelayState, error) {

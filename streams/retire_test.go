@@ -3,6 +3,7 @@ package streams_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/streams"
 )
 
@@ -250,4 +252,51 @@ func TestRelayRecordsAPruneWithoutWakingTheStream(t *testing.T) {
 	state, _ := b.streamState(t)
 	require.Equal(t, uint64(5), state.FirstSeq)
 	require.Equal(t, uint64(5), state.LastSeq)
+}
+
+// TestRelayRelaysOthersWhileAStreamIsRetired: while an idle stream's deletion is under way (held
+// open here, as a busy cluster's JetStream API holds it), the relay goes on relaying every other
+// workspace; an event of the retiring workspace waits for the deletion, then goes into the
+// stream created again after the last relayed cursor: nothing published into the stream being
+// deleted, no rebuild.
+func TestRelayRelaysOthersWhileAStreamIsRetired(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	busy := persisttest.Workspace(t, b.store, b.owner.ID)
+	ch, busyRelayed, r := b.startRetiring(t, busy.ID)
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	// A failing test must not leave the deletion held: the relay's stop waits for it.
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseOnce)
+	streams.SetBeforeRetire(r, func(id string) {
+		if id == b.ws.ID {
+			entered <- struct{}{}
+			<-release
+		}
+	})
+	b.appendTo(t, busy.ID)
+	busyRelayed.waitFor(t, 1)
+	b.appendEvents(t, 1, persist.EventInput{})
+	ch.waitFor(t, 1)
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the relay did not start retiring the idle stream")
+	}
+
+	b.appendEvents(t, 1, persist.EventInput{}) // cursor 2 of the retiring workspace waits
+	b.appendTo(t, busy.ID)
+	busyRelayed.waitFor(t, 2)
+	require.Empty(t, ch, "an event was relayed into a stream being deleted")
+	state, _ := b.streamState(t)
+	require.Equal(t, uint64(1), state.LastSeq, "the retiring stream is left as it was")
+
+	releaseOnce()
+	ch.waitFor(t, 2)
+	// Read from the log's record: the idle stream may be retired again by now.
+	st := b.relayState(t)
+	require.Equal(t, int64(2), st.StreamFirst, "the stream was created after the last relayed cursor")
+	require.Equal(t, int64(2), st.Relayed)
+	require.Equal(t, 0.0, counterValue(t, r, "natter_relay_stream_rebuilds_total"), "a retired stream is no lost one")
+	require.GreaterOrEqual(t, counterValue(t, r, "natter_relay_streams_retired_total"), 1.0)
 }
