@@ -20,8 +20,8 @@ import (
 // 1280×800 and 390×844, as Ana. Ben mentions her twice in a channel of its own and writes to
 // her directly while her page shows #general; after a reload the channel's row has the badge
 // "2", the conversation's "1" and Mentions "3" (the listings' mention_count). Ben's socket
-// opens: the conversation's row shows him online by itself, and so does the channel's details
-// list, and both offline when it closes. Opening the channel clears its badge, and the next
+// opens: the conversation's row shows him online by itself, as do the quick switcher and the
+// channel's details list, and the row and the list offline when it closes. Opening the channel clears its badge, and the next
 // reload has none (the server's count is 0).
 func TestBrowserSidebarBadges(t *testing.T) {
 	t.Parallel()
@@ -77,6 +77,11 @@ func TestBrowserSidebarBadges(t *testing.T) {
 			}
 			defer sock.Close()
 			waitFor(t, tab, "ben online beside the conversation", dmRow+`?.querySelector('.presence-dot.online[aria-label=Online]')`)
+			// The quick switcher's conversation with him says so too.
+			do(t, tab, "Ctrl+K", key("k", chromedp.ModifierCtrl))
+			waitFor(t, tab, "ben online in the switcher", `document.querySelector('.qs-item[data-kind=dm][data-id="`+dm.Conversation.ID+`"] .presence-dot.online')`)
+			do(t, tab, "Esc", chromedp.KeyEvent("\u001b"))
+			waitFor(t, tab, "the switcher closed", `document.querySelector('.qs-backdrop')?.hidden`)
 			if w < 800 {
 				do(t, tab, "the drawer", mouseClick(".conv-header .nav-toggle"))
 				waitFor(t, tab, "the drawer open", `document.body.classList.contains('drawer-open') && document.querySelector('.sidebar').getBoundingClientRect().left === 0`)
