@@ -274,3 +274,86 @@ func TestPresenceLeaveDuringFlush(t *testing.T) {
 	require.Equal(t, []string{}, e.online(t), "the close during the write is written next")
 	require.Equal(t, 2, counted(p.changes), "online, then offline")
 }
+
+// nextPresenceChanges reads the socket's next event as a presence.changed of several people.
+func nextPresenceChanges(t *testing.T, s *realtimetest.Socket) []presenceEvent {
+	t.Helper()
+	ev := s.Next(t)
+	require.Equal(t, "presence.changed", ev.Type, "payload %s", ev.Payload)
+	require.Equal(t, "", ev.Cursor)
+	require.Equal(t, "", ev.ChannelID+ev.DirectConversationID+ev.ActorID, "workspace-wide, of no one person")
+	var p struct {
+		Changes []presenceEvent `json:"changes"`
+	}
+	require.NoError(t, json.Unmarshal(ev.Payload, &p))
+	return p.Changes
+}
+
+// TestPresenceStormIsAFewEvents: the people whose standing one flush changes reach a socket that
+// asked for presence as one event, {changes: [...]}, at most 256 to an event, where each was an
+// event of its own (a sign-in storm of N people was N² frames). One person's change alone keeps
+// its own shape.
+func TestPresenceStormIsAFewEvents(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, func(c *Config) { c.PresenceTTL, c.PresenceFlush = presenceTTL, time.Hour }) // the test flushes
+	p := e.hubs[0].presence
+	ctx := context.Background()
+	flushWhen := func(what string, ready func() bool) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return ready()
+		}, 5*time.Second, 5*time.Millisecond, "%s: %d marked, %d held", what, len(p.dirty), len(p.held))
+		require.True(t, p.flush(ctx, true))
+	}
+	w := e.watch(t, e.owner)
+	flushWhen("the watcher joined", func() bool { return len(p.held) == 1 })
+	v0 := nextPresence(t, w, e.owner.ID, true).Version
+
+	people := map[string]*realtimetest.Socket{e.member.ID: e.dial(t, e.session(t, e.member), "1")}
+	for range 5 {
+		u := persisttest.User(t, e.store, nil)
+		persisttest.Member(t, e.store, e.ws.ID, u.ID, persist.RoleMember)
+		people[u.ID] = e.dial(t, e.session(t, u), "1")
+	}
+	flushWhen("six people joined", func() bool { return len(p.held) == 7 })
+	online := nextPresenceChanges(t, w)
+	require.Len(t, online, 6)
+	last := v0
+	for _, c := range online {
+		require.Contains(t, people, c.UserID)
+		require.Equal(t, presenceEvent{UserID: c.UserID, Online: true, Status: "online", Version: c.Version}, c)
+		require.Greater(t, c.Version, v0)
+		last = max(last, c.Version)
+	}
+	for _, s := range people {
+		_ = s.Close()
+	}
+	flushWhen("six people left", func() bool { return len(p.held) == 1 })
+	offline := nextPresenceChanges(t, w)
+	require.Len(t, offline, 6)
+	for _, c := range offline {
+		require.Contains(t, people, c.UserID)
+		require.Equal(t, presenceEvent{UserID: c.UserID, Online: false, Status: "offline", Version: c.Version}, c)
+		require.Greater(t, c.Version, last)
+	}
+
+	// 300 changes of the workspace are two events of 256 and 44, in order; another
+	// workspace's change reaches none of this workspace's sockets.
+	var storm []persist.PresenceChange
+	for i := range 300 {
+		storm = append(storm, persist.PresenceChange{PresenceKey: persist.PresenceKey{WorkspaceID: e.ws.ID,
+			UserID: "usr_storm" + strconv.Itoa(i)}, Online: true, Version: int64(1000 + i)})
+	}
+	p.publish(append(storm, persist.PresenceChange{PresenceKey: persist.PresenceKey{WorkspaceID: "wsp_other",
+		UserID: "usr_elsewhere"}, Online: true, Version: 5000}))
+	first, second := nextPresenceChanges(t, w), nextPresenceChanges(t, w)
+	require.Len(t, first, 256)
+	require.Len(t, second, 44)
+	for i, c := range append(first, second...) {
+		require.Equal(t, presenceEvent{UserID: "usr_storm" + strconv.Itoa(i), Online: true, Status: "online", Version: int64(1000 + i)}, c)
+	}
+	cursor := e.add(t, "after the storm")
+	require.Equal(t, strconv.FormatInt(cursor, 10), w.Next(t).Cursor, "nothing of the other workspace")
+}
