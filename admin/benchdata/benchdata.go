@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"sync"
@@ -149,8 +150,14 @@ func postRun(ctx context.Context, c *http.Client, base, channelID string, tokens
 		go func() {
 			defer wg.Done()
 			var mine []time.Duration
-			for n := 0; time.Now().Before(deadline); n++ {
-				raw, _ := json.Marshal(map[string]string{"body": fmt.Sprintf("posting run %d message %d", i, n)})
+			// The posts have the seeded history's word mix: a posting run into the large
+			// workspace is the newest of its history for every later --reuse run, whose
+			// searches walk the newest messages first and whose span estimates assume the
+			// words spread evenly over time (docs/performance.md, "Figures").
+			r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i)))
+			words := wordZipf(r)
+			for time.Now().Before(deadline) {
+				raw, _ := json.Marshal(map[string]string{"body": body(r, words)})
 				req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/channels/"+channelID+"/messages", bytes.NewReader(raw))
 				if err != nil {
 					failed.Store(err)
