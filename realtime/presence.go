@@ -173,23 +173,58 @@ type presencePayload struct {
 	Version int64  `json:"version"`
 }
 
+// presenceChanges is the payload of a presence.changed that carries several people's changes.
+type presenceChanges struct {
+	Changes []presencePayload `json:"changes"`
+}
+
+// presenceEventChanges caps the changes of one presence.changed event (a frame of about 24 KB).
+const presenceEventChanges = 256
+
+// publish announces one flush's (or sweep's) transitions: one event per workspace, whose
+// payload is the person's change when only one changed there and {changes: [...]} when several
+// did, up to presenceEventChanges each. Every socket that asked for presence gets every change
+// of its workspace, so a storm of N people signing in was N events to up to N sockets, N²
+// frames; it is now a few frames per socket per flush (docs/realtime.md, "Presence").
 func (p *presence) publish(changes []persist.PresenceChange) {
 	now := time.Now().UTC()
+	byWorkspace := map[string][]presencePayload{}
+	var order []string
 	for _, c := range changes {
 		status := "offline"
 		if c.Online {
 			status = "online"
 		}
-		payload, _ := json.Marshal(presencePayload{UserID: c.UserID, Online: c.Online, Status: status, Version: c.Version})
-		ev := persist.Event{ID: persist.NewID(persist.PrefixEvent, now), Type: persist.EphemeralPresenceChanged,
-			WorkspaceID: c.WorkspaceID, ActorID: c.UserID, CreatedAt: now, Payload: payload}
-		body, _ := ev.MarshalJSON()
-		if err := p.nc.Publish(streams.PresenceSubject(c.WorkspaceID), body); err != nil {
-			p.logger.Warn("presence publish failed", "error", err)
-			continue
+		if _, ok := byWorkspace[c.WorkspaceID]; !ok {
+			order = append(order, c.WorkspaceID)
 		}
-		p.changes.Inc()
+		byWorkspace[c.WorkspaceID] = append(byWorkspace[c.WorkspaceID],
+			presencePayload{UserID: c.UserID, Online: c.Online, Status: status, Version: c.Version})
 	}
+	for _, ws := range order {
+		for list := byWorkspace[ws]; len(list) > 0; {
+			n := min(len(list), presenceEventChanges)
+			p.publishEvent(ws, list[:n], now)
+			list = list[n:]
+		}
+	}
+}
+
+func (p *presence) publishEvent(workspaceID string, list []presencePayload, now time.Time) {
+	ev := persist.Event{ID: persist.NewID(persist.PrefixEvent, now), Type: persist.EphemeralPresenceChanged,
+		WorkspaceID: workspaceID, CreatedAt: now}
+	if len(list) == 1 {
+		ev.ActorID = list[0].UserID
+		ev.Payload, _ = json.Marshal(list[0])
+	} else {
+		ev.Payload, _ = json.Marshal(presenceChanges{Changes: list})
+	}
+	body, _ := ev.MarshalJSON()
+	if err := p.nc.Publish(streams.PresenceSubject(workspaceID), body); err != nil {
+		p.logger.Warn("presence publish failed", "error", err)
+		return
+	}
+	p.changes.Add(float64(len(list)))
 }
 
 // presenceKey is whom a socket makes online: its person (or bot) in its workspace.

@@ -1,9 +1,10 @@
 // @ts-check
 // lazy/presence.js keeps who is online in the open workspace (docs/realtime.md, "Presence"):
 // the server's online set, loaded the first time a card or the people panel needs it, then the
-// socket's presence.changed events (those without a channel or conversation: the server's own),
-// each person's latest version winning. After the socket reconnects, events may have been
-// missed, so the set is loaded again. Views redraw on the store topic 'presence'.
+// socket's presence.changed events (those without a channel or conversation: the server's own,
+// one person's change or several), each person's latest version winning. After the socket
+// reconnects, events may have been missed, so the set is loaded again. Views redraw on the store
+// topic 'presence'.
 import * as api from '../api.js';
 import { h } from '../dom.js';
 import { state, on, subscribe, touch } from '../store.js';
@@ -50,14 +51,20 @@ export function dot(userId) {
   return h('span', { class: `presence-dot${on ? ' online' : ''}`, role: 'img', 'aria-label': on ? 'Online' : 'Offline', title: on ? 'Online' : 'Offline' });
 }
 
+// One person's change, or several people's in one event ({changes: [...]}: the server sends
+// those one flush of its changed together, so a sign-in storm is a few frames, not one a person).
 on('presence.changed', (ev) => {
   if (ev.channel_id || ev.direct_conversation_id || ev.workspace_id !== loadedFor) return [];
   const p = ev.payload || {};
-  if (!p.user_id || typeof p.version !== 'number') return [];
-  const known = people.get(p.user_id);
-  if (known && known.version >= p.version) return [];
-  people.set(p.user_id, { online: !!p.online, version: p.version });
-  return ['presence'];
+  let changed = false;
+  for (const c of Array.isArray(p.changes) ? p.changes : [p]) {
+    if (!c || !c.user_id || typeof c.version !== 'number') continue;
+    const known = people.get(c.user_id);
+    if (known && known.version >= c.version) continue;
+    people.set(c.user_id, { online: !!c.online, version: c.version });
+    changed = true;
+  }
+  return changed ? ['presence'] : [];
 });
 
 let conn = state.conn;
