@@ -89,9 +89,7 @@ export async function loadDMs() {
   touch('sidebar');
 }
 
-// listed keeps a place as a listing gave it, with its mention badge from the server's
-// mention_count (the rule bumpPlace follows live: docs/messages.md, "Read state"), so a reload
-// keeps the badge; the place on screen is being read and keeps none.
+// listed keeps a place and its badge (mention_count: bumpPlace's rule); the open one has none.
 function listed(places, p) {
   places.set(p.id, p);
   if (p.mention_count > 0 && !(state.view && state.view.id === p.id)) state.mentions.set(p.id, p.mention_count);
@@ -99,8 +97,7 @@ function listed(places, p) {
 }
 
 // A message in a conversation the sidebar does not list (one someone just started, or one this
-// person had hidden): list the conversations again; the listing counts what is unread there as
-// mentions, since it was written to this person.
+// person had hidden): list the conversations again (with its badge).
 on('message.created', (ev) => {
   const m = ev.payload && ev.payload.message;
   const placeId = m && m.direct_conversation_id;

@@ -161,8 +161,7 @@ function insertReply(m) {
 
 // mentionsMe is the server's rule (persist.Addresses; docs/messages.md, "Mentions"): an @ not
 // after a handle character, then the reader's handle, here, channel or everyone, then no handle
-// character. @here counts: a page that shows it is online. broadcasts false: the handle alone
-// (a channel the reader left, whose broadcasts address its members).
+// character. @here counts: a page that shows it is online. broadcasts false: a channel left.
 export function mentionsMe(body, broadcasts = true) {
   const me = state.me;
   const names = broadcasts ? ['here', 'channel', 'everyone'] : [];
@@ -188,7 +187,7 @@ function bumpPlace(m) {
   // markRead, so last_read_seq (what it was told) stays until then.
   if (m.author_id === (state.me && state.me.id) || isViewing(placeId)) return;
   ch.unread_count = (ch.unread_count || 0) + 1;
-  // The badge: the listings' mention_count (persist.mentionCount), counted on as messages come.
+  // The badge: the listings' mention_count, counted on (persist.mentionCount's rule).
   if (ch.members || mentionsMe(m.body, ch.joined !== false)) state.mentions.set(placeId, (state.mentions.get(placeId) || 0) + 1);
 }
 

@@ -16,23 +16,8 @@ const mentions = () => import('../lazy/mentions.js');
 registerLazyPanel('mentions', 'Mentions', mentions);
 registerMenuItem('workspace', { label: 'Mark all read', order: 5, run: () => mentions().then((m) => m.markAllRead()) });
 registerLazyPanel('threads', 'Threads', () => import('../lazy/threads.js'));
-
-// Presence on the direct messages (lazy/presence.js, people.css): fetched once a conversation is
-// listed and the open place's messages are in, at the page's next idle moment, so a first paint
-// waits for nothing more; then kept live by the socket's presence.changed ('presence').
-/** @type {typeof import('../lazy/presence.js') | null} */ let presence = null;
-let presenceAsked = false;
-function askPresence() {
-  presenceAsked = true;
-  const load = () => import('../lazy/presence.js').then((m) => { m.styles(); return m.ensure().then(() => { presence = m; touch('presence'); }); })
-    .catch(() => { presenceAsked = false; });
-  if ('requestIdleCallback' in window) requestIdleCallback(load, { timeout: 2000 }); else setTimeout(load, 200);
-}
-// theOther is the one other person of a conversation with one (oneself in a note to self).
-const theOther = (d) => {
-  const me = state.me && state.me.id, others = (d.members || []).filter((u) => u.id !== me);
-  return others.length > 1 ? null : others[0] || state.me;
-};
+// The conversations' presence dots (lazy/presence.js): fetched when idle, once a place loaded.
+let presence = /** @type {any} */ (null), asked = false;
 
 export function dmName(d) {
   const me = state.me && state.me.id;
@@ -123,10 +108,13 @@ export class Sidebar {
     // Redraw only what changed: a list rebuilt under the pointer would swallow clicks.
     const places = [...state.channels.values(), ...state.dms.values()];
     if (state.wsId && this.counted !== state.wsId) { this.counted = state.wsId; actions.countThreads(); }
-    if (!presenceAsked && state.dms.size && state.view && state.convs.get(state.view.id)?.loaded) askPresence();
-    const online = (d) => !!presence && presence.isOnline(theOther(d)?.id || '');
+    if (!asked && state.dms.size && state.convs.get(state.view?.id)?.loaded) {
+      asked = true;
+      (window.requestIdleCallback || setTimeout)(() => import('../lazy/presence.js').then(async (m) => { m.styles(); await m.ensure(); presence = m; touch('presence'); })
+        .catch(() => { asked = false; }));
+    }
     const navKey = JSON.stringify([f, state.view && state.view.id, [...state.mentions], state.threadsUnread, places.map((p) => [p.id, p.name, p.display_title, p.visibility,
-      p.archived, p.sidebar_section, p.unread_count, p.joined, p.starred, p.notification_level, p.last_activity_at, p.members && dmName(p), p.members && online(p)]), !!presence]);
+      p.archived, p.sidebar_section, p.unread_count, p.joined, p.starred, p.notification_level, p.last_activity_at, p.members && dmName(p), p.members && presence?.isOnline(presence.other(p)?.id)])]);
     if (navKey !== this.navKey) {
       this.navKey = navKey;
       this.renderNav(f);
@@ -177,9 +165,9 @@ export class Sidebar {
     }
     const dmRow = (id) => {
       const d = state.dms.get(id);
-      const other = theOther(d);
-      const pic = avatar(other || (d.members || []).find((u) => u.id !== (state.me && state.me.id)), 'xs');
-      return this.item(d.id, presence && other ? h('span', { class: 'avatar-wrap' }, pic, presence.dot(other.id)) : pic, dmName(d), h('button', { class: 'icon-btn hide-dm', title: 'Hide conversation', 'aria-label': `Hide conversation with ${dmName(d)}`,
+      const other = (d.members || []).find((u) => u.id !== (state.me && state.me.id)) || state.me;
+      const pic = avatar(other, 'xs');
+      return this.item(d.id, presence ? presence.withDot(pic, d) : pic, dmName(d), h('button', { class: 'icon-btn hide-dm', title: 'Hide conversation', 'aria-label': `Hide conversation with ${dmName(d)}`,
         onclick: (e) => { e.stopPropagation(); actions.hideDM(d.id); } }, icon('close')));
     };
     groups.push(h('div', { class: 'group' },
