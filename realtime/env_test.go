@@ -255,6 +255,29 @@ func closes(h *Hub, code int) int {
 	return counted(h.metrics.closes.WithLabelValues(strconv.Itoa(code)))
 }
 
+// socketsLive waits until every socket of the hub is live: past its catch-up, taking events
+// from the feed.
+func socketsLive(t testing.TB, h *Hub) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		h.mu.Lock()
+		sockets := make([]*socket, 0, len(h.sockets))
+		for s := range h.sockets {
+			sockets = append(sockets, s)
+		}
+		h.mu.Unlock()
+		for _, s := range sockets {
+			s.mu.Lock()
+			live := s.state == stateLive
+			s.mu.Unlock()
+			if !live {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, time.Millisecond, "a socket did not go live")
+}
+
 // feedLast is the last cursor the hub's feed of a workspace dispatched (0 without a feed).
 func feedLast(h *Hub, workspaceID string) int64 {
 	h.mu.Lock()

@@ -25,7 +25,7 @@ func presenceConfig(c *Config) { c.PresenceTTL, c.PresenceFlush = presenceTTL, 2
 
 // startReplica runs one more hub on e's store and NATS, with a lifetime of its own: stop ends
 // it as a crash would for presence (the replica renews nothing more; its sockets close).
-func startReplica(t *testing.T, e *env) (url string, stop func()) {
+func startReplica(t *testing.T, e *env) (url string, hub *Hub, stop func()) {
 	t.Helper()
 	cfg := Config{Store: e.store, NATS: e.nc, Logger: e.hubs[0].logger, Workers: 2, SweepInterval: 50 * time.Millisecond}
 	presenceConfig(&cfg)
@@ -46,7 +46,7 @@ func startReplica(t *testing.T, e *env) (url string, stop func()) {
 		}
 	}
 	t.Cleanup(stop)
-	return ts.URL, stop
+	return ts.URL, hub, stop
 }
 
 // watch signs u in with a socket on replica 0 that asked for presence.
@@ -97,6 +97,67 @@ func (e *env) online(t *testing.T) []string {
 	return ids
 }
 
+// presenceRecord reads Postgres's record of presence on a connection of the test's own.
+type presenceRecord struct {
+	e  *env
+	pg *pgx.Conn
+}
+
+func newPresenceRecord(t *testing.T, e *env) presenceRecord {
+	t.Helper()
+	ctx := context.Background()
+	pg, err := pgx.Connect(ctx, persisttest.StoreURL(t, e.store))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pg.Close(ctx) })
+	return presenceRecord{e: e, pg: pg}
+}
+
+// counting is how many replicas hold a socket of user (0: offline).
+func (r presenceRecord) counting(t *testing.T, user string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, r.pg.QueryRow(context.Background(), `SELECT coalesce(sum(replicas), 0) FROM presence_users
+		WHERE workspace_id = $1 AND user_id = $2`, r.e.ws.ID, user).Scan(&n))
+	return n
+}
+
+// waitCounting waits until n replicas hold a socket of user.
+func (r presenceRecord) waitCounting(t *testing.T, user string, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return r.counting(t, user) == n }, 10*time.Second, 5*time.Millisecond,
+		"%s held on %d replicas", user, n)
+}
+
+// hold keeps every sweep from expiring the hub's registration until release: a transaction of
+// the test's holds its row FOR KEY SHARE, which the replica's renewal does not wait for and a
+// sweep (FOR UPDATE SKIP LOCKED) passes by. The test decides when a dead replica may be swept,
+// instead of racing a machine under load against the registration's lifetime.
+func (r presenceRecord) hold(t *testing.T, h *Hub) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, persisttest.StoreURL(t, r.e.store))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close(ctx) })
+	tx, err := c.Begin(ctx)
+	require.NoError(t, err)
+	var held int
+	require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT FROM presence_replicas WHERE id = $1 FOR KEY SHARE) AS r`,
+		h.presence.replica).Scan(&held))
+	require.Equal(t, 1, held, "the replica is registered")
+	return func() { require.NoError(t, tx.Rollback(ctx)) }
+}
+
+// waitSwept waits until a sweep has taken the hub's registration away.
+func (r presenceRecord) waitSwept(t *testing.T, h *Hub) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, r.pg.QueryRow(context.Background(), `SELECT count(*) FROM presence_replicas WHERE id = $1`,
+			h.presence.replica).Scan(&n))
+		return n == 0
+	}, 10*time.Second, 5*time.Millisecond, "the dead replica was not swept")
+}
+
 // TestPresenceAcrossReplicas: a person is online while one of their sockets is open on any
 // replica; the first socket anywhere and the last one everywhere are announced, once, to the
 // sockets that asked, with rising versions; a replica that dies stops counting within its
@@ -104,7 +165,8 @@ func (e *env) online(t *testing.T) []string {
 func TestPresenceAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1, presenceConfig)
-	other, stopOther := startReplica(t, e)
+	other, otherHub, stopOther := startReplica(t, e)
+	pg := newPresenceRecord(t, e)
 	w := e.watch(t, e.owner)
 	v0 := nextPresence(t, w, e.owner.ID, true).Version
 
@@ -116,9 +178,13 @@ func TestPresenceAcrossReplicas(t *testing.T) {
 	require.ElementsMatch(t, []string{e.owner.ID, e.member.ID}, e.online(t))
 
 	// A second socket on another replica, then the first one closing, changes nothing; the
-	// last one closing is the one change.
+	// last one closing is the one change. (Each close waits for the replicas' record of what
+	// came before it: a socket opened less than a flush before another replica's last one
+	// closes may be counted after it, and the person flickers off and on.)
 	here := e.dial(t, member, "1")
+	pg.waitCounting(t, e.member.ID, 2)
 	_ = onOther.Close()
+	pg.waitCounting(t, e.member.ID, 1)
 	_ = here.Close()
 	v2 := nextPresence(t, w, e.member.ID, false).Version
 	require.Greater(t, v2, v1)
@@ -128,8 +194,10 @@ func TestPresenceAcrossReplicas(t *testing.T) {
 	_, status = realtimetest.DialSocket(t, other, realtimetest.Dial{Token: member, Path: "/ws?after_cursor=1"})
 	require.Equal(t, 101, status)
 	nextPresence(t, w, e.member.ID, true)
+	release := pg.hold(t, otherHub) // stopping may outlast the registration on a loaded machine
 	stopOther()
 	require.ElementsMatch(t, []string{e.owner.ID, e.member.ID}, e.online(t), "counted until swept")
+	release()
 	start := time.Now()
 	nextPresence(t, w, e.member.ID, false)
 	require.Less(t, time.Since(start), 3*presenceTTL, "swept within the lifetime and a third")
@@ -142,7 +210,8 @@ func TestPresenceAcrossReplicas(t *testing.T) {
 func TestPresenceRestartIsQuiet(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1, presenceConfig)
-	other, stop := startReplica(t, e)
+	other, otherHub, stop := startReplica(t, e)
+	pg := newPresenceRecord(t, e)
 	w := e.watch(t, e.owner)
 	nextPresence(t, w, e.owner.ID, true)
 	member := e.session(t, e.member)
@@ -150,10 +219,16 @@ func TestPresenceRestartIsQuiet(t *testing.T) {
 	s, status := realtimetest.DialSocket(t, other, realtimetest.Dial{Token: member, Path: "/ws?after_cursor=1"})
 	require.Equal(t, 101, status)
 	nextPresence(t, w, e.member.ID, true)
+	// The reconnect is counted before the dead replica is swept, as with a production
+	// lifetime (30 s); the test's second must not decide it on a loaded machine.
+	release := pg.hold(t, otherHub)
 	stop()
 	require.Equal(t, 1001, int(s.ExpectClose(t)))
 	e.dial(t, member, "1")
-	time.Sleep(2 * presenceTTL) // past the dead replica's lifetime and the sweep
+	pg.waitCounting(t, e.member.ID, 2)
+	release()
+	pg.waitSwept(t, otherHub)
+	require.Equal(t, 1, pg.counting(t, e.member.ID), "the reconnect counts")
 	cursor := e.add(t, "after the restart")
 	ev := w.Next(t)
 	require.Equal(t, strconv.FormatInt(cursor, 10), ev.Cursor, "no presence change came before: %s %s", ev.Type, ev.Payload)

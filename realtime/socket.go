@@ -109,6 +109,9 @@ type socket struct {
 	// the queueing, since a busy replica may write a ping long after it was queued.
 	pingOut   time.Time
 	closingAt time.Time // when the close frame was queued: it has closeGrace to be written
+	// abort drops the connection with a reset instead of a FIN after what the kernel still
+	// holds (see shutdown).
+	abort bool
 }
 
 // addWorkLocked records work and queues the socket unless a worker has it already.
@@ -468,10 +471,12 @@ func (s *socket) tick(now time.Time, bulk bool) (dueCheck, bool) {
 		if s.work&workShutdown == 0 {
 			s.hub.metrics.reaped.Inc()
 		}
+		s.abort = true
 		s.addWorkLocked(workShutdown)
 		return dueCheck{}, false
 	}
 	if s.state == stateClosing && now.Sub(s.closingAt) > closeGrace {
+		s.abort = true
 		s.addWorkLocked(workShutdown) // a peer that reads nothing never gets its close frame
 	}
 	if s.state >= stateClosing {
@@ -504,7 +509,7 @@ func (s *socket) shutdown() {
 		return
 	}
 	s.state, s.out, s.outBytes, s.pong, s.pending, s.pendBytes, s.work = stateClosed, nil, 0, nil, nil, 0, 0
-	conn := s.conn
+	conn, abort := s.conn, s.abort
 	s.mu.Unlock()
 	if conn != nil {
 		s.hub.poller.remove(s)
@@ -514,6 +519,15 @@ func (s *socket) shutdown() {
 	}
 	s.hub.forget(s)
 	if conn != nil {
+		if tcp, ok := conn.(*net.TCPConn); ok && abort {
+			// A peer that reads nothing (half-open, or too slow for even its close frame):
+			// what the kernel still holds for it is dropped and the peer reset at once. A
+			// plain close would leave the connection to the kernel, which sends the rest, and
+			// the FIN, only into a window the peer opens; after a long stall its probes are
+			// so far apart that a peer reading again waits seconds, or for ever, to learn the
+			// connection is gone, while the kernel keeps the buffers.
+			_ = tcp.SetLinger(0)
+		}
 		_ = conn.Close()
 	}
 }

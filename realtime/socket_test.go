@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,11 +79,20 @@ func TestTooSlow(t *testing.T) {
 	token := e.session(t, e.owner)
 	s := e.dialOn(t, 0, realtimetest.Dial{Token: token, RecvBuffer: 4096}, "1")
 	e.add(t, "first")
-	require.Equal(t, "2", s.Next(t).Cursor) // live: what follows goes through the queue
+	require.Equal(t, "2", s.Next(t).Cursor)
+	// Live, what follows goes through the queue; a socket still catching up would hold it as
+	// pending, drop it past half the queue and read it again page by page, cut off by nothing.
+	socketsLive(t, e.hubs[0])
 	const n = 100
 	for i := 0; i < n; i++ {
 		e.add(t, strings.Repeat("x", 8<<10))
 	}
+	// Nothing is read until the feed has dispatched every event: 800 KiB, far past the queue
+	// and the kernel's buffers. (Read while the relay still trickles them in, they could all
+	// fit.) And the reconnect below then starts once the feed has every event: a relay backlog
+	// arriving live would be a burst this test's 32 KiB queue cannot hold, whatever the
+	// catch-up does.
+	require.Eventually(t, func() bool { return feedLast(e.hubs[0], e.ws.ID) == int64(n+2) }, 20*time.Second, 10*time.Millisecond)
 	last, code := 2, ws.StatusCode(0)
 	for {
 		f, ok := s.ReadFrame(t)
@@ -102,11 +112,32 @@ func TestTooSlow(t *testing.T) {
 		require.Equal(t, ws.StatusCode(1013), code)
 	}
 	require.Equal(t, 1, closes(e.hubs[0], 1013))
-	// The reconnect starts once the feed has every event: a relay backlog arriving live would
-	// be a burst this test's 32 KiB queue cannot hold, whatever the catch-up does.
-	require.Eventually(t, func() bool { return feedLast(e.hubs[0], e.ws.ID) == int64(n+2) }, 20*time.Second, 10*time.Millisecond)
 	again := e.dial(t, token, strconv.Itoa(last))
 	require.Equal(t, span(last+1, n+2), cursors(t, again, n+2-last))
+}
+
+// TestDroppedPeerIsReset: a peer too slow even for its close frame is dropped once the close's
+// grace is over, with a reset: reading again, however long it stalled, it learns at once that
+// the connection is gone, instead of waiting on the kernel to push the rest into its window.
+func TestDroppedPeerIsReset(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, func(c *Config) { c.QueueBytes = 32 << 10; c.SendBuffer = 4096 })
+	token := e.session(t, e.owner)
+	s := e.dialOn(t, 0, realtimetest.Dial{Token: token, RecvBuffer: 4096}, "1")
+	e.add(t, "first")
+	require.Equal(t, "2", s.Next(t).Cursor)
+	socketsLive(t, e.hubs[0])
+	for i := 0; i < 40; i++ { // 320 KiB, read by nobody
+		e.add(t, strings.Repeat("x", 8<<10))
+	}
+	h := e.hubs[0]
+	require.Eventually(t, func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return len(h.sockets) == 0
+	}, 20*time.Second, 10*time.Millisecond, "the slow socket was not dropped")
+	require.Equal(t, 1, closes(h, 1013))
+	require.ErrorIs(t, s.End(t), syscall.ECONNRESET)
 }
 
 // TestPrunedCursor: a cursor older than the retained window, or never issued, closes with 4001.

@@ -142,11 +142,22 @@ func (e *Embedded) TrustedURL() string {
 // Server exposes the server for bot authentication wiring in this package.
 func (e *Embedded) Server() *natsserver.Server { return e.srv }
 
-// Shutdown stops the server and waits for it.
+// Shutdown stops the server and waits for it. The JetStream API requests it holds are served
+// first (for at most apiDrain): nats-server stops the streams it knows of, and a stream whose
+// creation was under way meanwhile (the relay's request, left behind by a natter that is
+// stopping) would run on for the rest of the process, its store ticking and its files open.
 func (e *Embedded) Shutdown() {
+	for deadline := time.Now().Add(apiDrain); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if js, err := e.srv.Jsz(&natsserver.JSzOptions{}); err != nil || js.API.Inflight == 0 {
+			break
+		}
+	}
 	e.srv.Shutdown()
 	e.srv.WaitForShutdown()
 }
+
+// apiDrain bounds how long Shutdown waits for the JetStream API requests in flight.
+const apiDrain = 5 * time.Second
 
 // ConnectURL connects to an external NATS server or cluster, waiting up to the context's
 // deadline for the first connection; later disconnects reconnect forever.

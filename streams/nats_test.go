@@ -1,11 +1,18 @@
 package streams_test
 
 import (
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/natterchat/natter/streams"
 	"github.com/natterchat/natter/streams/streamstest"
 )
 
@@ -26,4 +33,32 @@ func TestEmbeddedAuthenticatesEveryClient(t *testing.T) {
 		require.ErrorIs(t, err, nats.ErrAuthorization)
 		require.Nil(t, c)
 	}
+}
+
+// openStores counts the process's JetStream file stores still running (one goroutine each).
+func openStores() int {
+	buf := make([]byte, 1<<24)
+	buf = buf[:runtime.Stack(buf, true)]
+	return strings.Count(string(buf), "server.(*fileStore).flushStreamStateLoop(")
+}
+
+// TestEmbeddedShutdownLeavesNoStream: streams a client asked for just before the server stops
+// (a relay's requests, left behind by a natter that is stopping) are created and stopped with
+// the server, or never created; none is left running for the rest of the process, its store
+// ticking and its files open. Not parallel: it counts the stores of the whole process.
+func TestEmbeddedShutdownLeavesNoStream(t *testing.T) {
+	before := openStores()
+	emb, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	nc, err := emb.Connect("test")
+	require.NoError(t, err)
+	for i := range 50 {
+		cfg := fmt.Sprintf(`{"name":"S%d","subjects":["s.%d"],"storage":"file"}`, i, i)
+		require.NoError(t, nc.PublishRequest("$JS.API.STREAM.CREATE.S"+strconv.Itoa(i), nc.NewRespInbox(), []byte(cfg)))
+	}
+	require.NoError(t, nc.Flush()) // the server has every request
+	nc.Close()
+	emb.Shutdown()
+	require.Eventually(t, func() bool { return openStores() <= before }, 5*time.Second, 10*time.Millisecond,
+		"%d streams left running", openStores()-before)
 }

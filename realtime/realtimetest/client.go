@@ -184,5 +184,21 @@ func readFrame(r io.Reader) (ws.Frame, error) {
 	return ws.Frame{Header: h, Payload: payload}, nil
 }
 
+// End reads until the connection ends and returns the error that ended it: io.EOF (or
+// io.ErrUnexpectedEOF within a frame) after the server's FIN, syscall.ECONNRESET after its
+// reset. Frames are skipped; ten seconds without a byte fail the test.
+func (s *Socket) End(t testing.TB) error {
+	t.Helper()
+	for {
+		_ = s.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := readFrame(s.r); err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatalf("the connection did not end: %v", err)
+			}
+			return err
+		}
+	}
+}
+
 // Close drops the connection without a close frame, as a client that goes away does.
 func (s *Socket) Close() error { return s.conn.Close() }
