@@ -225,12 +225,84 @@ func (lc *LocalCluster) Stop(i int) {
 	}
 }
 
-// Shutdown stops every node.
+// Shutdown stops every node, once each has stopped applying the meta layer's stream and
+// consumer assignments. A node whose Shutdown runs while its meta layer applies them lets go of
+// its system account first, so the assets' Raft groups it is creating fail to start after
+// their logs' stores have been opened, and nothing ever stops those stores: they run, ticking
+// and holding files open, for the rest of the process. So the followers first stop their
+// JetStream alone (their meta layers finish the assignments at hand with the system account
+// still there, and their assets stop with it); the leader, left without a quorum, commits
+// nothing more, and is stopped once it has applied what it committed (at most settleTimeout).
 func (lc *LocalCluster) Shutdown() {
+	lc.mu.Lock()
+	var followers []*natsserver.Server
+	var leader *natsserver.Server
+	for _, n := range lc.nodes {
+		switch {
+		case n.srv == nil:
+		case leader == nil && n.srv.JetStreamIsLeader():
+			leader = n.srv
+		default:
+			followers = append(followers, n.srv)
+		}
+	}
+	lc.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, srv := range followers {
+		// A follower that became leader meanwhile waits 2 s for a successor first.
+		wg.Go(func() { _ = srv.ShutdownJetStream() })
+	}
+	wg.Wait()
+	if leader != nil {
+		settle(leader, settleTimeout)
+	}
 	for i := range lc.nodes {
 		lc.Stop(i)
 	}
 }
+
+// settleTimeout bounds how long Shutdown waits for the meta leader to apply what it committed.
+const settleTimeout = 5 * time.Second
+
+// settle waits until srv has served the JetStream API requests it holds and applied every meta
+// entry it committed, at the same index twice in a row, or until timeout. (A one-node cluster
+// keeps its quorum: there settling waits for the requests queued when Shutdown began.)
+func settle(srv *natsserver.Server, timeout time.Duration) {
+	var last uint64
+	quiet := 0
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		index, ok := metaApplied(srv)
+		if !ok || index != last {
+			last, quiet = index, 0
+			continue
+		}
+		if quiet++; quiet == 2 {
+			return
+		}
+	}
+}
+
+// metaApplied reports whether srv is idle (no JetStream API request queued or in flight, every
+// committed meta entry applied), and its meta layer's commit index.
+func metaApplied(srv *natsserver.Server) (uint64, bool) {
+	js, err := srv.Jsz(&natsserver.JSzOptions{})
+	if err != nil || js.API.Inflight > 0 || js.Meta == nil || js.Meta.Pending > 0 {
+		return 0, false
+	}
+	rz := srv.Raftz(&natsserver.RaftzOptions{GroupFilter: metaGroup})
+	if rz == nil {
+		return 0, false
+	}
+	for _, groups := range *rz {
+		if g, ok := groups[metaGroup]; ok && g.Applied == g.Committed && g.IPQApplyLen == 0 {
+			return g.Committed, true
+		}
+	}
+	return 0, false
+}
+
+// metaGroup is the name nats-server gives the JetStream meta layer's Raft group.
+const metaGroup = "_meta_"
 
 // WaitJetStream waits until the running nodes agree on a JetStream meta leader.
 func (lc *LocalCluster) WaitJetStream() error {
