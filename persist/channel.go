@@ -29,9 +29,11 @@ type Channel struct {
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
 	LastSeq    int64     `json:"last_seq"`
-	// LastReadSeq and UnreadCount are the reader's state; only ChannelList fills them.
-	LastReadSeq *int64 `json:"last_read_seq,omitempty"`
-	UnreadCount *int64 `json:"unread_count,omitempty"`
+	// LastReadSeq, UnreadCount and MentionCount are the reader's state; only ChannelList fills
+	// them.
+	LastReadSeq  *int64 `json:"last_read_seq,omitempty"`
+	UnreadCount  *int64 `json:"unread_count,omitempty"`
+	MentionCount *int64 `json:"mention_count,omitempty"`
 	// Joined, Starred and NotificationLevel are the reader's standing (channelstate.go), filled
 	// by ChannelList, the browser, join and leave; MemberCount by the last three.
 	Joined            *bool  `json:"joined,omitempty"`
@@ -152,38 +154,28 @@ func (tx *Tx) ChannelList(ctx context.Context, actor Actor, workspaceID string) 
 	if err != nil {
 		return nil, err
 	}
+	only := ""
 	if m.Role == RoleGuest {
 		c, err := tx.guestChannelEnsure(ctx, workspaceID, actor.UserID)
 		if err != nil {
 			return nil, err
 		}
-		states, err := tx.readStates(ctx, channelScope, actor.UserID, workspaceID, []string{c.ID})
-		if err != nil {
-			return nil, err
-		}
-		st := states[c.ID]
-		c.LastReadSeq, c.UnreadCount = &st.LastReadSeq, &st.UnreadCount
-		joined, starred := true, false
-		c.Joined, c.Starred, c.NotificationLevel = &joined, &starred, DefaultChannelNotify
-		return []Channel{c}, nil
+		only = c.ID
 	}
-	return tx.channelsOf(ctx, workspaceID, actor.UserID)
+	return tx.channelsOf(ctx, m, only)
 }
 
-// channelsOf lists the channels of a workspace that userID may read, by name, each with the
-// reader's read state and standing (joined, starred, level): one statement, so a workspace of
-// 1,000 channels costs one round trip and no list of ids sent back (docs/performance.md, "The
-// channel list").
-func (tx *Tx) channelsOf(ctx context.Context, workspaceID, userID string) ([]Channel, error) {
-	rows, err := tx.query(ctx, `WITH RECURSIVE `+ownRoots(channelScope, "$2")+`
-		SELECT `+channelColumnsOf("c.")+`, coalesce(r.last_read_seq, 0),
-			`+unreadCount(channelScope, "c", "coalesce(r.last_read_seq, 0)", "$2", "o.seq")+`,
-			s.left_at IS NULL, s.starred_at IS NOT NULL, coalesce(p.level, '`+DefaultChannelNotify+`')
-		FROM channels c LEFT JOIN read_receipts r ON r.scope_id = c.id AND r.user_id = $2
-			LEFT JOIN own_roots o ON o.place = c.id
-			LEFT JOIN channel_person_states s ON s.channel_id = c.id AND s.user_id = $2
-			LEFT JOIN channel_notification_preferences p ON p.channel_id = c.id AND p.user_id = $2
-		WHERE c.workspace_id = $1 AND `+channelReadable("c", "$2")+` ORDER BY c.name`, workspaceID, userID)
+// channelsOf lists the channels of a workspace that the member may read (only the one named
+// only, when it is not ""), by name, each with the reader's read state, mention count
+// (mentionCount) and standing (joined, starred, level): one statement, so a workspace of 1,000
+// channels costs one round trip and no list of ids sent back (docs/performance.md, "The channel
+// list").
+func (tx *Tx) channelsOf(ctx context.Context, m Member, only string) ([]Channel, error) {
+	args := []any{m.WorkspaceID, m.UserID, m.JoinedAt}
+	if only != "" {
+		args = append(args, only)
+	}
+	rows, err := tx.query(ctx, channelListStatement(only != ""), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -192,15 +184,37 @@ func (tx *Tx) channelsOf(ctx context.Context, workspaceID, userID string) ([]Cha
 	for rows.Next() {
 		var c Channel
 		var st ReadState
+		var mentions int64
 		var joined, starred bool
-		if err := rows.Scan(append(channelDest(&c), &st.LastReadSeq, &st.UnreadCount, &joined, &starred, &c.NotificationLevel)...); err != nil {
+		if err := rows.Scan(append(channelDest(&c), &st.LastReadSeq, &st.UnreadCount, &mentions, &joined, &starred, &c.NotificationLevel)...); err != nil {
 			return nil, err
 		}
 		c.Archived = c.ArchivedAt != nil
-		c.LastReadSeq, c.UnreadCount, c.Joined, c.Starred = &st.LastReadSeq, &st.UnreadCount, &joined, &starred
+		c.LastReadSeq, c.UnreadCount, c.MentionCount, c.Joined, c.Starred = &st.LastReadSeq, &st.UnreadCount, &mentions, &joined, &starred
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// channelListStatement is channelsOf's statement: $1 the workspace, $2 the reader, $3 when they
+// joined it, and with only, $4 the one channel wanted.
+func channelListStatement(only bool) string {
+	filter := ""
+	if only {
+		filter = ` AND c.id = $4`
+	}
+	mark := "coalesce(r.last_read_seq, 0)"
+	return `WITH RECURSIVE ` + ownRoots(channelScope, "$2") + `
+		SELECT ` + channelColumnsOf("c.") + `, ` + mark + `,
+			` + unreadCount(channelScope, "c", mark, "$2", "o.seq") + `,
+			` + mentionCount("c", mark, "$2", "s.left_at IS NULL", "greatest($3, cm.added_at)") + `,
+			s.left_at IS NULL, s.starred_at IS NOT NULL, coalesce(p.level, '` + DefaultChannelNotify + `')
+		FROM channels c LEFT JOIN read_receipts r ON r.scope_id = c.id AND r.user_id = $2
+			LEFT JOIN own_roots o ON o.place = c.id
+			LEFT JOIN channel_person_states s ON s.channel_id = c.id AND s.user_id = $2
+			LEFT JOIN channel_notification_preferences p ON p.channel_id = c.id AND p.user_id = $2
+			LEFT JOIN channel_members cm ON cm.channel_id = c.id AND cm.user_id = $2
+		WHERE c.workspace_id = $1 AND ` + channelReadable("c", "$2") + filter + ` ORDER BY c.name`
 }
 
 // requireChannelManager admits the workspace owner and bot tokens (the route checked

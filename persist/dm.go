@@ -14,7 +14,8 @@ import (
 const MaxDMMembers = 32
 
 // DM is a direct conversation between a fixed set of workspace members, as the caller sees it:
-// LastReadSeq and UnreadCount are the caller's.
+// LastReadSeq, UnreadCount and MentionCount are the caller's. Every message of a conversation is
+// written to its members, so each unread one counts as a mention (the web client's badge).
 type DM struct {
 	ID             string       `json:"id"`
 	RouteID        string       `json:"route_id"`
@@ -23,6 +24,7 @@ type DM struct {
 	CreatedAt      time.Time    `json:"created_at"`
 	LastActivityAt time.Time    `json:"last_activity_at"`
 	ReadState
+	MentionCount int64 `json:"mention_count"`
 }
 
 const dmColumns = `d.id, d.route_id, d.workspace_id, d.created_at, d.last_activity_at, d.last_seq`
@@ -291,6 +293,7 @@ func (tx *Tx) dmHydrate(ctx context.Context, actor Actor, dms []DM) error {
 	}
 	for i := range dms {
 		dms[i].ReadState = states[dms[i].ID]
+		dms[i].MentionCount = dms[i].UnreadCount
 	}
 	return nil
 }

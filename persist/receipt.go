@@ -106,6 +106,23 @@ func unreadCount(s readScope, place, mark, userID, ownSeq string) string {
 			AND m.channel_seq > ` + mark + ` AND m.deleted_at IS NULL) END END`
 }
 
+// mentionCount is the SQL of a channel's mention count for its reader: the live root messages by
+// others after the mark that mention them, by the rule of the Mentions view (mentionStatement):
+// their current handle, or a broadcast (@here, @channel, @everyone) when present (an SQL
+// condition: they have not left the channel) and posted at or after since (when they joined the
+// workspace, or were added to a private channel). place is the alias of the channels row, mark
+// and userID SQL expressions as for unreadCount. It reads message_mentions_channel_seq_idx
+// alone (migration 0032: rows exist only for live messages and carry seq and author): the
+// mentions after the mark, never the history; a channel read to its end probes nothing. The
+// web client's live count (store.js, bumpPlace) is this rule; in a direct conversation every
+// message is written to its members, so there the count is the unread count (DM.MentionCount).
+func mentionCount(place, mark, userID, present, since string) string {
+	return `CASE WHEN ` + place + `.last_seq <= ` + mark + ` THEN 0 ELSE (SELECT count(DISTINCT mm.seq) FROM message_mentions mm
+		WHERE mm.channel_id = ` + place + `.id AND mm.seq > ` + mark + ` AND mm.author_id <> ` + userID + `
+			AND (mm.name = (SELECT handle FROM users WHERE id = ` + userID + `)
+				OR mm.name IN ` + broadcastNames + ` AND ` + present + ` AND mm.created_at >= ` + since + `)) END`
+}
+
 // ownRoots is a WITH RECURSIVE query, own_roots(place, seq): each conversation of the kind s
 // where userID (an SQL expression) has a live root, with the newest one's sequence. It skips
 // from one conversation to the next down messages_author_channel_idx / messages_author_dm_idx

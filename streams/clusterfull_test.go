@@ -69,10 +69,20 @@ func TestRelayResumesAfterClusterStoreFull(t *testing.T) {
 	b.appendEvents(t, 5, persist.EventInput{})
 	head += 5
 	relayedTo.waitFor(t, head)
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	read, err := streams.ReadAfter(ctx, nc, b.ws.ID, 0, 1000)
-	require.NoError(t, err)
+	// Right after the disk came back the cluster may still be placing the reader's consumer
+	// (a read then fails with "no responders"), so the read is retried for a while.
+	var read []streams.Event
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		read, err = streams.ReadAfter(ctx, nc, b.ws.ID, 0, 1000)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("reading the stream: %v", err)
+		}
+	}
 	require.Len(t, read, int(head))
 	require.Equal(t, head, read[len(read)-1].Cursor)
 }

@@ -76,30 +76,33 @@ export async function checkVersion() {
 
 export async function loadChannels() {
   const res = await api.get(workspacePaths.channels(state.wsId));
-  for (const c of res.channels || []) state.channels.set(c.id, c);
+  for (const c of res.channels || []) listed(state.channels, c);
   touch('sidebar');
 }
 
 export async function loadDMs() {
   const res = await api.get(workspacePaths.dms(state.wsId));
   for (const d of res.conversations || []) {
-    state.dms.set(d.id, d);
+    listed(state.dms, d);
     (d.members || []).forEach(rememberUser);
   }
   touch('sidebar');
 }
 
+// listed keeps a place and its badge (mention_count: bumpPlace's rule); the open one has none.
+function listed(places, p) {
+  places.set(p.id, p);
+  if (p.mention_count > 0 && !(state.view && state.view.id === p.id)) state.mentions.set(p.id, p.mention_count);
+  else state.mentions.delete(p.id);
+}
+
 // A message in a conversation the sidebar does not list (one someone just started, or one this
-// person had hidden): list the conversations again, and count what is unread there as a
-// mention, since it was written to this person.
+// person had hidden): list the conversations again (with its badge).
 on('message.created', (ev) => {
   const m = ev.payload && ev.payload.message;
   const placeId = m && m.direct_conversation_id;
   if (!placeId || state.dms.has(placeId) || m.author_id === (state.me && state.me.id)) return;
-  loadDMs().catch(() => {}).then(() => {
-    const d = state.dms.get(placeId);
-    if (d && d.unread_count) { state.mentions.set(placeId, d.unread_count); touch('sidebar'); }
-  });
+  loadDMs().catch(() => {});
 });
 
 export { toast } from './store.js';

@@ -161,12 +161,12 @@ function insertReply(m) {
 
 // mentionsMe is the server's rule (persist.Addresses; docs/messages.md, "Mentions"): an @ not
 // after a handle character, then the reader's handle, here, channel or everyone, then no handle
-// character. @here counts: a page that shows it is online.
-export function mentionsMe(body) {
+// character. @here counts: a page that shows it is online. broadcasts false: a channel left.
+export function mentionsMe(body, broadcasts = true) {
   const me = state.me;
-  if (!me || !body) return false;
-  const names = ['here', 'channel', 'everyone'];
-  if (me.handle) names.push(me.handle.replace(/[^\w-]/g, ''));
+  const names = broadcasts ? ['here', 'channel', 'everyone'] : [];
+  if (me && me.handle) names.push(me.handle.replace(/[^\w-]/g, ''));
+  if (!me || !body || !names.length) return false;
   return new RegExp(`(?<![\\w@-])@(${names.join('|')})(?![\\w@-])`, 'i').test(body);
 }
 
@@ -187,7 +187,8 @@ function bumpPlace(m) {
   // markRead, so last_read_seq (what it was told) stays until then.
   if (m.author_id === (state.me && state.me.id) || isViewing(placeId)) return;
   ch.unread_count = (ch.unread_count || 0) + 1;
-  if (mentionsMe(m.body) || ch.members) state.mentions.set(placeId, (state.mentions.get(placeId) || 0) + 1);
+  // The badge: the listings' mention_count, counted on (persist.mentionCount's rule).
+  if (ch.members || mentionsMe(m.body, ch.joined !== false)) state.mentions.set(placeId, (state.mentions.get(placeId) || 0) + 1);
 }
 
 /** @type {Record<string, Reducer>} */ const core = {

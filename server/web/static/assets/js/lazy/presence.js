@@ -51,6 +51,14 @@ export function dot(userId) {
   return h('span', { class: `presence-dot${on ? ' online' : ''}`, role: 'img', 'aria-label': on ? 'Online' : 'Offline', title: on ? 'Online' : 'Offline' });
 }
 
+// other is the one other person of a conversation (oneself in a note to self; null in a group),
+// whose dot withDot puts on the sidebar's picture of it (views/sidebar.js).
+export function other(d) {
+  const me = state.me && state.me.id, others = (d.members || []).filter((u) => u.id !== me);
+  return others.length > 1 ? null : others[0] || state.me;
+}
+export const withDot = (pic, d) => (other(d) ? h('span', { class: 'avatar-wrap' }, pic, dot(other(d).id)) : pic);
+
 // One person's change, or several people's in one event ({changes: [...]}: the server sends
 // those one flush of its changed together, so a sign-in storm is a few frames, not one a person).
 on('presence.changed', (ev) => {

@@ -34,7 +34,7 @@ export function mountShell(root) {
   let offlineSince = 0;
   subscribe((t) => {
     if (t.has('view') || t.has('panel')) closeDrawer();
-    if (t.has('sidebar') || t.has('view') || t.has('conn')) sidebar.render();
+    if (t.has('sidebar') || t.has('view') || t.has('conn') || t.has('presence')) sidebar.render();
     if (t.has('header') || t.has('view') || t.has('sidebar') || t.has('panel')) header.render();
     if (t.has('messages') || t.has('view')) list.render();
     if (t.has('view') || t.has('quote') || t.has('channel')) composer.render();

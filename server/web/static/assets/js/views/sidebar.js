@@ -4,7 +4,7 @@
 // unread and mention badges, the workspace menu, and the signed-in person with their menu and
 // sign-out.
 import { h, replace, icon, avatar, displayName, byName } from '../dom.js';
-import { state } from '../store.js';
+import { state, touch } from '../store.js';
 import * as actions from '../actions.js';
 import { menuButton } from './menu.js';
 import { registerLazyPanel, registerMenuItem } from './registry.js';
@@ -16,6 +16,8 @@ const mentions = () => import('../lazy/mentions.js');
 registerLazyPanel('mentions', 'Mentions', mentions);
 registerMenuItem('workspace', { label: 'Mark all read', order: 5, run: () => mentions().then((m) => m.markAllRead()) });
 registerLazyPanel('threads', 'Threads', () => import('../lazy/threads.js'));
+// The conversations' presence dots (lazy/presence.js): fetched when idle, once a place loaded.
+let presence = /** @type {any} */ (null), asked = false;
 
 export function dmName(d) {
   const me = state.me && state.me.id;
@@ -106,8 +108,13 @@ export class Sidebar {
     // Redraw only what changed: a list rebuilt under the pointer would swallow clicks.
     const places = [...state.channels.values(), ...state.dms.values()];
     if (state.wsId && this.counted !== state.wsId) { this.counted = state.wsId; actions.countThreads(); }
+    if (!asked && state.dms.size && state.convs.get(state.view?.id)?.loaded) {
+      asked = true;
+      (window.requestIdleCallback || setTimeout)(() => import('../lazy/presence.js').then(async (m) => { m.styles(); await m.ensure(); presence = m; touch('presence'); })
+        .catch(() => { asked = false; }));
+    }
     const navKey = JSON.stringify([f, state.view && state.view.id, [...state.mentions], state.threadsUnread, places.map((p) => [p.id, p.name, p.display_title, p.visibility,
-      p.archived, p.sidebar_section, p.unread_count, p.joined, p.starred, p.notification_level, p.last_activity_at, p.members && dmName(p)])]);
+      p.archived, p.sidebar_section, p.unread_count, p.joined, p.starred, p.notification_level, p.last_activity_at, p.members && dmName(p), p.members && presence?.isOnline(presence.other(p)?.id)])]);
     if (navKey !== this.navKey) {
       this.navKey = navKey;
       this.renderNav(f);
@@ -159,7 +166,8 @@ export class Sidebar {
     const dmRow = (id) => {
       const d = state.dms.get(id);
       const other = (d.members || []).find((u) => u.id !== (state.me && state.me.id)) || state.me;
-      return this.item(d.id, avatar(other, 'xs'), dmName(d), h('button', { class: 'icon-btn hide-dm', title: 'Hide conversation', 'aria-label': `Hide conversation with ${dmName(d)}`,
+      const pic = avatar(other, 'xs');
+      return this.item(d.id, presence ? presence.withDot(pic, d) : pic, dmName(d), h('button', { class: 'icon-btn hide-dm', title: 'Hide conversation', 'aria-label': `Hide conversation with ${dmName(d)}`,
         onclick: (e) => { e.stopPropagation(); actions.hideDM(d.id); } }, icon('close')));
     };
     groups.push(h('div', { class: 'group' },
