@@ -304,7 +304,7 @@ func TestPresenceStormIsAFewEvents(t *testing.T) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			return ready()
-		}, 5*time.Second, 5*time.Millisecond, "%s: %d marked, %d held", what, len(p.dirty), len(p.held))
+		}, 5*time.Second, 5*time.Millisecond, what) // the maps are read only under p.mu
 		require.True(t, p.flush(ctx, true))
 	}
 	w := e.watch(t, e.owner)
