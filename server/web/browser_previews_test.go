@@ -351,10 +351,18 @@ func highlightLimits(t *testing.T, p *previews) {
 		t.Fatalf("the timed-out preview says %q", got)
 	}
 	noWorkers(t, p.tab)
-	// Every character its own token: the runs would pass 2 MiB of output.
-	p.want(t, "dense.js", "text/javascript", bytes.Repeat([]byte("1+"), highlightLimit/2), "shown")
-	if state, n := highlighted(t, p); state != "output-cap" || n != 0 {
-		t.Fatalf("a dense file: highlighting %q with %d tokens, want output-cap", state, n)
+	// Every character its own token: the runs would pass 2 MiB of output. On a machine busy
+	// enough that the 2 seconds run out first the worker is stopped for time instead (the text
+	// stays plain too), so the file is opened again until the cap is what stops it.
+	for try := 1; ; try++ {
+		p.want(t, fmt.Sprintf("dense-%d.js", try), "text/javascript", bytes.Repeat([]byte("1+"), highlightLimit/2), "shown")
+		state, n := highlighted(t, p)
+		if state == "output-cap" && n == 0 {
+			break
+		}
+		if state != "timeout" || n != 0 || try == 5 {
+			t.Fatalf("a dense file, try %d: highlighting %q with %d tokens, want output-cap", try, state, n)
+		}
 	}
 	if got := p.said(t); !strings.Contains(got, "2 MiB") {
 		t.Fatalf("the capped preview says %q", got)
