@@ -166,7 +166,11 @@ func TestSocketTooSlow(t *testing.T) {
 	t.Parallel()
 	b := setupRealtime(t, servertest.WithRealtime(func(c *realtime.Config) { c.QueueBytes = 32 << 10; c.SendBuffer = 4096 }),
 		servertest.WithConfig(func(c *server.Config) { c.Metrics = true }))
-	s, status := b.h.DialSocket(t, servertest.Dial{Path: b.wsPath("2"), Token: b.owner.Token, RecvBuffer: 4096})
+	// The client's buffer is small beside the 800 KiB below, so the queue fills, but not tiny:
+	// a receive buffer far under loopback's 64 KiB segment makes the peer's window updates
+	// rare, and a reader waking after the flood then waited on the kernel's zero-window probes
+	// (once in CI, an i/o timeout reading the rest).
+	s, status := b.h.DialSocket(t, servertest.Dial{Path: b.wsPath("2"), Token: b.owner.Token, RecvBuffer: 128 << 10})
 	require.Equal(t, http.StatusSwitchingProtocols, status)
 	// Once the first event arrives the socket is live (its backfill handed over), so the flood
 	// below goes through the bounded queue.
