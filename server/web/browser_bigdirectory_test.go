@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -29,11 +28,7 @@ func TestBrowserBigDirectory(t *testing.T) {
 	for _, size := range []struct{ w, h int64 }{{1280, 800}, {390, 844}} {
 		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
 			tab := br.tab(t, ana)
-			do(t, tab, "the window size", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-					Width: size.w, Height: size.h, DeviceScaleFactor: 1, Mobile: size.w < 800})
-				return err
-			}))
+			resize(t, tab, size.w, size.h)
 			do(t, tab, "open c-0000", chromedp.Navigate(e.URL+"/"+ws.RouteID+"/"+big.channels[0].RouteID))
 			waitFor(t, tab, "c-0000 open", header+` === 'c-0000'`)
 			bigSwitcher(t, tab)

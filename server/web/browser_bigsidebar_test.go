@@ -1,11 +1,9 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -30,11 +28,7 @@ func TestBrowserBigSidebar(t *testing.T) {
 			far := fmt.Sprintf("far down at %d px", size.w)
 			big.post(t, e, big.people[0], unread.ID, far)
 			tab := br.tab(t, ana)
-			do(t, tab, "the window size", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-					Width: size.w, Height: size.h, DeviceScaleFactor: 1, Mobile: size.w < 800})
-				return err
-			}))
+			resize(t, tab, size.w, size.h)
 			do(t, tab, "open c-0000", chromedp.Navigate(e.URL+"/"+ws.RouteID+"/"+first.RouteID))
 			waitFor(t, tab, "c-0000 open", header+` === 'c-0000'`)
 			waitFor(t, tab, "the sidebar drawn", `document.querySelector('.sidebar .place.active')`)

@@ -54,11 +54,7 @@ func TestBrowserChannels(t *testing.T) {
 // at checks everything at one window size, with channels of its own.
 func (w *channelsWorld) at(t *testing.T, width, height int64) {
 	e, tab := w.e, w.home
-	do(t, tab, fmt.Sprintf("a %d×%d window", width, height), chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-			Width: width, Height: height, DeviceScaleFactor: 1, Mobile: width < 800})
-		return err
-	}))
+	resize(t, tab, width, height)
 	narrow := width <= 800
 	closePanel := func() {
 		eval[bool](t, tab, `(b => (document.querySelector('.panel').hidden || b.click(), true))(document.querySelector('.panel-head button[aria-label="Close panel"]'))`)

@@ -28,11 +28,7 @@ type dayOne struct {
 // last line, the pinned mark, and "Mark all read".
 func (d dayOne) features(t *testing.T, w, h int64) {
 	e, tab := d.e, d.tab
-	do(t, tab, fmt.Sprintf("a %d×%d window", w, h), chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-			Width: w, Height: h, DeviceScaleFactor: 1, Mobile: w < 800})
-		return err
-	}))
+	resize(t, tab, w, h)
 	eval[bool](t, tab, `(b => (document.querySelector('.panel').hidden || b.click(), true))(document.querySelector('.panel-head button[aria-label="Close panel"]'))`)
 	narrow := w <= 800
 	// drawer opens the sidebar where it is a drawer.

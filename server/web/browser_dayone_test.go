@@ -175,15 +175,8 @@ func TestBrowserDayOne(t *testing.T) {
 	})
 
 	t.Run("NarrowWindowDrawer", func(t *testing.T) {
-		for _, size := range []struct {
-			w, h   int64
-			mobile bool
-		}{{390, 844, true}, {800, 900, false}} {
-			do(t, tab, fmt.Sprintf("a %d×%d window", size.w, size.h), chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-					Width: size.w, Height: size.h, DeviceScaleFactor: 1, Mobile: size.mobile})
-				return err
-			}))
+		for _, size := range []struct{ w, h int64 }{{390, 844}, {800, 900}} {
+			resize(t, tab, size.w, size.h)
 			inView := `(el => { const r = el.getBoundingClientRect(); return r.width > 0 && r.left >= 0 && r.right <= innerWidth && r.bottom <= innerHeight; })`
 			waitFor(t, tab, "the sidebar closed", `document.querySelector('.sidebar').getBoundingClientRect().right <= 0 || getComputedStyle(document.querySelector('.sidebar')).visibility === 'hidden'`)
 			if w := eval[int](t, tab, `document.scrollingElement.scrollWidth`); w > int(size.w) {

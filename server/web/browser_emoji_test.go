@@ -1,11 +1,9 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -35,11 +33,7 @@ func TestBrowserEmoji(t *testing.T) {
 	for _, size := range [][2]int64{{1280, 800}, {390, 844}} {
 		w, h := size[0], size[1]
 		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
-			do(t, tab, "the window size", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-					Width: w, Height: h, DeviceScaleFactor: 1, Mobile: w < 800})
-				return err
-			}))
+			resize(t, tab, w, h)
 			eval[bool](t, tab, `localStorage.removeItem('natter.emoji.recent'), true`)
 			body := fmt.Sprintf("ship it at %d", w)
 			var posted struct{ Message struct{ ID string } }

@@ -74,11 +74,7 @@ func TestBrowserPeople(t *testing.T) {
 	for _, size := range [][2]int64{{1280, 800}, {390, 844}} {
 		w, h := size[0], size[1]
 		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
-			do(t, tab, "the window size", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-					Width: w, Height: h, DeviceScaleFactor: 1, Mobile: w < 800})
-				return err
-			}))
+			resize(t, tab, w, h)
 			open(t)
 			sock := benOnline()
 			body := fmt.Sprintf("hello from Tokyo at %d", w)

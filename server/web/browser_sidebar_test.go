@@ -1,13 +1,11 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/natterchat/natter/persist"
@@ -51,11 +49,7 @@ func TestBrowserSidebarBadges(t *testing.T) {
 	for _, size := range [][2]int64{{1280, 800}, {390, 844}} {
 		w, h := size[0], size[1]
 		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
-			do(t, tab, "the window size", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-					Width: w, Height: h, DeviceScaleFactor: 1, Mobile: w < 800})
-				return err
-			}))
+			resize(t, tab, w, h)
 			ch := e.channel(t, ana, ws.ID, fmt.Sprintf("release-%d", w))
 			chRow := row(ch.ID)
 			open(t)

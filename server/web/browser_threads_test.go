@@ -1,11 +1,9 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -38,11 +36,7 @@ func TestBrowserThreads(t *testing.T) {
 			reply(ana, "Thanks, I read it")
 
 			tab := b.tab(t, ana)
-			do(t, tab, fmt.Sprintf("a %d×%d window", size.w, size.h), chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-					Width: size.w, Height: size.h, DeviceScaleFactor: 1, Mobile: narrow})
-				return err
-			}))
+			resize(t, tab, size.w, size.h)
 			do(t, tab, "open the client", chromedp.Navigate(e.URL+"/"))
 			waitFor(t, tab, "general open", `document.querySelector('.conv-header h1')?.textContent === 'general'`)
 			waitFor(t, tab, "the socket to connect", `document.querySelector('.me .dot.online')`)

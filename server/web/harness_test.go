@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/nats-io/nats.go"
@@ -340,4 +341,14 @@ func shot(t testing.TB, ctx context.Context, name string) {
 	if err := os.WriteFile(filepath.Join(*screenshots, name+".png"), buf, 0o644); err != nil {
 		t.Fatalf("write screenshot: %v", err)
 	}
+}
+
+// resize gives the tab a w×h window, as a phone's below 800 px wide.
+func resize(t testing.TB, tab context.Context, w, h int64) {
+	t.Helper()
+	do(t, tab, fmt.Sprintf("a %d×%d window", w, h), chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+			Width: w, Height: h, DeviceScaleFactor: 1, Mobile: w < 800})
+		return err
+	}))
 }
