@@ -1,11 +1,8 @@
 package streams_test
 
 import (
-	"fmt"
 	"log/slog"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
@@ -23,13 +20,5 @@ func TestLocalClusterShutdownLeavesNoStream(t *testing.T) {
 	require.NoError(t, err)
 	nc, err := nats.Connect(lc.NatterURLs())
 	require.NoError(t, err)
-	for i := range 30 {
-		cfg := fmt.Sprintf(`{"name":"S%d","subjects":["s.%d"],"storage":"file","num_replicas":3}`, i, i)
-		require.NoError(t, nc.PublishRequest("$JS.API.STREAM.CREATE.S"+strconv.Itoa(i), nc.NewRespInbox(), []byte(cfg)))
-	}
-	require.NoError(t, nc.Flush()) // the node has every request
-	nc.Close()
-	lc.Shutdown()
-	require.Eventually(t, func() bool { return openStores() <= before }, 5*time.Second, 10*time.Millisecond,
-		"%d streams left running", openStores()-before)
+	requireNoStoreLeftAfter(t, before, nc, 30, 3, lc.Shutdown)
 }

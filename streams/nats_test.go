@@ -42,6 +42,23 @@ func openStores() int {
 	return strings.Count(string(buf), "server.(*fileStore).flushStreamStateLoop(")
 }
 
+// requireNoStoreLeftAfter asks nc's server for n streams of the given replicas without waiting
+// for the answers, as a relay left behind by a stopping natter would, closes nc, runs shutdown
+// and requires the process to be back to the stores it had before the server started (before,
+// counted by openStores then).
+func requireNoStoreLeftAfter(t *testing.T, before int, nc *nats.Conn, n, replicas int, shutdown func()) {
+	t.Helper()
+	for i := range n {
+		cfg := fmt.Sprintf(`{"name":"S%d","subjects":["s.%d"],"storage":"file","num_replicas":%d}`, i, i, replicas)
+		require.NoError(t, nc.PublishRequest("$JS.API.STREAM.CREATE.S"+strconv.Itoa(i), nc.NewRespInbox(), []byte(cfg)))
+	}
+	require.NoError(t, nc.Flush()) // the server has every request
+	nc.Close()
+	shutdown()
+	require.Eventually(t, func() bool { return openStores() <= before }, 5*time.Second, 10*time.Millisecond,
+		"streams left running")
+}
+
 // TestEmbeddedShutdownLeavesNoStream: streams a client asked for just before the server stops
 // (a relay's requests, left behind by a natter that is stopping) are created and stopped with
 // the server, or never created; none is left running for the rest of the process, its store
@@ -52,13 +69,5 @@ func TestEmbeddedShutdownLeavesNoStream(t *testing.T) {
 	require.NoError(t, err)
 	nc, err := emb.Connect("test")
 	require.NoError(t, err)
-	for i := range 50 {
-		cfg := fmt.Sprintf(`{"name":"S%d","subjects":["s.%d"],"storage":"file"}`, i, i)
-		require.NoError(t, nc.PublishRequest("$JS.API.STREAM.CREATE.S"+strconv.Itoa(i), nc.NewRespInbox(), []byte(cfg)))
-	}
-	require.NoError(t, nc.Flush()) // the server has every request
-	nc.Close()
-	emb.Shutdown()
-	require.Eventually(t, func() bool { return openStores() <= before }, 5*time.Second, 10*time.Millisecond,
-		"%d streams left running", openStores()-before)
+	requireNoStoreLeftAfter(t, before, nc, 50, 1, emb.Shutdown)
 }
