@@ -220,7 +220,7 @@ export const badged = (m, ch) => +(!m.deleted_at && !!(ch.members || mentionsMe(
   },
   'message.updated'(ev) {
     const m = ev.payload && ev.payload.message;
-    // What it replaced, for the reducers after this one (the badges', actions.js).
+    // ev.was: what it replaced, for lazy/badges.js.
     if (m) { ev.was = state.messages.get(m.id); upsertMessage(m); }
     return ['messages', 'thread', 'panel'];
   },
