@@ -293,23 +293,23 @@ const searchWalkCap = 50000
 // of ANALYZE, per word and across the query's operators).
 //
 // The index costs at least an entry for each match of the query in the whole table, wherever
-// in time it lies and whichever workspace holds it; a walk costs a row for each message it
-// passes, and a row costs about what an entry and its bitmap do (docs/performance.md). So a
-// query walks when the rows its density predicts (need ÷ its share of the table) are at most
-// half of its matches, and it carries on, past what the density predicts, for as many rows as
-// the index would cost (at most searchWalkCap): where this workspace's newest messages hold
-// fewer matches than the table's share (a bot's flood on top of its history), the walk crosses
-// them instead of reading a common word's entries across the history, and a walk that still
-// falls short has cost no more than the index it then reads.
+// in time it lies and whichever workspace holds it, and then the rows of the span's matches; a
+// walk costs a row for each message it passes, and at 1,000,000 messages an estimated match
+// read through the index cost about three walked rows (docs/performance.md, "Search under a
+// flood"). So a query walks when the rows its density predicts (need ÷ its share of the table)
+// are at most half of its matches, and it carries on, past what the density predicts, for twice
+// as many rows as its matches (at most searchWalkCap): where this workspace's newest messages
+// hold fewer matches than the table's share (a bot's flood on top of its history), the walk
+// crosses them instead of reading a common word's entries across the history, and a walk that
+// still falls short has cost less than the index it then reads.
 func searchWalkBound(need int, total, matches float64) int {
 	if total <= 0 || matches <= 0 {
 		return 0
 	}
-	bound := min(matches, searchWalkCap)
-	if predicted := float64(need) * total / matches; 2*predicted > bound {
+	if predicted := float64(need) * total / matches; 2*predicted > min(matches, searchWalkCap) {
 		return 0
 	}
-	return int(bound)
+	return int(min(2*matches, searchWalkCap))
 }
 
 // searchEstimate is the planner's estimate of the rows of a statement, one EXPLAIN away (about
