@@ -28,6 +28,7 @@ func benchDataMode() bench.Mode {
 			&cli.IntFlag{Name: "iterations", EnvVars: []string{"NATTER_BENCH_ITERATIONS"}, Value: 100, Usage: "data mode: timed runs of each read, per workspace and reader"},
 			&cli.DurationFlag{Name: "post-for", EnvVars: []string{"NATTER_BENCH_POST_FOR"}, Value: 15 * time.Second, Usage: "data mode: length of each posting run (--posters posters, closed loop)"},
 			&cli.Uint64Flag{Name: "seed", EnvVars: []string{"NATTER_BENCH_SEED"}, Value: 1, Usage: "data mode: seed of the generated history"},
+			&cli.IntFlag{Name: "flood", EnvVars: []string{"NATTER_BENCH_FLOOD"}, Usage: "data mode: after the reads, post this many messages without a vocabulary word into the large workspace and time its searches again"},
 			&cli.BoolFlag{Name: "reuse", EnvVars: []string{"NATTER_BENCH_REUSE"}, Usage: "data mode: time the reads on the workspaces the last run seeded in this database (same --people) instead of seeding new ones"},
 		},
 		Run: runBenchData,
@@ -45,7 +46,7 @@ func runBenchData(c *cli.Context) error {
 	}
 	cfg := benchdata.Config{Base: base, Messages: c.Int("messages"), Channels: c.Int("channels"), People: c.Int("people"),
 		BaselineMessages: c.Int("baseline-messages"), Iterations: c.Int("iterations"), Posters: c.Int("posters"),
-		PostFor: c.Duration("post-for"), Seed: c.Uint64("seed"), Reuse: c.Bool("reuse"), Out: c.App.Writer}
+		PostFor: c.Duration("post-for"), Seed: c.Uint64("seed"), Reuse: c.Bool("reuse"), Flood: c.Int("flood"), Out: c.App.Writer}
 	switch {
 	case cfg.Messages < 1 || cfg.BaselineMessages < 1:
 		return usageErrorf("invalid configuration: --messages and --baseline-messages must be positive")
@@ -57,6 +58,8 @@ func runBenchData(c *cli.Context) error {
 		return usageErrorf("invalid configuration: --posters must be 1 to --people minus 3")
 	case cfg.Iterations < 1:
 		return usageErrorf("invalid configuration: --iterations must be positive")
+	case cfg.Flood < 0:
+		return usageErrorf("invalid configuration: --flood must not be negative")
 	}
 	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := openDatabase(c.Context, c, logger, persist.Config{MaxConns: 32}, false)

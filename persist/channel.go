@@ -150,27 +150,50 @@ func (tx *Tx) ChannelCreate(ctx context.Context, actor Actor, workspaceID string
 // which is created (with channel.created) when missing.
 // Codes: not_found (workspace), forbidden (not a member).
 func (tx *Tx) ChannelList(ctx context.Context, actor Actor, workspaceID string) ([]Channel, error) {
-	m, err := tx.requireMember(ctx, workspaceID, actor)
+	m, err := tx.requireMemberToRead(ctx, workspaceID, actor)
 	if err != nil {
 		return nil, err
 	}
-	only := ""
-	if m.Role == RoleGuest {
-		c, err := tx.guestChannelEnsure(ctx, workspaceID, actor.UserID)
+	if m.Role != RoleGuest {
+		return tx.channelsOf(ctx, m, "")
+	}
+	// Only a guest's listing may write (its channel), so only it holds the membership.
+	if m, err = tx.requireMember(ctx, workspaceID, actor); err != nil {
+		return nil, err
+	}
+	c, err := tx.guestChannelEnsure(ctx, workspaceID, actor.UserID)
+	if err != nil {
+		return nil, err
+	}
+	return tx.channelsOf(ctx, m, c.ID)
+}
+
+// ChannelList is Tx.ChannelList outside a transaction: the membership and the listing are one
+// statement each on the pool, with no BEGIN, no COMMIT and no row lock, whose commit would wait
+// for a WAL flush (docs/performance.md, "Lighter listings"). A read has nothing to keep
+// consistent with a concurrent change: each statement of a read-committed transaction saw its
+// own snapshot anyway. A guest's listing, which may create the guest channel, runs in one.
+func (s *Store) ChannelList(ctx context.Context, actor Actor, workspaceID string) ([]Channel, error) {
+	return ReadV(ctx, s, func(r *Reader) ([]Channel, error) {
+		m, err := r.requireMemberToRead(ctx, workspaceID, actor)
 		if err != nil {
 			return nil, err
 		}
-		only = c.ID
-	}
-	return tx.channelsOf(ctx, m, only)
+		if m.Role == RoleGuest {
+			return WithTxV(ctx, s, func(tx *Tx) ([]Channel, error) { return tx.ChannelList(ctx, actor, workspaceID) })
+		}
+		return r.channelsOf(ctx, m, "")
+	})
 }
 
 // channelsOf lists the channels of a workspace that the member may read (only the one named
 // only, when it is not ""), by name, each with the reader's read state, mention count
 // (mentionCount) and standing (joined, starred, level): one statement, so a workspace of 1,000
 // channels costs one round trip and no list of ids sent back (docs/performance.md, "The channel
-// list").
-func (tx *Tx) channelsOf(ctx context.Context, m Member, only string) ([]Channel, error) {
+// list"). The rows are scanned into one Channel, copied out, and their reader fields point into
+// a block of states allocated per 64 rows: not a Channel, a list of destinations and five small
+// allocations per row.
+func (tx *Reader) channelsOf(ctx context.Context, m Member, only string) ([]Channel, error) {
 	args := []any{m.WorkspaceID, m.UserID, m.JoinedAt}
 	if only != "" {
 		args = append(args, only)
@@ -181,19 +204,31 @@ func (tx *Tx) channelsOf(ctx context.Context, m Member, only string) ([]Channel,
 	}
 	defer rows.Close()
 	out := []Channel{}
+	var c Channel
+	var st readerState
+	dest := append(channelDest(&c), &st.lastRead, &st.unread, &st.mentions, &st.joined, &st.starred, &c.NotificationLevel)
+	var states []readerState
 	for rows.Next() {
-		var c Channel
-		var st ReadState
-		var mentions int64
-		var joined, starred bool
-		if err := rows.Scan(append(channelDest(&c), &st.LastReadSeq, &st.UnreadCount, &mentions, &joined, &starred, &c.NotificationLevel)...); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
+		if len(states) == 0 {
+			states = make([]readerState, 64)
+		}
+		states[0] = st
+		kept := &states[0]
+		states = states[1:]
 		c.Archived = c.ArchivedAt != nil
-		c.LastReadSeq, c.UnreadCount, c.MentionCount, c.Joined, c.Starred = &st.LastReadSeq, &st.UnreadCount, &mentions, &joined, &starred
+		c.LastReadSeq, c.UnreadCount, c.MentionCount, c.Joined, c.Starred = &kept.lastRead, &kept.unread, &kept.mentions, &kept.joined, &kept.starred
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// readerState holds the reader's fields of one row of channelsOf, which Channel points to.
+type readerState struct {
+	lastRead, unread, mentions int64
+	joined, starred            bool
 }
 
 // channelListStatement is channelsOf's statement: $1 the workspace, $2 the reader, $3 when they

@@ -212,7 +212,7 @@ func (tx *Tx) DMGet(ctx context.Context, actor Actor, dmID string) (DM, error) {
 // DMList returns the actor's direct conversations in a workspace, newest activity first. A
 // conversation the actor hid is left out until something happens in it after the hiding.
 // Codes: not_found (workspace), forbidden.
-func (tx *Tx) DMList(ctx context.Context, actor Actor, workspaceID string) ([]DM, error) {
+func (tx *Reader) DMList(ctx context.Context, actor Actor, workspaceID string) ([]DM, error) {
 	if _, err := tx.requireMemberToRead(ctx, workspaceID, actor); err != nil {
 		return nil, err
 	}
@@ -258,7 +258,7 @@ func (tx *Tx) DMSetHidden(ctx context.Context, actor Actor, dmID string, hidden 
 }
 
 // dmHydrate fills members and the actor's read state of each conversation, in two queries.
-func (tx *Tx) dmHydrate(ctx context.Context, actor Actor, dms []DM) error {
+func (tx *Reader) dmHydrate(ctx context.Context, actor Actor, dms []DM) error {
 	if len(dms) == 0 {
 		return nil
 	}

@@ -72,18 +72,31 @@ func appendJSONTime(b []byte, t time.Time) []byte {
 	return append(b, '"')
 }
 
-// appendJSONString appends s as a JSON string. Ids and types are plain ASCII and take the fast
-// path; anything else is left to encoding/json, so the escaping (HTML-safe <, >, &, U+2028,
-// U+2029, invalid UTF-8) is exactly its.
+// appendJSONString appends s as a JSON string. Ids and types are plain ASCII, and names mostly
+// ASCII or valid UTF-8 that needs no escaping: those take the fast path; anything else is left to
+// encoding/json, so the escaping (HTML-safe <, >, &, U+2028, U+2029, invalid UTF-8) is exactly its.
 func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
-		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			enc, _ := json.Marshal(s) // a string always marshals
-			return append(b, enc...)
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return appendJSONStringEscaped(b, s)
+			}
+			i++
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			return appendJSONStringEscaped(b, s)
+		}
+		i += size
 	}
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+func appendJSONStringEscaped(b []byte, s string) []byte {
+	enc, _ := json.Marshal(s) // a string always marshals
+	return append(b, enc...)
 }

@@ -42,12 +42,14 @@ func CountSettings(ctx context.Context, tx *Reader, key string) (int, error) {
 }
 
 // SearchShapes name each way Search reads, for tests that hold each to the same results.
-var SearchShapes = map[string]any{"index": searchIndex, "index-every-span": searchIndexEverySpan, "walk": searchWalkAll,
-	"walk-some": searchWalkSome}
+// "walk-short" walks too few rows to find every match, then reads the index by spans.
+var SearchShapes = map[string]any{"index": searchForced{shape: searchIndex},
+	"index-every-span": searchForced{shape: searchIndexEverySpan}, "walk": searchForced{shape: searchWalkAll},
+	"walk-some": searchForced{shape: searchWalkSome}, "walk-short": searchForced{shape: searchWalkSome, budget: 3}}
 
 // WithSearchShape makes Search read in the given shape (a value of SearchShapes).
 func WithSearchShape(ctx context.Context, shape any) context.Context {
-	return context.WithValue(ctx, searchShapeKey{}, shape.(searchShape))
+	return context.WithValue(ctx, searchShapeKey{}, shape.(searchForced))
 }
 
 // EmailSelects is emailSelects, the rule of missed-activity email for one reader.

@@ -187,7 +187,7 @@ func (tx *Tx) memberSetRole(ctx context.Context, workspaceID, userID, role, byUs
 }
 
 // today is the transaction's UTC date, the key of the guest budget.
-func (tx *Tx) today() string { return tx.now.UTC().Format(time.DateOnly) }
+func (tx *Reader) today() string { return tx.now.UTC().Format(time.DateOnly) }
 
 // Member directory page sizes.
 const (
@@ -223,7 +223,7 @@ type MemberPage[T any] struct {
 
 // MemberList returns a page of the member directory. Any member may read it.
 // Codes: invalid_request (limit, cursor, role), not_found, forbidden.
-func (tx *Tx) MemberList(ctx context.Context, actor Actor, workspaceID string, p MemberListParams) (MemberPage[DirectoryMember], error) {
+func (tx *Reader) MemberList(ctx context.Context, actor Actor, workspaceID string, p MemberListParams) (MemberPage[DirectoryMember], error) {
 	if _, err := tx.requireMemberToRead(ctx, workspaceID, actor); err != nil {
 		return MemberPage[DirectoryMember]{}, err
 	}
@@ -253,7 +253,7 @@ func mapMembers[T any](p MemberPage[MemberEntry], view func(MemberEntry) T) Memb
 // memberPage reads one page of members in join order. join_seq is assigned at insert and never
 // changes, so pages neither repeat nor skip members present when the listing began, however
 // many join meanwhile.
-func (tx *Tx) memberPage(ctx context.Context, workspaceID string, p MemberListParams) (MemberPage[MemberEntry], error) {
+func (tx *Reader) memberPage(ctx context.Context, workspaceID string, p MemberListParams) (MemberPage[MemberEntry], error) {
 	page := MemberPage[MemberEntry]{Members: []MemberEntry{}}
 	limit := p.Limit
 	switch {

@@ -67,7 +67,7 @@ var (
 // read, never the history (docs/performance.md, "Unread counts").
 // The subqueries need no workspace filter of their own: a conversation's messages share its
 // workspace, and the outer query keeps only the workspace's conversations.
-func (tx *Tx) readStates(ctx context.Context, s readScope, userID, workspaceID string, ids []string) (map[string]ReadState, error) {
+func (tx *Reader) readStates(ctx context.Context, s readScope, userID, workspaceID string, ids []string) (map[string]ReadState, error) {
 	rows, err := tx.query(ctx, `WITH RECURSIVE `+ownRoots(s, "$2")+`
 		SELECT c.id, c.last_seq, coalesce(r.last_read_seq, 0),
 			`+unreadCount(s, "c", "coalesce(r.last_read_seq, 0)", "$2", "o.seq")+`

@@ -145,13 +145,13 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 	// A small workspace is walked newest first in one statement, spans aside: the full-text
 	// index holds every workspace's messages, so reading it for a word common elsewhere would
 	// cost the other workspaces' matches, where the walk costs at most the workspace's own rows.
-	// In a large one, a query whose matches are dense enough is walked too, over at most twice
-	// the rows its estimate predicts (searchDense): the full-text index would read every match of a common word in
-	// the history, and its block range intersection (migration 0025) makes the planner prefer
-	// it to the walk (docs/performance.md, "Search: bounded work per query").
-	shape, forced := ctx.Value(searchShapeKey{}).(searchShape)
-	budget := searchWalkBudget
-	if !forced {
+	// In a large one, a query whose matches are dense enough is walked too, over as many rows as
+	// the index would cost (searchWalkBound): the full-text index would read every match of a
+	// common word in the history, and its block range intersection (migration 0025) makes the
+	// planner prefer it to the walk (docs/performance.md, "Search: bounded work per query").
+	forced, isForced := ctx.Value(searchShapeKey{}).(searchForced)
+	shape, budget := forced.shape, forced.budget
+	if !isForced {
 		if shape, budget, err = tx.searchShapeFor(ctx, p, need); err != nil {
 			return SearchPage{}, err
 		}
@@ -163,11 +163,15 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 		found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, time.Time{}, -1)
 		walked = true
 	case searchWalkSome:
+		if budget == 0 {
+			budget = searchWalkCap
+		}
 		found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, time.Time{}, budget)
-		// A test that chose this shape reads what the walk found, on a workspace too small
-		// to fill its candidates.
-		walked = err == nil && (found.candidates >= need || forced)
+		// A test that chose this shape without a budget reads what the walk found, on a
+		// workspace too small to fill its candidates.
+		walked = err == nil && (found.candidates >= need || forced == searchForced{shape: searchWalkSome})
 	}
+	var est *searchScopeEstimate
 	for _, span := range searchSpans {
 		if walked || err != nil {
 			break
@@ -175,13 +179,18 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 		var since time.Time
 		if span > 0 {
 			since = top.Add(-span)
-			// A span the planner expects to hold fewer than the candidates is not read: the
-			// next, wider one holds the same newest matches and more, so the results are
-			// the same and a rare word costs one statement instead of two (the estimate
-			// only saves work; a span it misjudges is read as before).
+			// A span expected to hold fewer than the candidates is not read (searchSpanShort):
+			// the next, wider one holds the same newest matches and more, so the results are
+			// the same and a rare word costs one statement instead of two (the estimates
+			// only save work; a span they misjudge is read as before).
 			if shape != searchIndexEverySpan {
+				if est == nil {
+					if est, err = tx.searchScope(ctx, p); err != nil {
+						break
+					}
+				}
 				var few bool
-				if few, err = tx.searchSpanShort(ctx, p, since, need); err != nil {
+				if few, err = tx.searchSpanShort(ctx, p, est, top, since, need); err != nil {
 					break
 				} else if few {
 					continue
@@ -250,9 +259,16 @@ const (
 	searchIndexEverySpan                    // searchIndex reading every span, estimates aside (tests)
 )
 
-// searchShapeKey is a context key by which tests choose a search's shape, so that each shape is
-// held to the same visibility rules on a small workspace (export_test.go).
+// searchShapeKey is a context key by which tests choose a search's shape (a searchForced), so
+// that each shape is held to the same visibility rules and results (export_test.go).
 type searchShapeKey struct{}
+
+// searchForced is a shape a test chose; for searchWalkSome, budget is the rows walked before
+// the index is read, and 0 walks searchWalkCap rows and keeps what they hold.
+type searchForced struct {
+	shape  searchShape
+	budget int
+}
 
 // searchShapeFor chooses how a search reads (see Search), and for searchWalkSome how many rows.
 func (tx *Tx) searchShapeFor(ctx context.Context, p SearchParams, need int) (searchShape, int, error) {
@@ -260,72 +276,131 @@ func (tx *Tx) searchShapeFor(ctx context.Context, p SearchParams, need int) (sea
 	if err != nil || small {
 		return searchWalkAll, 0, err
 	}
-	budget, err := tx.searchDense(ctx, p.Query, need, total)
-	if budget > 0 {
+	matches, err := tx.searchEstimate(ctx, `SELECT 1 FROM messages m WHERE m.search @@ websearch_to_tsquery('english', $1::text)`, p.Query)
+	if budget := searchWalkBound(need, total, matches); budget > 0 {
 		return searchWalkSome, budget, err
 	}
 	return searchIndex, 0, err
 }
 
-// searchWalkBudget is the most rows a search of a large workspace walks newest first, when the
-// planner's estimate of its matches says it should find its candidates within half of them.
-const searchWalkBudget = 20000
+// searchWalkCap is the most rows a search of a large workspace walks newest first before it
+// reads the full-text index.
+const searchWalkCap = 50000
 
-// searchDense answers how many rows a walk of the newest messages should read to find need
-// matches of a query: twice what the density predicts, at most searchWalkBudget, or 0 when the
-// query is too rare for that. The density is the planner's own estimate (the full-text
-// statistics of ANALYZE, per word and across the query's operators) over the table's rows, one
-// EXPLAIN away: the planner weighs it well, but not against the block range index's
-// intersection. It is the whole table's: where this workspace's newest messages hold fewer
-// matches, the walk stops at twice the prediction, so a misjudged common word costs a few
-// hundred rows before the index. total is the table's rows (searchSmallWorkspace).
-func (tx *Tx) searchDense(ctx context.Context, query string, need int, total float64) (int, error) {
-	var plan []struct {
-		Plan struct {
-			Rows float64 `json:"Plan Rows"`
-		} `json:"Plan"`
+// searchWalkBound is how many of the newest rows a search walks for need matches before it
+// reads the full-text index, or 0 to read the index at once; total is the table's rows and
+// matches the planner's estimate of the query's matches among them (the full-text statistics
+// of ANALYZE, per word and across the query's operators).
+//
+// The index costs at least an entry for each match of the query in the whole table, wherever
+// in time it lies and whichever workspace holds it, and then the rows of the span's matches; a
+// walk costs a row for each message it passes, and at 1,000,000 messages an estimated match
+// read through the index cost about three walked rows (docs/performance.md, "Search under a
+// flood"). So a query walks when the rows its density predicts (need ÷ its share of the table)
+// are at most half of its matches, and it carries on, past what the density predicts, for twice
+// as many rows as its matches (at most searchWalkCap): where this workspace's newest messages
+// hold fewer matches than the table's share (a bot's flood on top of its history), the walk
+// crosses them instead of reading a common word's entries across the history, and a walk that
+// still falls short has cost less than the index it then reads.
+func searchWalkBound(need int, total, matches float64) int {
+	if total <= 0 || matches <= 0 {
+		return 0
 	}
-	var raw []byte
-	if err := tx.queryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT 1 FROM messages m
-		WHERE m.search @@ websearch_to_tsquery('english', $1::text)`, query).Scan(&raw); err != nil {
-		return 0, err
+	if predicted := float64(need) * total / matches; 2*predicted > min(matches, searchWalkCap) {
+		return 0
 	}
-	if err := json.Unmarshal(raw, &plan); err != nil || len(plan) != 1 || total <= 0 || plan[0].Plan.Rows <= 0 {
-		return 0, err
-	}
-	rows := 2 * float64(need) * total / plan[0].Plan.Rows
-	if rows > searchWalkBudget {
-		return 0, nil
-	}
-	return int(rows) + 1, nil
+	return int(min(2*matches, searchWalkCap))
 }
 
-// searchSpanShort reports whether the planner expects fewer than need matches of the search in
-// its scope since since: its estimate for the workspace (or the narrowing conversation), the
-// span of time and the words together, one EXPLAIN away (about 0.3 ms, against a statement that
-// reads the span's matching rows).
-func (tx *Tx) searchSpanShort(ctx context.Context, p SearchParams, since time.Time, need int) (bool, error) {
-	scope, args := ``, []any{p.WorkspaceID, since, p.Query}
-	switch {
-	case p.ChannelID != "":
-		scope, args = ` AND m.channel_id = $4`, append(args, p.ChannelID)
-	case p.DMID != "":
-		scope, args = ` AND m.dm_id = $4`, append(args, p.DMID)
-	}
+// searchEstimate is the planner's estimate of the rows of a statement, one EXPLAIN away (about
+// 0.3 ms).
+func (tx *Tx) searchEstimate(ctx context.Context, sql string, args ...any) (float64, error) {
 	var plan []struct {
 		Plan struct {
 			Rows float64 `json:"Plan Rows"`
 		} `json:"Plan"`
 	}
 	var raw []byte
-	if err := tx.queryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT 1 FROM messages m WHERE m.workspace_id = $1
-		AND m.created_at >= $2 AND m.search @@ websearch_to_tsquery('english', $3::text)`+scope, args...).Scan(&raw); err != nil {
-		return false, err
+	if err := tx.queryRow(ctx, `EXPLAIN (FORMAT JSON) `+sql, args...).Scan(&raw); err != nil {
+		return 0, err
 	}
 	if err := json.Unmarshal(raw, &plan); err != nil || len(plan) != 1 {
-		return false, err
+		return 0, err
 	}
-	return plan[0].Plan.Rows < float64(need), nil
+	return plan[0].Plan.Rows, nil
+}
+
+// searchScopeEstimate is what a search's spans are estimated from: the planner's estimate of
+// the query's matches in its scope over all history, and the scope's oldest live message.
+type searchScopeEstimate struct {
+	matches float64
+	oldest  time.Time
+}
+
+// searchScopeFilter is the SQL condition of a search's workspace or narrowing conversation
+// (message alias m) with the arguments after args.
+func searchScopeFilter(p SearchParams, args []any) (string, []any) {
+	switch {
+	case p.ChannelID != "":
+		return ` AND m.channel_id = $` + strconv.Itoa(len(args)+1), append(args, p.ChannelID)
+	case p.DMID != "":
+		return ` AND m.dm_id = $` + strconv.Itoa(len(args)+1), append(args, p.DMID)
+	}
+	return ``, args
+}
+
+// searchScope reads a search's searchScopeEstimate: one EXPLAIN, and one descent of the newest
+// index of the workspace or channel (a conversation's history is taken as its workspace's).
+func (tx *Tx) searchScope(ctx context.Context, p SearchParams) (*searchScopeEstimate, error) {
+	scope, args := searchScopeFilter(p, []any{p.WorkspaceID, p.Query})
+	matches, err := tx.searchEstimate(ctx, `SELECT 1 FROM messages m WHERE m.workspace_id = $1
+		AND m.search @@ websearch_to_tsquery('english', $2::text)`+scope, args...)
+	if err != nil {
+		return nil, err
+	}
+	oldest := `SELECT min(created_at) FROM messages WHERE workspace_id = $1 AND deleted_at IS NULL`
+	arg := p.WorkspaceID
+	if p.ChannelID != "" {
+		oldest, arg = `SELECT min(created_at) FROM messages WHERE channel_id = $1 AND deleted_at IS NULL`, p.ChannelID
+	}
+	var at *time.Time
+	if err := tx.queryRow(ctx, oldest, arg).Scan(&at); err != nil {
+		return nil, err
+	}
+	e := &searchScopeEstimate{matches: matches}
+	if at != nil {
+		e.oldest = *at
+	}
+	return e, nil
+}
+
+// searchSpanShort reports whether a search is expected to find fewer than need matches in its
+// scope between since and top, by either of two estimates. The planner's (scope, span and
+// words together, one EXPLAIN away) is the span's rows times the words' share of the whole
+// table: rows that hold none of its words (a bot's flood) raise it as much as any. The span's
+// share of the scope's matches by time (est.matches over the history from est.oldest to top)
+// is the rate at which the words were written, which such rows leave alone. Taking the lower
+// errs towards reading a wider span than needed, which costs the rows of its extra matches;
+// the other way errs towards a statement read for nothing, which costs the whole statement
+// again (docs/performance.md).
+func (tx *Tx) searchSpanShort(ctx context.Context, p SearchParams, est *searchScopeEstimate, top, since time.Time, need int) (bool, error) {
+	if searchSpanShortByTime(est.matches, est.oldest, top, since, need) {
+		return true, nil
+	}
+	scope, args := searchScopeFilter(p, []any{p.WorkspaceID, since, p.Query})
+	rows, err := tx.searchEstimate(ctx, `SELECT 1 FROM messages m WHERE m.workspace_id = $1
+		AND m.created_at >= $2 AND m.search @@ websearch_to_tsquery('english', $3::text)`+scope, args...)
+	return rows < float64(need), err
+}
+
+// searchSpanShortByTime reports whether matches spread evenly over the time from oldest to top
+// put fewer than need of them after since.
+func searchSpanShortByTime(matches float64, oldest, top, since time.Time, need int) bool {
+	history := top.Sub(oldest)
+	if oldest.IsZero() || history <= 0 || !since.After(oldest) {
+		return false
+	}
+	return matches*float64(top.Sub(since))/float64(history) < float64(need)
 }
 
 // searchRun runs one statement of a search: walk < 0 walks the workspace's (or the place's)

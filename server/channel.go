@@ -13,14 +13,12 @@ import (
 // only.
 func (s *Server) handleChannelList(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	list, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) ([]persist.Channel, error) {
-		return tx.ChannelList(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "workspace_id"))
-	})
+	list, err := s.store.ChannelList(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "workspace_id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"channels": list})
+	writeAppended(w, http.StatusOK, func(b []byte) []byte { return persist.AppendChannelsJSON(b, list) })
 }
 
 type channelCreateRequest struct {

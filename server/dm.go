@@ -16,7 +16,9 @@ func (s *Server) handleDMList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	dms, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) ([]persist.DM, error) {
+	// Outside a transaction (persist.ReadV): the list and its two hydrations are one statement
+	// each on the pool, with no BEGIN and no COMMIT to wait for.
+	dms, err := persist.ReadV(ctx, s.store, func(tx *persist.Reader) ([]persist.DM, error) {
 		return tx.DMList(ctx, callerOf(ctx).Actor(), ws)
 	})
 	if err != nil {

@@ -33,14 +33,16 @@ func (s *Server) handleMemberList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	page, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.MemberPage[persist.DirectoryMember], error) {
+	// Outside a transaction (persist.ReadV): the membership, the page and its count are each
+	// one statement on the pool, with no BEGIN and no COMMIT to wait for.
+	page, err := persist.ReadV(ctx, s.store, func(tx *persist.Reader) (persist.MemberPage[persist.DirectoryMember], error) {
 		return tx.MemberList(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "workspace_id"), p)
 	})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, page)
+	writeAppended(w, http.StatusOK, func(b []byte) []byte { return persist.AppendDirectoryJSON(b, &page) })
 }
 
 // handleMemberGet serves GET /api/workspaces/{workspace_id}/members/{user_id}: one directory

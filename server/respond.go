@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/natterchat/natter/persist"
 )
@@ -54,6 +55,28 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
 }
+
+// writeAppended writes a successful JSON answer that appendBody appends to a buffer: the
+// listings' hand-written encoders (persist/listjson.go). The buffer is reused from request to
+// request: the channel list of a large workspace is hundreds of kilobytes, which the encoder
+// would otherwise grow by doubling and the garbage collector then reclaim, on every page open.
+func writeAppended(w http.ResponseWriter, status int, appendBody func([]byte) []byte) {
+	bp := answerBuffers.Get().(*[]byte)
+	body := append(appendBody((*bp)[:0]), '\n')
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body) // a ResponseWriter keeps nothing of what it is given
+	if cap(body) <= maxPooledAnswer {
+		*bp = body
+		answerBuffers.Put(bp)
+	}
+}
+
+// maxPooledAnswer bounds the buffers writeAppended keeps: a rare huge answer is not held.
+const maxPooledAnswer = 4 << 20
+
+var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 // decodeJSON reads exactly one JSON value of at most 1 MiB into dst. Codes: body_too_large,
 // invalid_json (malformed, wrong field types, empty, or trailing values), invalid_request (a

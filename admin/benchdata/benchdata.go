@@ -48,6 +48,11 @@ type Config struct {
 	// messages is written once and measured under each build. The first posting run goes to
 	// that run's posting workspace, which holds its posts by now.
 	Reuse bool
+	// Flood, after the reads are timed, posts this many messages without a word of the
+	// vocabulary into the large workspace's busiest channel (a bot's stream, say), analyses
+	// the table and times the searches again: its newest messages then lack every word that
+	// is common in its history (docs/performance.md, "Search: bounded work per query").
+	Flood int
 }
 
 // Run seeds, times and prints.
@@ -88,24 +93,14 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 
-	common, rare := vocabulary[0], vocabulary[len(vocabulary)-3]
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "read\treader\t%d msgs p50\tp99\t%d msgs p50\tp99\tratio p50\tratio p99\t\n", cfg.BaselineMessages, cfg.Messages)
-	for _, rd := range clientReads(common, rare) {
-		for _, reader := range []struct {
-			name string
-			u    persist.User
-		}{{"read nothing", p.nothing()}, {"read all", p.everything()}} {
-			t, err := timeReads(ctx, client, cfg.Base, tokens[reader.u.ID], cfg.Iterations, rd.path(small, reader.u.ID), rd.path(large, reader.u.ID))
-			if err != nil {
-				return fmt.Errorf("%s: %w", rd.name, err)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t\n", rd.name, reader.name, ms(t[0].p50), ms(t[0].p99), ms(t[1].p50), ms(t[1].p99),
-				float64(t[1].p50)/float64(t[0].p50), float64(t[1].p99)/float64(t[0].p99))
-		}
-	}
-	if err := tw.Flush(); err != nil {
+	reads := clientReads(vocabulary[0], vocabulary[len(vocabulary)-3])
+	if err := timeTable(ctx, cfg, client, sd, reads); err != nil {
 		return err
+	}
+	if cfg.Flood > 0 {
+		if err := floodAndSearch(ctx, cfg, client, conn, sd, reads); err != nil {
+			return err
+		}
 	}
 	postFull, err := postRun(ctx, client, cfg.Base, large.busiest.ID, sd.posterTokens, cfg.PostFor)
 	if err != nil {
@@ -114,6 +109,26 @@ func Run(ctx context.Context, cfg Config) error {
 	fmt.Fprintf(out, "data: posting into the busiest channel (%d messages) of the large workspace: %s (the first run's posts/s, into %s, are %.2f× these)\n",
 		large.busiest.LastSeq, postFull, sd.emptyLabel, sd.postEmpty.rate/postFull.rate)
 	return nil
+}
+
+// timeTable times each read for both readers in both workspaces and prints the table.
+func timeTable(ctx context.Context, cfg Config, client *http.Client, sd seeded, reads []read) error {
+	tw := tabwriter.NewWriter(cfg.Out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "read\treader\t%d msgs p50\tp99\t%d msgs p50\tp99\tratio p50\tratio p99\t\n", cfg.BaselineMessages, cfg.Messages)
+	for _, rd := range reads {
+		for _, reader := range []struct {
+			name string
+			u    persist.User
+		}{{"read nothing", sd.p.nothing()}, {"read all", sd.p.everything()}} {
+			t, err := timeReads(ctx, client, cfg.Base, sd.tokens[reader.u.ID], cfg.Iterations, rd.path(sd.small, reader.u.ID), rd.path(sd.large, reader.u.ID))
+			if err != nil {
+				return fmt.Errorf("%s: %w", rd.name, err)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t\n", rd.name, reader.name, ms(t[0].p50), ms(t[0].p99), ms(t[1].p50), ms(t[1].p99),
+				float64(t[1].p50)/float64(t[0].p50), float64(t[1].p99)/float64(t[0].p99))
+		}
+	}
+	return tw.Flush()
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
@@ -140,24 +155,38 @@ func (r postResult) String() string {
 
 // postRun posts from each token in a closed loop for d into one channel.
 func postRun(ctx context.Context, c *http.Client, base, channelID string, tokens []string, d time.Duration) (postResult, error) {
-	var mu sync.Mutex
-	var all []time.Duration
-	var failed atomic.Value
 	deadline := time.Now().Add(d)
-	var wg sync.WaitGroup
-	for i, token := range tokens {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var mine []time.Duration
+	res, err := postLoop(ctx, c, base, channelID, tokens, func(int64) bool { return time.Now().Before(deadline) },
+		func(i int) func() string {
 			// The posts have the seeded history's word mix: a posting run into the large
 			// workspace is the newest of its history for every later --reuse run, whose
 			// searches walk the newest messages first and whose span estimates assume the
 			// words spread evenly over time (docs/performance.md, "Figures").
 			r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i)))
 			words := wordZipf(r)
-			for time.Now().Before(deadline) {
-				raw, _ := json.Marshal(map[string]string{"body": body(r, words)})
+			return func() string { return body(r, words) }
+		})
+	res.rate = float64(res.posts) / d.Seconds()
+	return res, err
+}
+
+// postLoop posts from each token in a closed loop into one channel while more(the posts
+// claimed so far) allows, each token's bodies drawn from bodies(its index); rate is left to the
+// caller.
+func postLoop(ctx context.Context, c *http.Client, base, channelID string, tokens []string, more func(int64) bool, bodies func(int) func() string) (postResult, error) {
+	var mu sync.Mutex
+	var all []time.Duration
+	var failed atomic.Value
+	var claimed atomic.Int64
+	var wg sync.WaitGroup
+	for i, token := range tokens {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			next := bodies(i)
+			for more(claimed.Add(1) - 1) {
+				raw, _ := json.Marshal(map[string]string{"body": next()})
 				req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/channels/"+channelID+"/messages", bytes.NewReader(raw))
 				if err != nil {
 					failed.Store(err)
@@ -189,10 +218,10 @@ func postRun(ctx context.Context, c *http.Client, base, channelID string, tokens
 		return postResult{}, err
 	}
 	if len(all) == 0 {
-		return postResult{}, fmt.Errorf("post: nothing posted in %s", d)
+		return postResult{}, fmt.Errorf("post: nothing posted")
 	}
 	slices.Sort(all)
-	return postResult{posts: len(all), rate: float64(len(all)) / d.Seconds(), p50: all[len(all)/2], p99: all[len(all)*99/100]}, nil
+	return postResult{posts: len(all), p50: all[len(all)/2], p99: all[len(all)*99/100]}, nil
 }
 
 // listed is a conversation of a listing, as far as the unread check reads it.

@@ -3,7 +3,7 @@
 // each person's highest version winning.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import './env.mjs';
+import { frame } from './env.mjs';
 
 const WS = 'wsp_big';
 // What the modules touch when imported (boot.js starts its early reads), and the online set.
@@ -13,7 +13,11 @@ globalThis.fetch = async (path) => {
   return { ok: true, status: 200, text: async () => JSON.stringify(body) };
 };
 const { state, apply } = await import('../static/assets/js/store.js');
-const { ensure, isOnline } = await import('../static/assets/js/lazy/presence.js');
+// The page's constructable style sheets, as far as lazy/presence.js uses them.
+globalThis.CSSStyleSheet = class { replaceSync(text) { this.text = text; } };
+globalThis.CSS = { escape: (s) => s };
+document.adoptedStyleSheets = [];
+const { ensure, isOnline, seen } = await import('../static/assets/js/lazy/presence.js');
 
 const change = (user_id, online, version) => ({ user_id, online, status: online ? 'online' : 'offline', version });
 const event = (payload, extra = {}) => ({ type: 'presence.changed', cursor: '', workspace_id: WS, payload, ...extra });
@@ -40,4 +44,23 @@ test('one event carrying several people changes each of them, the newest version
   assert.equal(isOnline('usr_ana'), false, "a client's own presence.changed in a channel is not the server's");
   apply({ ...event({ changes: [change('usr_ana', true, 12)] }), workspace_id: 'wsp_other' });
   assert.equal(isOnline('usr_ana'), false, "another workspace's change");
+});
+
+test("messages' authors: the sheet gives a dot to those online, and to them only", () => {
+  frame();
+  const sheet = document.adoptedStyleSheets.at(-1);
+  assert.equal(sheet.text, '.who-usr_ben::after,.who-usr_dev::after{content:""}');
+  apply(event(change('usr_ben', false, 13)));
+  frame();
+  assert.equal(sheet.text, '.who-usr_dev::after{content:""}', 'a change restyles; the sheet is the same one');
+  assert.equal(document.adoptedStyleSheets.length, 1);
+});
+
+test("a conversation's dot: its other person's, a group's on when anyone else is online", () => {
+  state.me = { id: 'usr_me' };
+  const people = (...ids) => ({ members: ids.map((id) => ({ id })) });
+  assert.deepEqual(seen(people('usr_me', 'usr_dev')), { on: true, label: 'Online' });
+  assert.deepEqual(seen(people('usr_me', 'usr_cho')), { on: false, label: 'Offline' });
+  assert.deepEqual(seen(people('usr_me', 'usr_cho', 'usr_dev', 'usr_ben')), { on: true, label: '1 of 3 online' });
+  assert.deepEqual(seen(people('usr_me', 'usr_cho', 'usr_ben')), { on: false, label: 'Nobody online' });
 });

@@ -14,6 +14,8 @@ interface NatterEvent {
   direct_conversation_id?: string;
   message_id?: string;
   actor_id?: string;
+  // was: the message a message.updated or message.deleted replaced in the store (store.js).
+  was?: any;
 }
 
 // Reducer changes state for one event and returns the topics it changed (on() in store.js).

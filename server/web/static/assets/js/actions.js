@@ -105,6 +105,9 @@ on('message.created', (ev) => {
   loadDMs().catch(() => {});
 });
 
+// An edit or a deletion may move a badge (lazy/badges.js).
+for (const t of ['message.updated', 'message.deleted']) on(t, (ev) => void import('./lazy/badges.js').then((b) => b.recount(ev)));
+
 export { toast } from './store.js';
 export { send, retry, sendReply, discard } from './send.js';
 export * from './reading.js';

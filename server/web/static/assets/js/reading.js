@@ -121,6 +121,13 @@ export function readUpTo(place, seq) {
   touch('sidebar');
 }
 
+// setBadge sets a place's badge (none below 1) and its unread count.
+export function setBadge(place, n, unread = place.unread_count) {
+  place.unread_count = unread;
+  if (n > 0) state.mentions.set(place.id, n); else state.mentions.delete(place.id);
+  touch('sidebar');
+}
+
 // setConv sets how a place's list is drawn next: focus ({ seq, highlight }) and toBottom.
 export function setConv(placeId, patch) { Object.assign(conv(placeId), patch); }
 

@@ -170,9 +170,7 @@ export function mentionsMe(body, broadcasts = true) {
   return new RegExp(`(?<![\\w@-])@(${names.join('|')})(?![\\w@-])`, 'i').test(body);
 }
 
-function isViewing(placeId) {
-  return state.view && state.view.id === placeId && document.visibilityState === 'visible';
-}
+export const isViewing = (placeId) => state.view && state.view.id === placeId && document.visibilityState === 'visible';
 
 function bumpPlace(m) {
   const placeId = placeOf(m);
@@ -187,9 +185,11 @@ function bumpPlace(m) {
   // markRead, so last_read_seq (what it was told) stays until then.
   if (m.author_id === (state.me && state.me.id) || isViewing(placeId)) return;
   ch.unread_count = (ch.unread_count || 0) + 1;
-  // The badge: the listings' mention_count, counted on (persist.mentionCount's rule).
-  if (ch.members || mentionsMe(m.body, ch.joined !== false)) state.mentions.set(placeId, (state.mentions.get(placeId) || 0) + 1);
+  if (badged(m, ch)) state.mentions.set(placeId, (state.mentions.get(placeId) || 0) + 1);
 }
+
+// badged: 1 when m counts on its place's badge (mention_count: persist.mentionCount's rule), else 0.
+export const badged = (m, ch) => +(!m.deleted_at && !!(ch.members || mentionsMe(m.body, ch.joined !== false)));
 
 /** @type {Record<string, Reducer>} */ const core = {
   'message.created'(ev) {
@@ -219,12 +219,12 @@ function bumpPlace(m) {
     return ['messages', 'thread'];
   },
   'message.updated'(ev) {
-    if (ev.payload && ev.payload.message) upsertMessage(ev.payload.message);
+    const m = ev.payload && ev.payload.message;
+    // ev.was: what it replaced, for lazy/badges.js.
+    if (m) { ev.was = state.messages.get(m.id); upsertMessage(m); }
     return ['messages', 'thread', 'panel'];
   },
-  'message.deleted'(ev) {
-    return core['message.updated'](ev);
-  },
+  'message.deleted'(ev) { return core['message.updated'](ev); },
   'reaction.added'(ev) { return react(ev, true); },
   'reaction.removed'(ev) { return react(ev, false); },
   'pin.added'() { return ['pins']; },

@@ -10,6 +10,7 @@ import { h, replace, avatar, displayName } from '../dom.js';
 import { state } from '../store.js';
 import * as actions from '../actions.js';
 import { load, search, remember, toned } from './emoji.js';
+import { ensure, dot, styles } from './presence.js';
 
 const LIMIT = 8;
 // localeCompare's order, faster over the thousands of people a big workspace's page comes to know.
@@ -85,12 +86,13 @@ function draw(box, t, items) {
   replace(menu.el, ...items.map((it, i) => h('li', {
     class: `complete-item${i === menu.sel ? ' sel' : ''}`, role: 'option', id: `complete-${i}`, 'aria-selected': i === menu.sel ? 'true' : 'false',
     onmousedown: (e) => { e.preventDefault(); pick(i); },
-  }, it.user ? avatar(it.user, 'xs') : null, h('span', { class: it.user ? 'complete-label' : 'complete-emoji' }, it.label),
+  }, it.user ? h('span', { class: 'avatar-wrap' }, avatar(it.user, 'xs'), dot(it.user.id)) : null, h('span', { class: it.user ? 'complete-label' : 'complete-emoji' }, it.label),
   h('span', { class: 'muted' }, it.extra))));
   box.setAttribute('aria-activedescendant', `complete-${menu.sel}`);
 }
 
 let askTimer; // the directory is asked 150 ms after the last keystroke
+let dotted = null;
 export function update(box) {
   if (shortcode(box)) return;
   const t = token(box);
@@ -100,6 +102,8 @@ export function update(box) {
     return;
   }
   draw(box, t, people(t.q));
+  // Each person's presence dot: the online set and its styles, once (a redraw when they come).
+  if (!dotted) dotted = Promise.all([ensure(), styles()]).then(() => { if (menu && menu.kind === '@') draw(menu.box, menu, menu.items); }, () => { dotted = null; });
   // The directory knows people this page has not seen yet; its answer redraws if still wanted.
   const mine = ++seq;
   clearTimeout(askTimer);

@@ -46,18 +46,38 @@ export function styles() {
 export const isOnline = (userId) => !!(people.get(userId) || {}).online;
 
 // dot is a person's presence marker: green when online, with the word for screen readers.
-export function dot(userId) {
-  const on = isOnline(userId);
-  return h('span', { class: `presence-dot${on ? ' online' : ''}`, role: 'img', 'aria-label': on ? 'Online' : 'Offline', title: on ? 'Online' : 'Offline' });
-}
+export const dot = (userId) => mark(isOnline(userId), isOnline(userId) ? 'Online' : 'Offline');
+const mark = (on, label) => h('span', { class: `presence-dot${on ? ' online' : ''}`, role: 'img', 'aria-label': label, title: label });
 
-// other is the one other person of a conversation (oneself in a note to self; null in a group),
-// whose dot withDot puts on the sidebar's picture of it (views/sidebar.js).
+// other is the one other person of a conversation (oneself in a note to self; null in a group).
 export function other(d) {
   const me = state.me && state.me.id, others = (d.members || []).filter((u) => u.id !== me);
   return others.length > 1 ? null : others[0] || state.me;
 }
-export const withDot = (pic, d) => (other(d) ? h('span', { class: 'avatar-wrap' }, pic, dot(other(d).id)) : pic);
+
+// seen is a conversation's presence, { on, label }: its other person's; a group's is on when any
+// of the others is online, its label saying how many are ("2 of 3 online"): before writing to
+// several people a team asks whether anyone is there (Slack shows a group's member count).
+export function seen(d) {
+  const one = other(d);
+  if (one) return { on: isOnline(one.id), label: isOnline(one.id) ? 'Online' : 'Offline' };
+  const me = state.me && state.me.id, others = (d.members || []).filter((u) => u.id !== me);
+  const n = others.filter((u) => isOnline(u.id)).length;
+  return { on: n > 0, label: n ? `${n} of ${others.length} online` : 'Nobody online' };
+}
+// withDot puts a conversation's dot on its picture (the sidebar, the quick switcher).
+export const withDot = (pic, d) => { const s = seen(d); return h('span', { class: 'avatar-wrap' }, pic, mark(s.on, s.label)); };
+
+// Message authors' dots are a style, not a part of their rows: a row's picture sits in
+// `.who-<author id>` (views/row.js) and this sheet gives the online people's a dot (people.css),
+// so a presence change restyles the list and redraws no message.
+let authors = null;
+subscribe((topics) => {
+  if (!topics.has('presence')) return;
+  if (!authors) document.adoptedStyleSheets = [...document.adoptedStyleSheets, authors = new CSSStyleSheet()];
+  const on = [...people].filter(([, p]) => p.online).map(([id]) => `.who-${CSS.escape(id)}::after`);
+  authors.replaceSync(on.length ? `${on.join()}{content:""}` : '');
+});
 
 // One person's change, or several people's in one event ({changes: [...]}: the server sends
 // those one flush of its changed together, so a sign-in storm is a few frames, not one a person).

@@ -8,7 +8,7 @@ import { state } from '../store.js';
 import * as actions from '../actions.js';
 import { dmName } from '../views/sidebar.js';
 import { Matcher } from './match.js';
-import { ensure, dot, styles } from './presence.js';
+import { ensure, dot, styles, withDot } from './presence.js';
 
 const LIMIT = 30; // entries shown at most
 const RANK = { channel: 0, dm: 1, person: 2 };
@@ -93,7 +93,7 @@ class Switcher {
     for (const d of state.dms.values()) {
       const others = (d.members || []).filter((u) => u.id !== me);
       if (others.length === 1) this.withDM.add(others[0].id);
-      out.push({ kind: 'dm', rank: RANK.dm, id: d.id, label: dmName(d), extra: others.map((u) => (state.users.get(u.id) || u).handle).filter(Boolean).map((x) => `@${x}`).join(' '), user: others[0] || state.me, one: others.length <= 1 });
+      out.push({ kind: 'dm', rank: RANK.dm, id: d.id, label: dmName(d), extra: others.map((u) => (state.users.get(u.id) || u).handle).filter(Boolean).map((x) => `@${x}`).join(' '), user: others[0] || state.me, conv: d });
     }
     return out.concat(this.personEntries(this.people.values()));
   }
@@ -102,7 +102,7 @@ class Switcher {
     const me = state.me && state.me.id;
     const out = [];
     for (const u of users) {
-      if (u.id !== me && !this.withDM.has(u.id)) out.push({ kind: 'person', rank: RANK.person, id: u.id, label: displayName(u), extra: u.handle ? `@${u.handle}` : '', user: u, one: true });
+      if (u.id !== me && !this.withDM.has(u.id)) out.push({ kind: 'person', rank: RANK.person, id: u.id, label: displayName(u), extra: u.handle ? `@${u.handle}` : '', user: u, conv: null });
     }
     return out;
   }
@@ -123,7 +123,7 @@ class Switcher {
       dataset: { kind: c.kind, id: c.id },
       onmousedown: (e) => { e.preventDefault(); this.choose(i); },
     }, c.kind === 'channel' ? h('span', { class: 'sigil', title: c.sigil === 'lock' ? 'Private channel' : null }, icon(c.sigil))
-      : c.one ? h('span', { class: 'avatar-wrap' }, avatar(c.user, 'xs'), dot(c.user.id)) : avatar(c.user, 'xs'),
+      : c.conv ? withDot(avatar(c.user, 'xs'), c.conv) : h('span', { class: 'avatar-wrap' }, avatar(c.user, 'xs'), dot(c.user.id)),
     h('span', { class: 'qs-label' }, c.label), c.extra ? h('span', { class: 'qs-extra muted' }, c.extra) : null,
     h('span', { class: 'qs-kind muted' }, kinds[c.kind]))));
     this.select(this.sel);

@@ -48,7 +48,8 @@ export function renderRow(m, opts) {
       ts.last_reply_at ? h('span', { class: 'muted' }, ` · last reply ${fmt.time(new Date(ts.last_reply_at))}`) : null));
   }
   if (!m.pending && !deleted) content.append(...rowPartsOf(m));
-  row.append(h('div', { class: 'gutter' }, gutter), content);
+  // who-<id>: the author's presence dot (lazy/presence.js).
+  row.append(h('div', { class: opts.grouped ? 'gutter' : `gutter who-${m.author_id}` }, gutter), content);
   if (!m.pending && !deleted) row.appendChild(toolbar(m, mine, opts.inThread));
   const wrap = h('div', { class: 'row' });
   if (opts.day) wrap.appendChild(h('div', { class: 'day', role: 'separator' }, h('span', null, fmt.day(created))));

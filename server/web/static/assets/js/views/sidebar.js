@@ -16,7 +16,7 @@ const mentions = () => import('../lazy/mentions.js');
 registerLazyPanel('mentions', 'Mentions', mentions);
 registerMenuItem('workspace', { label: 'Mark all read', order: 5, run: () => mentions().then((m) => m.markAllRead()) });
 registerLazyPanel('threads', 'Threads', () => import('../lazy/threads.js'));
-// The conversations' presence dots (lazy/presence.js): fetched when idle, once a place loaded.
+// Presence dots (lazy/presence.js): fetched when idle, once a place loaded, if someone else is in sight.
 let presence = /** @type {any} */ (null), asked = false;
 
 export function dmName(d) {
@@ -108,13 +108,14 @@ export class Sidebar {
     // Redraw only what changed: a list rebuilt under the pointer would swallow clicks.
     const places = [...state.channels.values(), ...state.dms.values()];
     if (state.wsId && this.counted !== state.wsId) { this.counted = state.wsId; actions.countThreads(); }
-    if (!asked && state.dms.size && state.convs.get(state.view?.id)?.loaded) {
+    const here = state.convs.get(state.view?.id);
+    if (!asked && here?.loaded && (state.dms.size || here.ids.some((id) => state.messages.get(id)?.author_id !== state.me?.id))) {
       asked = true;
       (window.requestIdleCallback || setTimeout)(() => import('../lazy/presence.js').then(async (m) => { m.styles(); await m.ensure(); presence = m; touch('presence'); })
         .catch(() => { asked = false; }));
     }
     const navKey = JSON.stringify([f, state.view && state.view.id, [...state.mentions], state.threadsUnread, places.map((p) => [p.id, p.name, p.display_title, p.visibility,
-      p.archived, p.sidebar_section, p.unread_count, p.joined, p.starred, p.notification_level, p.last_activity_at, p.members && dmName(p), p.members && presence?.isOnline(presence.other(p)?.id)])]);
+      p.archived, p.sidebar_section, p.unread_count, p.joined, p.starred, p.notification_level, p.last_activity_at, p.members && dmName(p), p.members && presence?.seen(p).label])]);
     if (navKey !== this.navKey) {
       this.navKey = navKey;
       this.renderNav(f);

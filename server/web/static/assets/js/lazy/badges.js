@@ -1,0 +1,31 @@
+// @ts-check
+// lazy/badges.js, fetched with the first edit or deletion the page hears of: an edit or a
+// deletion of someone else's unread message may change whether it counts on its place's badge
+// (badged in store.js, the listings' mention_count). The store keeps what the event replaced
+// (ev.was), so a message the page saw is counted again at once; one it never saw (from before
+// the page, which the listing may or may not have counted) has the channels listed again, once
+// for a burst. In a conversation every message by the other people counts, so there an edit
+// changes nothing and a deletion uncounts one. A message the reader has read changes nothing.
+import { state, badged, isViewing } from '../store.js';
+import { loadChannels, setBadge } from '../actions.js';
+
+/** @param {NatterEvent} ev */
+export function recount(ev) {
+  const m = ev.payload && ev.payload.message;
+  const p = m && (state.channels.get(m.channel_id) || state.dms.get(m.direct_conversation_id));
+  if (!p || !(m.channel_seq > (p.last_read_seq || 0)) || m.author_id === (state.me && state.me.id) || isViewing(p.id)) return;
+  const was = ev.was || (p.members && {});
+  if (!was) return relist();
+  const gone = m.deleted_at && !was.deleted_at ? 1 : 0;
+  setBadge(p, (state.mentions.get(p.id) || 0) + badged(m, p) - badged(was, p), Math.max(0, (p.unread_count || 0) - gone));
+}
+
+let relisting = 0; // 1: a listing under way; 2: and one more wanted after it
+function relist() {
+  if (relisting++) { relisting = 2; return; }
+  loadChannels().catch(() => {}).finally(() => {
+    const again = relisting > 1;
+    relisting = 0;
+    if (again) relist();
+  });
+}
