@@ -35,7 +35,16 @@ export class MessageList {
     this.el.addEventListener('scroll', () => {
       if (this.scrollQueued) return;
       this.scrollQueued = true;
-      requestAnimationFrame(() => { this.scrollQueued = false; this.stick = this.atBottom(); this.render(true); });
+      requestAnimationFrame(() => {
+        this.scrollQueued = false;
+        // The scroll render() itself made (to the newest message, as each one arrives) has its
+        // rows drawn already: drawing them again doubled a busy channel's work.
+        const own = this.el.scrollTop === this.scrolledTo;
+        this.scrolledTo = null;
+        if (own) return;
+        this.stick = this.atBottom();
+        this.render(true);
+      });
     }, { passive: true });
     new ResizeObserver(() => this.render(true)).observe(this.el);
     this.el.addEventListener('dragover', (e) => e.preventDefault());
@@ -111,7 +120,11 @@ export class MessageList {
     rove(this.el);
     // The first rows drawn are the channel's first paint; docs/performance.md measures it.
     if (!this.painted && last > first) { this.painted = true; performance.mark('natter-channel-painted'); }
-    // Measure what was drawn, then fix the spacers and the scroll position.
+    // The spacers stand for the rows outside the window, whose heights measuring the drawn ones
+    // cannot change: set before measuring, they cost no second layout (the scroll below reads it).
+    this.top.style.height = `${offsets[first]}px`;
+    this.bottom.style.height = `${offsets[list.length] - offsets[last]}px`;
+    // Measure what was drawn, then fix the scroll position.
     let changed = false;
     for (let i = first; i < last; i++) {
       const n = this.nodes.get(list[i].id);
@@ -119,8 +132,6 @@ export class MessageList {
       if (hgt && this.heights.get(list[i].id) !== hgt) { this.heights.set(list[i].id, hgt); changed = true; }
     }
     if (changed) for (let i = 0; i < list.length; i++) offsets[i + 1] = offsets[i] + (this.heights.get(list[i].id) || ESTIMATE);
-    this.top.style.height = `${offsets[first]}px`;
-    this.bottom.style.height = `${offsets[list.length] - offsets[last]}px`;
     if (c.focus) {
       const i = list.findIndex((m) => m.channel_seq >= c.focus.seq);
       const target = i >= 0 ? offsets[i] - el.clientHeight / 3 : offsets[list.length];
@@ -133,6 +144,7 @@ export class MessageList {
       this.stick = this.atBottom() && !c.hasNewer;
     } else if (this.stick && !c.hasNewer) {
       el.scrollTop = el.scrollHeight;
+      this.scrolledTo = el.scrollTop;
     } else if (anchor) {
       const n = this.nodes.get(anchor.id);
       if (n) {
