@@ -280,9 +280,10 @@ func (tx *Reader) memberPage(ctx context.Context, workspaceID string, p MemberLi
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	role := ""
+	role, countRole := "", ""
 	if p.Role != "" {
-		role = ` AND m.role = ` + arg(p.Role)
+		n := arg(p.Role)
+		role, countRole = ` AND m.role = `+n, ` AND c.role = `+n
 	}
 	filter := `u.deleted_at IS NULL` + role
 	// A statement run before is kept with its plan, made once for every name: one with a name
@@ -314,8 +315,17 @@ func (tx *Reader) memberPage(ctx context.Context, workspaceID string, p MemberLi
 	// of fewer than three characters has no trigram: every name is read and most hold it, so
 	// the walk finds its page at once and only the count reads them all.
 	counted := p.Cursor == "" && utf8.RuneCountInString(strings.TrimPrefix(q, "@")) >= 3
+	// The first page of the whole directory (or of a role) reads its total from the counts the
+	// triggers of migration 0034 keep, in the page's own statement, where it counted every
+	// membership of the workspace each time.
+	kept := p.Cursor == "" && q == "" && p.channelID == ""
 	var sql string
-	if counted {
+	switch {
+	case kept:
+		sql = `SELECT e.*, (SELECT coalesce(sum(c.members), 0)::bigint FROM workspace_member_counts c
+				WHERE c.workspace_id = $1` + countRole + `)
+			FROM (` + memberEntryQuery(day, filter+` ORDER BY m.join_seq LIMIT `+arg(limit+1)) + `) e ORDER BY e.join_seq`
+	case counted:
 		// Each entry of the page is read by its keys (a lateral subquery the planner keeps
 		// apart: OFFSET 0), where it would hash every user of the database to join a page.
 		sql = `WITH hit AS MATERIALIZED (SELECT m.user_id, m.join_seq FROM workspace_members m JOIN users u ON u.id = m.user_id
@@ -324,7 +334,7 @@ func (tx *Reader) memberPage(ctx context.Context, workspaceID string, p MemberLi
 			SELECT e.*, (SELECT count(*) FROM hit) FROM page p
 			CROSS JOIN LATERAL (` + memberEntryQuery(day, `m.user_id = p.user_id OFFSET 0`) + `) e
 			ORDER BY p.join_seq`
-	} else {
+	default:
 		sql = memberEntryQuery(day, filter+` AND m.join_seq > `+arg(after)+` ORDER BY m.join_seq LIMIT `+arg(limit+1))
 	}
 	rows, err := tx.query(ctx, sql, append([]any{mode}, args...)...)
@@ -336,7 +346,7 @@ func (tx *Reader) memberPage(ctx context.Context, workspaceID string, p MemberLi
 	total := 0
 	for rows.Next() {
 		var more []any
-		if counted {
+		if counted || kept {
 			more = []any{&total}
 		}
 		e, seq, err := scanMemberEntry(rows, more...)
@@ -357,19 +367,12 @@ func (tx *Reader) memberPage(ctx context.Context, workspaceID string, p MemberLi
 		page.NextCursor = formatMemberCursor(last)
 	}
 	switch {
-	case counted:
+	case counted || kept:
 		page.TotalCount = &total
 	case p.Cursor == "":
-		// Without a name to match (nor a channel), the count reads the memberships alone (an
-		// index-only count), less the few whose user was deleted, instead of joining every
-		// member's user row; with a short name or a channel, it joins the matches.
+		// With a short name or a channel, the count joins the matches.
 		count := `SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id
 			WHERE m.workspace_id = $1 AND ` + filter
-		if q == "" && p.channelID == "" {
-			count = `SELECT (SELECT count(*) FROM workspace_members m WHERE m.workspace_id = $1` + role + `)
-				- (SELECT count(*) FROM workspace_members m JOIN users u ON u.id = m.user_id AND u.deleted_at IS NOT NULL
-					WHERE m.workspace_id = $1` + role + `)`
-		}
 		if err := tx.queryRow(ctx, count, append([]any{mode}, filterArgs...)...).Scan(&total); err != nil {
 			return page, err
 		}

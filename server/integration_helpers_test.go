@@ -15,6 +15,7 @@ import (
 	"github.com/natterchat/natter/outbound"
 	"github.com/natterchat/natter/persist"
 	"github.com/natterchat/natter/persist/persisttest"
+	"github.com/natterchat/natter/realtime/delivery"
 )
 
 // intEnv is a workspace with its owner and a service bot member, for the integration tests.
@@ -25,7 +26,9 @@ type intEnv struct {
 
 func newIntEnv(t *testing.T, opts ...servertest.Option) *intEnv {
 	t.Helper()
-	h := servertest.New(t, opts...)
+	// Subscriptions made here are waited on: their consumers start within 50ms, not a second.
+	fast := servertest.WithDelivery(func(c *delivery.Config) { c.SyncInterval = 50 * time.Millisecond })
+	h := servertest.New(t, append([]servertest.Option{fast}, opts...)...)
 	owner := h.NewUser(t)
 	e := &wsEnv{h: h, owner: owner, ws: persisttest.Workspace(t, h.Store, owner.User.ID)}
 	bot, _ := persisttest.Bot(t, h.Store, owner.User, e.ws.ID, nil)

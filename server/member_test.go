@@ -203,6 +203,63 @@ func TestMemberDirectory(t *testing.T) {
 		require.Equal(t, 2, *e.members(t, e.owner.Token, url.Values{"q": {"person"}}).TotalCount)
 	})
 
+	t.Run("TotalFollowsJoinsRolesRemovalsAndDeletions", func(t *testing.T) {
+		t.Parallel()
+		e := newWSEnv(t)
+		ctx := t.Context()
+		other := persisttest.Workspace(t, e.h.Store, e.owner.User.ID)
+		total := func(ws, role string) int {
+			t.Helper()
+			q := url.Values{}
+			if role != "" {
+				q.Set("role", role)
+			}
+			var p memberPage
+			e.h.Get(t, "/api/workspaces/"+ws+"/members?"+q.Encode(), e.owner.Token).Decode(t, &p)
+			require.NotNil(t, p.TotalCount)
+			return *p.TotalCount
+		}
+		both := e.joinNamed(t, persist.RoleMember, "In Both", "")
+		moved := e.joinNamed(t, persist.RoleMember, "Moved Person", "")
+		persisttest.Member(t, e.h.Store, other.ID, both.ID, persist.RoleModerator)
+		require.Equal(t, 3, total(e.ws.ID, ""))
+		require.Equal(t, 2, total(e.ws.ID, persist.RoleMember))
+		require.Equal(t, 0, total(e.ws.ID, persist.RoleModerator))
+		require.Equal(t, 2, total(other.ID, ""))
+
+		require.NoError(t, e.h.Store.WithTx(ctx, func(tx *persist.Tx) error {
+			_, _, err := tx.MemberSetRoleByOperator(ctx, e.ws.ID, moved.ID, persist.RoleModerator)
+			return err
+		}))
+		require.Equal(t, 3, total(e.ws.ID, ""))
+		require.Equal(t, 1, total(e.ws.ID, persist.RoleMember))
+		require.Equal(t, 1, total(e.ws.ID, persist.RoleModerator))
+
+		require.NoError(t, e.h.Store.WithTx(ctx, func(tx *persist.Tx) error {
+			_, _, err := tx.MemberRemoveByOperator(ctx, e.ws.ID, moved.ID)
+			return err
+		}))
+		require.Equal(t, 2, total(e.ws.ID, ""))
+		require.Equal(t, 0, total(e.ws.ID, persist.RoleModerator))
+
+		require.NoError(t, e.h.Store.WithTx(ctx, func(tx *persist.Tx) error { return tx.UserDelete(ctx, both.ID) }))
+		require.Equal(t, 1, total(e.ws.ID, ""), "the owner")
+		require.Equal(t, 0, total(e.ws.ID, persist.RoleMember))
+		require.Equal(t, 1, total(other.ID, ""), "a deleted person leaves every workspace's total")
+		require.Equal(t, 0, total(other.ID, persist.RoleModerator))
+
+		e.joinNamed(t, persist.RoleMember, "Newcomer", "")
+		require.Equal(t, 2, total(e.ws.ID, ""))
+		require.Equal(t, 1, total(e.ws.ID, persist.RoleMember))
+		require.Equal(t, 1, total(other.ID, ""))
+
+		// A workspace deleted with its members leaves no count behind and breaks nothing.
+		require.NoError(t, e.h.Store.WithTx(ctx, func(tx *persist.Tx) error {
+			return tx.WorkspaceDelete(ctx, persist.ActorFor(e.owner.User), other.ID)
+		}))
+		require.Equal(t, 2, total(e.ws.ID, ""))
+	})
+
 	t.Run("LimitDefaultsTo100AndCapsAt200", func(t *testing.T) {
 		t.Parallel()
 		e := newWSEnv(t)
