@@ -77,6 +77,16 @@ test('a message from before the page: the channels are listed again, once for a 
   assert.equal(asked.filter((p) => p.endsWith('/channels')).length, 2, 'one listing, and one more for the changes that came while it was on its way');
 });
 
+test('a change to a message from before the page that cannot move a count lists nothing', async () => {
+  state.mentions = new Map();
+  apply(ev('message.updated', msg(2, 'an old one, still for no one')));
+  await settle();
+  assert.deepEqual(asked, []);
+  apply(ev('message.updated', msg(3, 'an old one, now for @ana')));
+  await settle();
+  assert.equal(asked.filter((p) => p.endsWith('/channels')).length, 1, 'a mention now: the listing says whether it is new');
+});
+
 test('a read message, one of my own, a reply and the open place move nothing', async () => {
   apply(ev('message.updated', msg(1, '@ana read long ago')));
   apply(ev('message.updated', msg(5, '@channel mine', { author_id: ME })));
