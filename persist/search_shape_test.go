@@ -60,18 +60,21 @@ func TestSearchShapesSeeTheSame(t *testing.T) {
 		name  string
 		actor persist.Actor
 		want  []string
+		in    persist.Place // a search narrowed to one conversation
 	}{
-		{"owner", persist.ActorFor(owner), []string{inGeneral, byAlice, inGuest, inSecret, inOwnerAlice, inOwnerBot}},
-		{"member outside the private channel", persist.ActorFor(alice), []string{inGeneral, byAlice, inGuest, inOwnerAlice}},
-		{"guest", persist.ActorFor(guest), []string{inGuest}},
-		{"bot with dms:read", persist.BotActor(readTok, bot), []string{inGeneral, byAlice, inGuest, inOwnerBot}},
-		{"bot without dms:read", persist.BotActor(blindTok, bot), []string{inGeneral, byAlice, inGuest}},
+		{"owner", persist.ActorFor(owner), []string{inGeneral, byAlice, inGuest, inSecret, inOwnerAlice, inOwnerBot}, persist.Place{}},
+		{"member outside the private channel", persist.ActorFor(alice), []string{inGeneral, byAlice, inGuest, inOwnerAlice}, persist.Place{}},
+		{"guest", persist.ActorFor(guest), []string{inGuest}, persist.Place{}},
+		{"bot with dms:read", persist.BotActor(readTok, bot), []string{inGeneral, byAlice, inGuest, inOwnerBot}, persist.Place{}},
+		{"bot without dms:read", persist.BotActor(blindTok, bot), []string{inGeneral, byAlice, inGuest}, persist.Place{}},
+		{"member narrowed to a channel", persist.ActorFor(alice), []string{inGeneral, byAlice}, persist.Place{ChannelID: general.ID}},
+		{"member narrowed to a conversation", persist.ActorFor(alice), []string{inOwnerAlice}, persist.Place{DMID: ownerAlice}},
 	}
 	for shape, value := range persist.SearchShapes {
 		for _, r := range readers {
 			for _, sort := range []string{persist.SearchSortRelevance, persist.SearchSortNewest} {
 				var got []string
-				p := persist.SearchParams{WorkspaceID: w.ID, Query: "deploy", Sort: sort, Limit: 2}
+				p := persist.SearchParams{WorkspaceID: w.ID, Query: "deploy", Sort: sort, Limit: 2, ChannelID: r.in.ChannelID, DMID: r.in.DMID}
 				for pages := 0; ; pages++ {
 					require.Less(t, pages, 5, "%s, %s, %s: pages end", shape, r.name, sort)
 					sctx := persist.WithSearchShape(ctx, value)
