@@ -8,8 +8,6 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
-
-	"github.com/natterchat/natter/persist/persisttest"
 )
 
 // channelsWorld is a workspace seen by Ben: Ana owns it, Cy is the third person, and #board is a
@@ -29,11 +27,7 @@ type channelsWorld struct {
 func TestBrowserChannels(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	named := func(name, handle string) person {
-		u := persisttest.User(t, e.store, &persisttest.UserOpts{DisplayName: &name, Handle: &handle})
-		return person{user: u, token: persisttest.Session(t, e.store, u.ID)}
-	}
-	w := &channelsWorld{e: e, ana: named("Ana Lima", "ana"), ben: named("Ben Okafor", "ben"), cy: named("Cy Tran", "cy")}
+	w := &channelsWorld{e: e, ana: e.handled(t, "Ana Lima", "ana"), ben: e.handled(t, "Ben Okafor", "ben"), cy: e.handled(t, "Cy Tran", "cy")}
 	ws := e.workspace(t, w.ana, "Acme")
 	w.ws = ws.ID
 	e.addMember(t, ws.ID, w.ben.user.ID)

@@ -23,11 +23,7 @@ import (
 func TestBrowserPresenceDots(t *testing.T) {
 	t.Parallel()
 	e := newSystemEnv(t, func(c *system.Config) { c.Realtime.PresenceFlush = 50 * time.Millisecond })
-	named := func(name, handle string) person {
-		u := persisttest.User(t, e.store, &persisttest.UserOpts{DisplayName: &name, Handle: &handle})
-		return person{user: u, token: persisttest.Session(t, e.store, u.ID)}
-	}
-	ana, ben, cy := named("Ana Lima", "ana"), named("Ben Okafor", "ben"), named("Cy Tran", "cy")
+	ana, ben, cy := e.handled(t, "Ana Lima", "ana"), e.handled(t, "Ben Okafor", "ben"), e.handled(t, "Cy Tran", "cy")
 	ws := e.workspace(t, ana, "Acme")
 	persisttest.Member(t, e.store, ws.ID, ben.user.ID, persist.RoleMember)
 	persisttest.Member(t, e.store, ws.ID, cy.user.ID, persist.RoleMember)

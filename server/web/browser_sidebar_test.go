@@ -24,11 +24,7 @@ import (
 func TestBrowserSidebarBadges(t *testing.T) {
 	t.Parallel()
 	e := newSystemEnv(t, func(c *system.Config) { c.Realtime.PresenceFlush = 50 * time.Millisecond })
-	named := func(name, handle string) person {
-		u := persisttest.User(t, e.store, &persisttest.UserOpts{DisplayName: &name, Handle: &handle})
-		return person{user: u, token: persisttest.Session(t, e.store, u.ID)}
-	}
-	ana, ben := named("Ana Lima", "ana"), named("Ben Okafor", "ben")
+	ana, ben := e.handled(t, "Ana Lima", "ana"), e.handled(t, "Ben Okafor", "ben")
 	ws := e.workspace(t, ana, "Acme")
 	persisttest.Member(t, e.store, ws.ID, ben.user.ID, persist.RoleMember)
 	general := e.channel(t, ana, ws.ID, "general")

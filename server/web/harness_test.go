@@ -135,6 +135,13 @@ func (e *env) person(t testing.TB, name string) person {
 	return person{user: u, token: persisttest.Session(t, e.store, u.ID)}
 }
 
+// handled is person with a handle, so that others can @mention them.
+func (e *env) handled(t testing.TB, name, handle string) person {
+	t.Helper()
+	u := persisttest.User(t, e.store, &persisttest.UserOpts{DisplayName: &name, Handle: &handle})
+	return person{user: u, token: persisttest.Session(t, e.store, u.ID)}
+}
+
 // workspaceRef is what a test needs of a workspace it made. persist.Workspace is not it: its
 // API shape is written by MarshalJSON, and route_id does not decode back into it.
 type workspaceRef struct {

@@ -37,8 +37,7 @@ export class MessageList {
       this.scrollQueued = true;
       requestAnimationFrame(() => {
         this.scrollQueued = false;
-        // The scroll render() itself made (to the newest message, as each one arrives) has its
-        // rows drawn already: drawing them again doubled a busy channel's work.
+        // render()'s own scroll to the newest message: its rows are drawn.
         const own = this.el.scrollTop === this.scrolledTo;
         this.scrolledTo = null;
         if (own) return;
@@ -120,8 +119,7 @@ export class MessageList {
     rove(this.el);
     // The first rows drawn are the channel's first paint; docs/performance.md measures it.
     if (!this.painted && last > first) { this.painted = true; performance.mark('natter-channel-painted'); }
-    // The spacers stand for the rows outside the window, whose heights measuring the drawn ones
-    // cannot change: set before measuring, they cost no second layout (the scroll below reads it).
+    // The spacers (rows outside the window) before measuring: one layout, not two.
     this.top.style.height = `${offsets[first]}px`;
     this.bottom.style.height = `${offsets[list.length] - offsets[last]}px`;
     // Measure what was drawn, then fix the scroll position.
