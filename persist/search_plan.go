@@ -1,0 +1,184 @@
+package persist
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// searchSpans are the spans of history a search reads in turn, newest first, until one holds
+// its candidates; 0 is the whole history.
+var searchSpans = []time.Duration{7 * 24 * time.Hour, 30 * 24 * time.Hour, 180 * 24 * time.Hour, 0}
+
+// searchWalkRoots is the size, in root messages, up to which a search of the whole history walks
+// the workspace's messages newest first rather than reading the full-text index.
+const searchWalkRoots = 20000
+
+// searchSmallWorkspace reports whether a workspace has at most searchWalkRoots root messages (its
+// places' counters, summed), and the messages table's rows as the planner knows them. The
+// full-text index holds every workspace's messages: a word common in the others makes reading
+// it cost their matches too, while walking a small workspace's whole history costs at most its
+// own rows.
+func (tx *Tx) searchSmallWorkspace(ctx context.Context, workspaceID string) (bool, float64, error) {
+	var roots int64
+	var total float64
+	err := tx.queryRow(ctx, `SELECT (SELECT coalesce(sum(last_seq), 0) FROM channels WHERE workspace_id = $1)
+		+ (SELECT coalesce(sum(last_seq), 0) FROM dms WHERE workspace_id = $1),
+		(SELECT reltuples FROM pg_class WHERE oid = 'messages'::regclass)`, workspaceID).Scan(&roots, &total)
+	return roots <= searchWalkRoots, total, err
+}
+
+// searchShape is how a search reads: see Search.
+type searchShape int
+
+const (
+	searchIndex          searchShape = iota // the full-text index, by spans of time
+	searchWalkAll                           // the newest messages, until the candidates are found
+	searchWalkSome                          // the same, over a bounded number of rows, then the index
+	searchIndexEverySpan                    // searchIndex reading every span, estimates aside (tests)
+)
+
+// searchShapeKey is a context key by which tests choose a search's shape (a searchForced), so
+// that each shape is held to the same visibility rules and results (export_test.go).
+type searchShapeKey struct{}
+
+// searchForced is a shape a test chose; for searchWalkSome, budget is the rows walked before
+// the index is read, and 0 walks searchWalkCap rows and keeps what they hold.
+type searchForced struct {
+	shape  searchShape
+	budget int
+}
+
+// searchShapeFor chooses how a search reads (see Search), and for searchWalkSome how many rows.
+func (tx *Tx) searchShapeFor(ctx context.Context, p SearchParams, need int) (searchShape, int, error) {
+	small, total, err := tx.searchSmallWorkspace(ctx, p.WorkspaceID)
+	if err != nil || small {
+		return searchWalkAll, 0, err
+	}
+	matches, err := tx.searchEstimate(ctx, `SELECT 1 FROM messages m WHERE m.search @@ websearch_to_tsquery('english', $1::text)`, p.Query)
+	if budget := searchWalkBound(need, total, matches); budget > 0 {
+		return searchWalkSome, budget, err
+	}
+	return searchIndex, 0, err
+}
+
+// searchWalkCap is the most rows a search of a large workspace walks newest first before it
+// reads the full-text index.
+const searchWalkCap = 50000
+
+// searchWalkBound is how many of the newest rows a search walks for need matches before it
+// reads the full-text index, or 0 to read the index at once; total is the table's rows and
+// matches the planner's estimate of the query's matches among them (the full-text statistics
+// of ANALYZE, per word and across the query's operators).
+//
+// The index costs at least an entry for each match of the query in the whole table, wherever
+// in time it lies and whichever workspace holds it, and then the rows of the span's matches; a
+// walk costs a row for each message it passes, and at 1,000,000 messages an estimated match
+// read through the index cost about three walked rows (docs/performance.md, "Search under a
+// flood"). So a query walks when the rows its density predicts (need ÷ its share of the table)
+// are at most half of its matches, and it carries on, past what the density predicts, for twice
+// as many rows as its matches (at most searchWalkCap): where this workspace's newest messages
+// hold fewer matches than the table's share (a bot's flood on top of its history), the walk
+// crosses them instead of reading a common word's entries across the history, and a walk that
+// still falls short has cost less than the index it then reads.
+func searchWalkBound(need int, total, matches float64) int {
+	if total <= 0 || matches <= 0 {
+		return 0
+	}
+	if predicted := float64(need) * total / matches; 2*predicted > min(matches, searchWalkCap) {
+		return 0
+	}
+	return int(min(2*matches, searchWalkCap))
+}
+
+// searchEstimate is the planner's estimate of the rows of a statement, one EXPLAIN away (about
+// 0.3 ms).
+func (tx *Tx) searchEstimate(ctx context.Context, sql string, args ...any) (float64, error) {
+	var plan []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+		} `json:"Plan"`
+	}
+	var raw []byte
+	if err := tx.queryRow(ctx, `EXPLAIN (FORMAT JSON) `+sql, args...).Scan(&raw); err != nil {
+		return 0, err
+	}
+	if err := json.Unmarshal(raw, &plan); err != nil || len(plan) != 1 {
+		return 0, err
+	}
+	return plan[0].Plan.Rows, nil
+}
+
+// searchScopeEstimate is what a search's spans are estimated from: the planner's estimate of
+// the query's matches in its scope over all history, and the scope's oldest live message.
+type searchScopeEstimate struct {
+	matches float64
+	oldest  time.Time
+}
+
+// searchScopeFilter is the SQL condition of a search's workspace or narrowing conversation
+// (message alias m) with the arguments after args.
+func searchScopeFilter(p SearchParams, args []any) (string, []any) {
+	switch {
+	case p.ChannelID != "":
+		return ` AND m.channel_id = $` + strconv.Itoa(len(args)+1), append(args, p.ChannelID)
+	case p.DMID != "":
+		return ` AND m.dm_id = $` + strconv.Itoa(len(args)+1), append(args, p.DMID)
+	}
+	return ``, args
+}
+
+// searchScope reads a search's searchScopeEstimate: one EXPLAIN, and one descent of the newest
+// index of the workspace or channel (a conversation's history is taken as its workspace's).
+func (tx *Tx) searchScope(ctx context.Context, p SearchParams) (*searchScopeEstimate, error) {
+	scope, args := searchScopeFilter(p, []any{p.WorkspaceID, p.Query})
+	matches, err := tx.searchEstimate(ctx, `SELECT 1 FROM messages m WHERE m.workspace_id = $1
+		AND m.search @@ websearch_to_tsquery('english', $2::text)`+scope, args...)
+	if err != nil {
+		return nil, err
+	}
+	oldest := `SELECT min(created_at) FROM messages WHERE workspace_id = $1 AND deleted_at IS NULL`
+	arg := p.WorkspaceID
+	if p.ChannelID != "" {
+		oldest, arg = `SELECT min(created_at) FROM messages WHERE channel_id = $1 AND deleted_at IS NULL`, p.ChannelID
+	}
+	var at *time.Time
+	if err := tx.queryRow(ctx, oldest, arg).Scan(&at); err != nil {
+		return nil, err
+	}
+	e := &searchScopeEstimate{matches: matches}
+	if at != nil {
+		e.oldest = *at
+	}
+	return e, nil
+}
+
+// searchSpanShort reports whether a search is expected to find fewer than need matches in its
+// scope between since and top, by either of two estimates. The planner's (scope, span and
+// words together, one EXPLAIN away) is the span's rows times the words' share of the whole
+// table: rows that hold none of its words (a bot's flood) raise it as much as any. The span's
+// share of the scope's matches by time (est.matches over the history from est.oldest to top)
+// is the rate at which the words were written, which such rows leave alone. Taking the lower
+// errs towards reading a wider span than needed, which costs the rows of its extra matches;
+// the other way errs towards a statement read for nothing, which costs the whole statement
+// again (docs/performance.md).
+func (tx *Tx) searchSpanShort(ctx context.Context, p SearchParams, est *searchScopeEstimate, top, since time.Time, need int) (bool, error) {
+	if searchSpanShortByTime(est.matches, est.oldest, top, since, need) {
+		return true, nil
+	}
+	scope, args := searchScopeFilter(p, []any{p.WorkspaceID, since, p.Query})
+	rows, err := tx.searchEstimate(ctx, `SELECT 1 FROM messages m WHERE m.workspace_id = $1
+		AND m.created_at >= $2 AND m.search @@ websearch_to_tsquery('english', $3::text)`+scope, args...)
+	return rows < float64(need), err
+}
+
+// searchSpanShortByTime reports whether matches spread evenly over the time from oldest to top
+// put fewer than need of them after since.
+func searchSpanShortByTime(matches float64, oldest, top, since time.Time, need int) bool {
+	history := top.Sub(oldest)
+	if oldest.IsZero() || history <= 0 || !since.After(oldest) {
+		return false
+	}
+	return matches*float64(top.Sub(since))/float64(history) < float64(need)
+}

@@ -1,0 +1,132 @@
+package persist
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// searchFound is one run of a search's statement: its page (one more than the limit when
+// there is another), how many candidates it read, and the newest of them.
+type searchFound struct {
+	results    []SearchResult
+	candidates int
+	topAt      time.Time
+	topID      string
+}
+
+// searchRun runs one statement of a search: walk < 0 walks the workspace's (or the place's)
+// messages newest first until it has the candidates, walk > 0 does so over at most walk rows,
+// and 0 reads the full-text index for the messages since since (zero: all).
+func (tx *Tx) searchRun(ctx context.Context, actor Actor, guest bool, p SearchParams, after *searchCursor, since time.Time, walk int) (searchFound, error) {
+	sql, args := searchStatement(actor, guest, p, after, since, walk)
+	// Each search is planned for its own words (an unnamed statement, never a generic plan):
+	// the plan that suits a common word (the newest messages, until the page is full) is the
+	// wrong one for a rare word (the full-text index), and only the words tell them apart.
+	rows, err := tx.query(ctx, sql, append([]any{pgx.QueryExecModeCacheDescribe}, args...)...)
+	if err != nil {
+		return searchFound{}, err
+	}
+	defer rows.Close()
+	f := searchFound{results: []SearchResult{}}
+	for rows.Next() {
+		var r SearchResult
+		var u User
+		var headline string
+		dest := []any{&r.ID, &r.WorkspaceID, &r.ChannelID, &r.DirectConversationID, &r.ParentMessageID,
+			&r.ThreadRootID, &r.ChannelSeq, &r.ThreadSeq, &r.CreatedAt, &r.EditedAt, &r.rank, &headline,
+			&f.topAt, &f.topID, &f.candidates}
+		if err := rows.Scan(append(dest, userDest(&u)...)...); err != nil {
+			return searchFound{}, err
+		}
+		r.AuthorID, r.Author = u.ID, u.Public()
+		r.Snippet, r.Highlights = highlightRanges(headline)
+		f.results = append(f.results, r)
+	}
+	return f, rows.Err()
+}
+
+// searchStatement is the statement of a search page and its arguments. Both orders read the
+// matches newest first and stop early: sort=newest at the page (after the cursor), relevance at
+// the RelevanceWindow newest matches (below the first page's newest), which it then ranks.
+// Guests read only the guest channel, and private channels only their members (the rules of
+// ChannelForRead); direct conversations are read by their members, and by bot tokens only with dms:read (the rule of DMForRead); a
+// narrowed search was checked by the place's own read guard.
+func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCursor, since time.Time, walk int) (string, []any) {
+	args := []any{p.WorkspaceID, p.Query, p.Limit + 1, markStart + markStop,
+		`StartSel="` + markStart + `", StopSel="` + markStop + `", MaxWords=35, MinWords=15, ShortWord=2`}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	// scope is the narrowing conversation's condition, as the estimates have it, or else every
+	// place the actor may read; either way it follows another condition (" AND …").
+	var scope string
+	if scope, args = searchScopeFilter(p, args); scope == "" {
+		scope = ` AND ` + readablePlaces("m", actor, guest, arg)
+	}
+	order, window, keyset, candidates := `s.rank DESC, s.created_at DESC, s.id DESC`, "true", "true", strconv.Itoa(RelevanceWindow)
+	switch {
+	case p.Sort == SearchSortNewest:
+		order, candidates = `s.created_at DESC, s.id DESC`, "$3"
+		if after != nil {
+			window = `(m.created_at, m.id) < (` + arg(after.At) + `, ` + arg(after.ID) + `)`
+		}
+	case after != nil:
+		window = `(m.created_at, m.id) <= (` + arg(after.TopAt) + `, ` + arg(after.TopID) + `)`
+		keyset = `(s.rank, s.created_at, s.id) < (` + arg(after.Rank) + `::real, ` + arg(after.At) + `, ` + arg(after.ID) + `)`
+	}
+	if !since.IsZero() {
+		window += ` AND m.created_at >= ` + arg(since)
+	}
+	// ts_match_vq is what @@ calls; written as a function the planner cannot serve it from the
+	// full-text index, so the statement walks the newest messages (see searchSmallWorkspace).
+	from := `messages m`
+	where := `m.workspace_id = $1 AND m.deleted_at IS NULL AND m.search @@ websearch_to_tsquery('english', $2)` +
+		scope + ` AND ` + window
+	switch {
+	case walk < 0:
+		where = `m.workspace_id = $1 AND m.deleted_at IS NULL AND ts_match_vq(m.search, websearch_to_tsquery('english', $2))` +
+			scope + ` AND ` + window
+	case walk > 0:
+		from = `(SELECT * FROM messages m WHERE m.workspace_id = $1 AND m.deleted_at IS NULL` + scope + ` AND ` + window + `
+				ORDER BY m.created_at DESC, m.id DESC LIMIT ` + strconv.Itoa(walk) + `) m`
+		where = `ts_match_vq(m.search, websearch_to_tsquery('english', $2))`
+	}
+	return `WITH s AS (
+			SELECT m.id, m.workspace_id, m.channel_id, m.dm_id, m.parent_message_id, m.thread_root_id, m.channel_seq,
+				m.thread_seq, m.created_at, m.edited_at, m.author_id, m.body,
+				ts_rank(m.search, websearch_to_tsquery('english', $2)) AS rank
+			FROM ` + from + `
+			WHERE ` + where + `
+			ORDER BY m.created_at DESC, m.id DESC LIMIT ` + candidates + `),
+		page AS (SELECT s.* FROM s WHERE ` + keyset + ` ORDER BY ` + order + ` LIMIT $3)
+		SELECT s.id, s.workspace_id, coalesce(s.channel_id, ''), coalesce(s.dm_id, ''),
+			coalesce(s.parent_message_id, ''), s.thread_root_id, s.channel_seq, s.thread_seq, s.created_at,
+			s.edited_at, s.rank, ts_headline('english', translate(s.body, $4, ''), websearch_to_tsquery('english', $2), $5),
+			top.created_at, top.id, top.candidates, ` + userColumnsOf("u.") + `
+		FROM page s JOIN users u ON u.id = s.author_id
+			CROSS JOIN (SELECT created_at, id, (SELECT count(*) FROM s) AS candidates FROM s
+				ORDER BY created_at DESC, id DESC LIMIT 1) top
+		ORDER BY ` + order, args
+}
+
+// readablePlaces is the SQL condition that message alias m is in a place the actor may read,
+// with $1 the workspace id and arg adding an argument: guests read only the guest channel,
+// private channels only their members (the rules of ChannelForRead); direct conversations their
+// members, and bot tokens only with dms:read (the rule of DMForRead).
+func readablePlaces(m string, actor Actor, guest bool, arg func(any) string) string {
+	var channels string
+	if guest {
+		channels = m + `.channel_id = (SELECT id FROM channels WHERE workspace_id = $1 AND name = ` + arg(GuestChannel) + `)`
+	} else {
+		channels = `(` + m + `.channel_id IS NOT NULL AND ` + m + `.channel_id NOT IN (` + channelsHidden("$1", arg(actor.UserID)) + `))`
+	}
+	if actor.IsBotToken() && !actor.HasScope(ScopeDMsRead) {
+		return channels
+	}
+	return `(` + channels + ` OR ` + m + `.dm_id IN (SELECT dm_id FROM dm_members WHERE workspace_id = $1 AND user_id = ` +
+		arg(actor.UserID) + `))`
+}
