@@ -33,8 +33,8 @@ func (s *Server) handleMemberList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	// In a transaction, though it only reads: on the pool (persist.ReadV) the directory by name
-	// measured slower, 13.7 against 10.7-11.6 ms (docs/performance.md, "Lighter listings").
+	// In a transaction, as it always was: read on the pool (persist.ReadV) the directory by name
+	// gained nothing measurable (docs/performance.md, "Lighter listings").
 	page, err := persist.WithTxV(ctx, s.store, func(tx *persist.Tx) (persist.MemberPage[persist.DirectoryMember], error) {
 		return tx.MemberList(ctx, callerOf(ctx).Actor(), chi.URLParam(r, "workspace_id"), p)
 	})
