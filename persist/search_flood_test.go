@@ -34,19 +34,10 @@ func TestSearchUnderAFlood(t *testing.T) {
 	persisttest.Member(t, store, w.ID, alice.ID, persist.RoleMember)
 	persisttest.Member(t, store, w.ID, bob.ID, persist.RoleMember)
 	general := persisttest.Channel(t, store, persist.ActorFor(owner), w.ID, "general")
-	secret, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.Channel, error) {
-		c, _, err := tx.ChannelCreate(ctx, persist.ActorFor(owner), w.ID, persist.ChannelCreateParams{Name: "secret", Visibility: persist.VisibilityPrivate})
-		return c, err
-	})
-	require.NoError(t, err)
+	secret := privateChannel(t, store, owner, w.ID, "secret")
 	ownerAlice := persisttest.DM(t, store, w.ID, owner.ID, alice.ID)
 	ownerBob := persisttest.DM(t, store, w.ID, owner.ID, bob.ID)
-	post := func(who persist.User, p persist.Place, body string) string {
-		t.Helper()
-		m, err := persist.BatchMessageCreate(ctx, store, persist.ActorFor(who), p, persist.MessageCreateParams{Body: body})
-		require.NoError(t, err)
-		return m.Message.ID
-	}
+	post := searchPoster(t, store)
 
 	// Half a year of history: a match every 15 days, in general or in alice's conversation,
 	// among other chatter; one match deleted.
@@ -61,7 +52,7 @@ func TestSearchUnderAFlood(t *testing.T) {
 		post(alice, persist.Place{ChannelID: general.ID}, "unrelated chatter about lunch")
 	}
 	gone := post(bob, persist.Place{ChannelID: general.ID}, "tapir typo")
-	_, err = persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.MessageChanged, error) {
+	_, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.MessageChanged, error) {
 		return tx.MessageDelete(ctx, persist.ActorFor(bob), gone)
 	})
 	require.NoError(t, err)

@@ -27,22 +27,13 @@ func TestSearchShapesSeeTheSame(t *testing.T) {
 	persisttest.Member(t, store, w.ID, guest.ID, persist.RoleGuest)
 	general := persisttest.Channel(t, store, persist.ActorFor(owner), w.ID, "general")
 	guestRoom := persisttest.Channel(t, store, persist.ActorFor(owner), w.ID, persist.GuestChannel)
-	secret, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.Channel, error) {
-		c, _, err := tx.ChannelCreate(ctx, persist.ActorFor(owner), w.ID, persist.ChannelCreateParams{Name: "secret", Visibility: persist.VisibilityPrivate})
-		return c, err
-	})
-	require.NoError(t, err)
+	secret := privateChannel(t, store, owner, w.ID, "secret")
 	bot, readTok := persisttest.Bot(t, store, owner, w.ID, &persisttest.BotOpts{Scopes: []string{persist.ScopeMessagesRead, persist.ScopeDMsRead}})
 	blindTok := persisttest.BotToken(t, store, owner, w.ID, bot.ID, persist.ScopeMessagesRead)
 	ownerAlice := persisttest.DM(t, store, w.ID, owner.ID, alice.ID)
 	ownerBot := persisttest.DM(t, store, w.ID, owner.ID, bot.ID)
 
-	post := func(who persist.User, p persist.Place, body string) string {
-		t.Helper()
-		m, err := persist.BatchMessageCreate(ctx, store, persist.ActorFor(who), p, persist.MessageCreateParams{Body: body})
-		require.NoError(t, err)
-		return m.Message.ID
-	}
+	post := searchPoster(t, store)
 	inGeneral := post(owner, persist.Place{ChannelID: general.ID}, "deploy the release")
 	byAlice := post(alice, persist.Place{ChannelID: general.ID}, "deploying now")
 	inGuest := post(owner, persist.Place{ChannelID: guestRoom.ID}, "we deploy on fridays")
@@ -51,7 +42,7 @@ func TestSearchShapesSeeTheSame(t *testing.T) {
 	inOwnerBot := post(owner, persist.Place{DMID: ownerBot}, "deploy, bot")
 	gone := post(owner, persist.Place{ChannelID: general.ID}, "deploy typo")
 	post(owner, persist.Place{ChannelID: general.ID}, "unrelated chatter")
-	_, err = persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.MessageChanged, error) {
+	_, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.MessageChanged, error) {
 		return tx.MessageDelete(ctx, persist.ActorFor(owner), gone)
 	})
 	require.NoError(t, err)
@@ -60,18 +51,21 @@ func TestSearchShapesSeeTheSame(t *testing.T) {
 		name  string
 		actor persist.Actor
 		want  []string
+		in    persist.Place // a search narrowed to one conversation
 	}{
-		{"owner", persist.ActorFor(owner), []string{inGeneral, byAlice, inGuest, inSecret, inOwnerAlice, inOwnerBot}},
-		{"member outside the private channel", persist.ActorFor(alice), []string{inGeneral, byAlice, inGuest, inOwnerAlice}},
-		{"guest", persist.ActorFor(guest), []string{inGuest}},
-		{"bot with dms:read", persist.BotActor(readTok, bot), []string{inGeneral, byAlice, inGuest, inOwnerBot}},
-		{"bot without dms:read", persist.BotActor(blindTok, bot), []string{inGeneral, byAlice, inGuest}},
+		{"owner", persist.ActorFor(owner), []string{inGeneral, byAlice, inGuest, inSecret, inOwnerAlice, inOwnerBot}, persist.Place{}},
+		{"member outside the private channel", persist.ActorFor(alice), []string{inGeneral, byAlice, inGuest, inOwnerAlice}, persist.Place{}},
+		{"guest", persist.ActorFor(guest), []string{inGuest}, persist.Place{}},
+		{"bot with dms:read", persist.BotActor(readTok, bot), []string{inGeneral, byAlice, inGuest, inOwnerBot}, persist.Place{}},
+		{"bot without dms:read", persist.BotActor(blindTok, bot), []string{inGeneral, byAlice, inGuest}, persist.Place{}},
+		{"member narrowed to a channel", persist.ActorFor(alice), []string{inGeneral, byAlice}, persist.Place{ChannelID: general.ID}},
+		{"member narrowed to a conversation", persist.ActorFor(alice), []string{inOwnerAlice}, persist.Place{DMID: ownerAlice}},
 	}
 	for shape, value := range persist.SearchShapes {
 		for _, r := range readers {
 			for _, sort := range []string{persist.SearchSortRelevance, persist.SearchSortNewest} {
 				var got []string
-				p := persist.SearchParams{WorkspaceID: w.ID, Query: "deploy", Sort: sort, Limit: 2}
+				p := persist.SearchParams{WorkspaceID: w.ID, Query: "deploy", Sort: sort, Limit: 2, ChannelID: r.in.ChannelID, DMID: r.in.DMID}
 				for pages := 0; ; pages++ {
 					require.Less(t, pages, 5, "%s, %s, %s: pages end", shape, r.name, sort)
 					sctx := persist.WithSearchShape(ctx, value)
@@ -92,4 +86,26 @@ func TestSearchShapesSeeTheSame(t *testing.T) {
 			}
 		}
 	}
+}
+
+// searchPoster posts as who in a place and returns the message's id: the search tests' messages.
+func searchPoster(t *testing.T, store *persist.Store) func(who persist.User, p persist.Place, body string) string {
+	return func(who persist.User, p persist.Place, body string) string {
+		t.Helper()
+		m, err := persist.BatchMessageCreate(context.Background(), store, persist.ActorFor(who), p, persist.MessageCreateParams{Body: body})
+		require.NoError(t, err)
+		return m.Message.ID
+	}
+}
+
+// privateChannel is a private channel that owner creates, and is alone in.
+func privateChannel(t *testing.T, store *persist.Store, owner persist.User, workspaceID, name string) persist.Channel {
+	t.Helper()
+	ctx := context.Background()
+	c, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.Channel, error) {
+		c, _, err := tx.ChannelCreate(ctx, persist.ActorFor(owner), workspaceID, persist.ChannelCreateParams{Name: name, Visibility: persist.VisibilityPrivate})
+		return c, err
+	})
+	require.NoError(t, err)
+	return c
 }

@@ -61,14 +61,11 @@ func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCurso
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
+	// scope is the narrowing conversation's condition, as the estimates have it, or else every
+	// place the actor may read; either way it follows another condition (" AND …").
 	var scope string
-	switch {
-	case p.ChannelID != "":
-		scope = `m.channel_id = ` + arg(p.ChannelID)
-	case p.DMID != "":
-		scope = `m.dm_id = ` + arg(p.DMID)
-	default:
-		scope = readablePlaces("m", actor, guest, arg)
+	if scope, args = searchScopeFilter(p, args); scope == "" {
+		scope = ` AND ` + readablePlaces("m", actor, guest, arg)
 	}
 	order, window, keyset, candidates := `s.rank DESC, s.created_at DESC, s.id DESC`, "true", "true", strconv.Itoa(RelevanceWindow)
 	switch {
@@ -87,14 +84,14 @@ func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCurso
 	// ts_match_vq is what @@ calls; written as a function the planner cannot serve it from the
 	// full-text index, so the statement walks the newest messages (see searchSmallWorkspace).
 	from := `messages m`
-	where := `m.workspace_id = $1 AND m.deleted_at IS NULL AND m.search @@ websearch_to_tsquery('english', $2)
-				AND ` + scope + ` AND ` + window
+	where := `m.workspace_id = $1 AND m.deleted_at IS NULL AND m.search @@ websearch_to_tsquery('english', $2)` +
+		scope + ` AND ` + window
 	switch {
 	case walk < 0:
-		where = `m.workspace_id = $1 AND m.deleted_at IS NULL AND ts_match_vq(m.search, websearch_to_tsquery('english', $2))
-				AND ` + scope + ` AND ` + window
+		where = `m.workspace_id = $1 AND m.deleted_at IS NULL AND ts_match_vq(m.search, websearch_to_tsquery('english', $2))` +
+			scope + ` AND ` + window
 	case walk > 0:
-		from = `(SELECT * FROM messages m WHERE m.workspace_id = $1 AND m.deleted_at IS NULL AND ` + scope + ` AND ` + window + `
+		from = `(SELECT * FROM messages m WHERE m.workspace_id = $1 AND m.deleted_at IS NULL` + scope + ` AND ` + window + `
 				ORDER BY m.created_at DESC, m.id DESC LIMIT ` + strconv.Itoa(walk) + `) m`
 		where = `ts_match_vq(m.search, websearch_to_tsquery('english', $2))`
 	}
