@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // ErrNoBinaries is returned when neither PATH nor /usr/lib/postgresql/*/bin holds initdb and pg_ctl.
@@ -143,12 +144,46 @@ func (c *Cluster) Stop(ctx context.Context) error {
 		return nil
 	}
 	c.started = false
+	pid := c.PID()
 	out, err := c.command(ctx, "pg_ctl", "stop", "-D", c.dataDir, "-m", "fast", "-w").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("stop postgres: %w: %s", err, lastLine(out))
 	}
+	// pg_ctl -w returns once the postmaster has removed its postmaster.pid, which it does on
+	// its way out, not after: wait for the process itself, so a caller that stops natter and
+	// then looks for (or signals, or reuses the memory of) its postgres finds it gone.
+	if err := waitExited(ctx, pid); err != nil {
+		return fmt.Errorf("stop postgres: %w", err)
+	}
 	c.logger.Info("postgres stopped", "dir", c.dataDir)
 	return nil
+}
+
+// waitExited waits up to 10 s for process pid to exit. A zombie counts as exited: the postmaster
+// was pg_ctl's daemon, so its parent is init, and a container's init may never reap it.
+func waitExited(ctx context.Context, pid int) error {
+	if pid <= 0 {
+		return nil
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || syscall.Kill(pid, 0) == syscall.ESRCH {
+				return nil
+			}
+		} else if _, state, _ := strings.Cut(string(stat), ") "); strings.HasPrefix(state, "Z") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("postgres (pid %d) still running 10 s after pg_ctl stop", pid)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 func (c *Cluster) initdb(ctx context.Context, cfg Config) error {

@@ -3,6 +3,7 @@ package pglocal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -45,7 +46,14 @@ func TestClusterLifecycle(t *testing.T) {
 	require.NoError(t, reused.Stop(ctx), "stopping a reused cluster is a no-op")
 	exec(c, `SELECT 1`)
 
+	pid := c.PID()
+	require.NotZero(t, pid)
 	require.NoError(t, c.Stop(ctx))
+	// Stopped means the postmaster is gone (or a zombie nobody reaps), not only its pid file.
+	if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		_, state, _ := strings.Cut(string(stat), ") ")
+		require.True(t, strings.HasPrefix(state, "Z"), "postgres still there after Stop: %s", stat)
+	}
 	c2, err := Open(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c2.Stop(context.Background()) })

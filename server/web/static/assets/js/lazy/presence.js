@@ -46,27 +46,30 @@ export function styles() {
 export const isOnline = (userId) => !!(people.get(userId) || {}).online;
 
 // dot is a person's presence marker: green when online, with the word for screen readers.
-export const dot = (userId) => mark(isOnline(userId), isOnline(userId) ? 'Online' : 'Offline');
-const mark = (on, label) => h('span', { class: `presence-dot${on ? ' online' : ''}`, role: 'img', 'aria-label': label, title: label });
+export const dot = (userId) => mark(one(userId));
+const one = (userId) => (isOnline(userId) ? { on: true, label: 'Online' } : { on: false, label: 'Offline' });
+const mark = ({ on, label }) => h('span', { class: `presence-dot${on ? ' online' : ''}`, role: 'img', 'aria-label': label, title: label });
+
+// others are the people of a conversation but oneself.
+const others = (d) => { const me = state.me && state.me.id; return (d.members || []).filter((u) => u.id !== me); };
 
 // other is the one other person of a conversation (oneself in a note to self; null in a group).
 export function other(d) {
-  const me = state.me && state.me.id, others = (d.members || []).filter((u) => u.id !== me);
-  return others.length > 1 ? null : others[0] || state.me;
+  const them = others(d);
+  return them.length > 1 ? null : them[0] || state.me;
 }
 
 // seen is a conversation's presence, { on, label }: its other person's; a group's is on when any
 // of the others is online, its label saying how many are ("2 of 3 online"): before writing to
 // several people a team asks whether anyone is there (Slack shows a group's member count).
 export function seen(d) {
-  const one = other(d);
-  if (one) return { on: isOnline(one.id), label: isOnline(one.id) ? 'Online' : 'Offline' };
-  const me = state.me && state.me.id, others = (d.members || []).filter((u) => u.id !== me);
-  const n = others.filter((u) => isOnline(u.id)).length;
-  return { on: n > 0, label: n ? `${n} of ${others.length} online` : 'Nobody online' };
+  const o = other(d);
+  if (o) return one(o.id);
+  const them = others(d), n = them.filter((u) => isOnline(u.id)).length;
+  return { on: n > 0, label: n ? `${n} of ${them.length} online` : 'Nobody online' };
 }
 // withDot puts a conversation's dot on its picture (the sidebar, the quick switcher).
-export const withDot = (pic, d) => { const s = seen(d); return h('span', { class: 'avatar-wrap' }, pic, mark(s.on, s.label)); };
+export const withDot = (pic, d) => h('span', { class: 'avatar-wrap' }, pic, mark(seen(d)));
 
 // Message authors' dots are a style, not a part of their rows: a row's picture sits in
 // `.who-<author id>` (views/row.js) and this sheet gives the online people's a dot (people.css),
