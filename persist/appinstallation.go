@@ -286,7 +286,7 @@ func (tx *Tx) AppInstallationRevoke(ctx context.Context, actor Actor, id string,
 	if inst.RevokedAt != nil {
 		return out, nil
 	}
-	before, err := tx.integrationCountsOf(ctx, inst.ID, inst.BotUserID)
+	live, err := tx.liveIntegrationsOf(ctx, inst.ID, inst.BotUserID)
 	if err != nil {
 		return AppInstallationRevoked{}, err
 	}
@@ -320,12 +320,9 @@ func (tx *Tx) AppInstallationRevoke(ctx context.Context, actor Actor, id string,
 		}
 		out.DeletedBot = &deleted
 	}
-	after, err := tx.integrationCountsOf(ctx, inst.ID, inst.BotUserID)
-	if err != nil {
+	if out.Revoked, err = tx.revokedOf(ctx, live); err != nil {
 		return AppInstallationRevoked{}, err
 	}
-	out.Revoked = RevokedCounts{SlashCommands: before.slash - after.slash, EventSubscriptions: before.subs - after.subs,
-		BotTokens: before.tokens - after.tokens}
 	return out, nil
 }
 

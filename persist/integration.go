@@ -125,16 +125,31 @@ func jsonObject(field string, raw json.RawMessage) (json.RawMessage, error) {
 	return trimmed, nil
 }
 
-// integrationCounts are the active integration resources of an installation and its bot, for
-// exact revocation counts.
-type integrationCounts struct{ slash, subs, tokens int }
+// liveIntegrations are the ids of an installation's and its bot's live slash commands, event
+// subscriptions and bot tokens, read before a revocation so that its counts are of those rows
+// alone: under read committed each statement sees what committed since the last, so a token
+// minted or a command added meanwhile (the same bot installed again) would otherwise count
+// against what the revocation ended.
+type liveIntegrations struct{ slash, subs, tokens []string }
 
-func (tx *Tx) integrationCountsOf(ctx context.Context, installationID, botID string) (integrationCounts, error) {
-	var c integrationCounts
+func (tx *Tx) liveIntegrationsOf(ctx context.Context, installationID, botID string) (liveIntegrations, error) {
+	var l liveIntegrations
 	err := tx.queryRow(ctx, `SELECT
-		(SELECT count(*) FROM slash_commands WHERE revoked_at IS NULL AND (app_installation_id = $1 OR bot_user_id = $2)),
-		(SELECT count(*) FROM event_subscriptions WHERE revoked_at IS NULL AND (app_installation_id = $1 OR bot_user_id = $2)),
-		(SELECT count(*) FROM bot_tokens WHERE revoked_at IS NULL AND (app_installation_id = $1 OR bot_user_id = $2))`,
-		installationID, botID).Scan(&c.slash, &c.subs, &c.tokens)
+		coalesce((SELECT array_agg(id) FROM slash_commands WHERE revoked_at IS NULL AND (app_installation_id = $1 OR bot_user_id = $2)), '{}'),
+		coalesce((SELECT array_agg(id) FROM event_subscriptions WHERE revoked_at IS NULL AND (app_installation_id = $1 OR bot_user_id = $2)), '{}'),
+		coalesce((SELECT array_agg(id) FROM bot_tokens WHERE revoked_at IS NULL AND (app_installation_id = $1 OR bot_user_id = $2)), '{}')`,
+		installationID, botID).Scan(&l.slash, &l.subs, &l.tokens)
+	return l, err
+}
+
+// revokedOf counts the rows of l this transaction revoked (revoked_at is its clock; a row another
+// transaction revoked first has its own).
+func (tx *Tx) revokedOf(ctx context.Context, l liveIntegrations) (RevokedCounts, error) {
+	var c RevokedCounts
+	err := tx.queryRow(ctx, `SELECT
+		(SELECT count(*) FROM slash_commands WHERE id = ANY($1) AND revoked_at = $4),
+		(SELECT count(*) FROM event_subscriptions WHERE id = ANY($2) AND revoked_at = $4),
+		(SELECT count(*) FROM bot_tokens WHERE id = ANY($3) AND revoked_at = $4)`,
+		l.slash, l.subs, l.tokens, tx.now).Scan(&c.SlashCommands, &c.EventSubscriptions, &c.BotTokens)
 	return c, err
 }
