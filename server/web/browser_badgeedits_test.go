@@ -25,9 +25,8 @@ func TestBrowserBadgesFollowEdits(t *testing.T) {
 	var dm struct{ Conversation persist.DM }
 	e.api(t, ana, "POST", "/api/dms", map[string]any{"workspace_id": ws.ID, "member_ids": []string{ben.user.ID}}, &dm)
 	tab := newBrowser(t, e).tab(t, ana)
-	row := func(id string) string { return `document.querySelector('.sidebar a.place[data-place="` + id + `"]')` }
-	badge := func(id string) string { return `(` + row(id) + `?.querySelector('.badge')?.textContent ?? '')` }
-	dmRow := row(dm.Conversation.ID)
+	badge := func(id string) string { return `(` + sidebarRow(id) + `?.querySelector('.badge')?.textContent ?? '')` }
+	dmRow := sidebarRow(dm.Conversation.ID)
 	say := func(path, body string) string {
 		var out struct{ Message persist.Message }
 		e.api(t, ben, "POST", path, map[string]string{"body": body}, &out)
@@ -62,7 +61,7 @@ func TestBrowserBadgesFollowEdits(t *testing.T) {
 			del(late)
 			waitFor(t, tab, "a deletion", badge(ch.ID)+` === '1'`)
 			edit(red, "the build is green")
-			waitFor(t, tab, "the last mention edited away", badge(ch.ID)+` === '' && `+row(ch.ID))
+			waitFor(t, tab, "the last mention edited away", badge(ch.ID)+` === '' && `+sidebarRow(ch.ID))
 			edit(red, "the build is red again, @channel")
 			waitFor(t, tab, "and back", badge(ch.ID)+` === '1'`)
 			if w < 800 {
@@ -72,10 +71,10 @@ func TestBrowserBadgesFollowEdits(t *testing.T) {
 			shot(t, tab, fmt.Sprintf("badge-edits-%d", w))
 
 			// Once read, an edit that adds a mention is no news.
-			waitFor(t, tab, "the channel opened", `(a => a && (a.click(), true))(`+row(ch.ID)+`)`)
+			waitFor(t, tab, "the channel opened", `(a => a && (a.click(), true))(`+sidebarRow(ch.ID)+`)`)
 			waitFor(t, tab, "the channel read", header+` === '`+ch.Name+`' && `+badge(ch.ID)+` === ''`)
 			waitFor(t, tab, "the server told", `performance.getEntriesByType('resource').some(r => new URL(r.name).pathname === '/api/channels/`+ch.ID+`/read' && r.responseEnd > 0)`)
-			waitFor(t, tab, "back to general", `(a => a && (a.click(), true))(`+row(general.ID)+`)`)
+			waitFor(t, tab, "back to general", `(a => a && (a.click(), true))(`+sidebarRow(general.ID)+`)`)
 			waitFor(t, tab, "general open", header+` === 'general'`)
 			edit(asked, "@ana can you look, after all?")
 			say(path, "@here one more")

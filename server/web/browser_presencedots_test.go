@@ -29,7 +29,7 @@ func TestBrowserPresenceDots(t *testing.T) {
 	persisttest.Member(t, e.store, ws.ID, cy.user.ID, persist.RoleMember)
 	var group struct{ Conversation persist.DM }
 	e.api(t, ana, "POST", "/api/dms", map[string]any{"workspace_id": ws.ID, "member_ids": []string{ben.user.ID, cy.user.ID}}, &group)
-	groupDot := `document.querySelector('.sidebar a.place[data-place="` + group.Conversation.ID + `"] .presence-dot')`
+	groupDot := sidebarRow(group.Conversation.ID) + `?.querySelector('.presence-dot')`
 	tab := newBrowser(t, e).tab(t, ana)
 	box := "form.composer .compose-box"
 

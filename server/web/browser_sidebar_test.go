@@ -35,8 +35,7 @@ func TestBrowserSidebarBadges(t *testing.T) {
 		do(t, tab, "open general", chromedp.Navigate(e.URL+"/"+ws.RouteID+"/"+general.RouteID))
 		waitFor(t, tab, "general open", header+` === 'general'`)
 	}
-	row := func(id string) string { return `document.querySelector('.sidebar a.place[data-place="` + id + `"]')` }
-	dmRow := row(dm.Conversation.ID)
+	dmRow := sidebarRow(dm.Conversation.ID)
 	// recorded: the page has had the server's answer to a request to path (the read is committed).
 	recorded := func(path string) string {
 		return `performance.getEntriesByType('resource').some(r => new URL(r.name).pathname === '` + path + `' && r.responseEnd > 0)`
@@ -47,7 +46,7 @@ func TestBrowserSidebarBadges(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
 			resize(t, tab, w, h)
 			ch := e.channel(t, ana, ws.ID, fmt.Sprintf("release-%d", w))
-			chRow := row(ch.ID)
+			chRow := sidebarRow(ch.ID)
 			open(t)
 			for _, body := range []string{"@ana can you look at the build?", "nothing for anyone", "@channel it is red again"} {
 				e.api(t, ben, "POST", "/api/channels/"+ch.ID+"/messages", map[string]string{"body": body}, nil)

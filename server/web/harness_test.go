@@ -324,6 +324,12 @@ func eval[T any](t testing.TB, ctx context.Context, expr string) T {
 	return v
 }
 
+// sidebarRow is a page expression for the sidebar's row of a channel or conversation (null
+// while it is not drawn).
+func sidebarRow(id string) string {
+	return `document.querySelector('.sidebar a.place[data-place="` + id + `"]')`
+}
+
 // waitFor blocks until the page's expression is truthy.
 func waitFor(t testing.TB, ctx context.Context, what, expr string) {
 	t.Helper()
