@@ -2,6 +2,7 @@ package persist
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -43,11 +44,11 @@ func CountSettings(ctx context.Context, tx *Reader, key string) (int, error) {
 
 // SearchShapes name each way Search reads, for tests that hold each to the same results.
 // "walk-short" walks too few rows to find every match, then reads the indexes; "days" reads
-// the day index from one day, widening, then the spans; "days-wide" reads searchDaysMax days.
+// the index by day from one hour, widening, then the spans; "days-wide" reads searchDaysMax.
 var SearchShapes = map[string]any{"index": searchForced{shape: searchIndex},
 	"index-every-span": searchForced{shape: searchIndexEverySpan}, "walk": searchForced{shape: searchWalkAll},
 	"walk-some": searchForced{shape: searchWalkSome}, "walk-short": searchForced{shape: searchWalkSome, budget: 3},
-	"days": searchForced{shape: searchByDays, days: 1}, "days-wide": searchForced{shape: searchByDays, days: searchDaysMax}}
+	"days": searchForced{shape: searchByDays, days: time.Hour}, "days-wide": searchForced{shape: searchByDays, days: searchDaysMax}}
 
 // WithSearchShape makes Search read in the given shape (a value of SearchShapes).
 func WithSearchShape(ctx context.Context, shape any) context.Context {
@@ -59,9 +60,9 @@ func EmailSelects(m Message, handle string, follows bool) bool {
 	return emailSelects(m, handle, follows)
 }
 
-// SearchByDays runs only the day index's reads of a search, from first days: the ids of the
+// SearchByDays runs only the day index's reads of a search, from a first span: the ids of the
 // page they found (newest first for sort=newest) and whether that was all the search needs.
-func (tx *Tx) SearchByDays(ctx context.Context, actor Actor, p SearchParams, first int) ([]string, bool, error) {
+func (tx *Tx) SearchByDays(ctx context.Context, actor Actor, p SearchParams, first time.Duration) ([]string, bool, error) {
 	p, err := searchValidate(p)
 	if err != nil {
 		return nil, false, err

@@ -99,13 +99,13 @@ func TestSearchByDaysQueries(t *testing.T) {
 	// clock ahead stamped tomorrow.
 	for _, tc := range []struct {
 		query string
-		first int
+		first time.Duration
 		want  []string
 	}{
-		{`"deploy failed"`, 16, []string{twice, phrase}},
-		{`deploy -tapir`, 1, []string{edited, twice}},
-		{`rollback`, 1, []string{ahead, again}},
-		{`tapir or release or twice`, 16, []string{edited, twice}},
+		{`"deploy failed"`, 16 * 24 * time.Hour, []string{twice, phrase}},
+		{`deploy -tapir`, time.Hour, []string{edited, twice}},
+		{`rollback`, time.Minute, []string{ahead, again}},
+		{`tapir or release or twice`, 16 * 24 * time.Hour, []string{edited, twice}},
 	} {
 		ids, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) ([]string, error) {
 			ids, done, err := tx.SearchByDays(ctx, persist.ActorFor(owner), persist.SearchParams{WorkspaceID: w.ID, Query: tc.query, Sort: persist.SearchSortNewest, Limit: 1}, tc.first)

@@ -17,7 +17,7 @@ import (
 // whose newest messages (a bot's stream) hold none of the searched word, above half a year of
 // history that does. Every way a search reads (the index by spans, with and without the span
 // estimates; the walk of the whole scope; the bounded walk, long enough or falling short inside
-// the flood and then reading the indexes; the day index from one day, widening, then the spans,
+// the flood and then reading the indexes; the day index from one hour, widening, then the spans,
 // and from its most days) finds every match the reader may see, each once: sort=
 // newest in newest-first order, relevance in the same order whichever shape read it; pages of
 // two reach the oldest match, and messages posted between pages change none of them. The

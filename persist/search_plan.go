@@ -47,11 +47,11 @@ type searchShapeKey struct{}
 
 // searchForced is a shape a test chose; for searchWalkSome, budget is the rows walked before
 // the index is read, and 0 walks searchWalkCap rows and keeps what they hold; days, when set,
-// is how many days searchByDays reads first.
+// is the span searchByDays reads first.
 type searchForced struct {
 	shape  searchShape
 	budget int
-	days   int
+	days   time.Duration
 }
 
 // searchShapeFor chooses how a search reads (see Search), and for searchWalkSome how many rows.

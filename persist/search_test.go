@@ -79,27 +79,31 @@ func TestSearchWalkBound(t *testing.T) {
 	require.Zero(t, searchWalkBound(200, 0, 100, true), "an empty table's statistics")
 }
 
-// TestSearchDaysFirst pins how many days a search reads first by day: twice the days its
-// scope's estimated matches, spread evenly over its history, take to give the candidates.
+// TestSearchDaysFirst pins the span a search reads first by day: twice the time its scope's
+// estimated matches, spread evenly over its history, take to give the candidates.
 func TestSearchDaysFirst(t *testing.T) {
 	t.Parallel()
 	top := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	days := func(n int) time.Time { return top.Add(-time.Duration(n) * 24 * time.Hour) }
-	require.Equal(t, 32, searchDaysFirst(4600, days(365), top, 200), "a middling word: a year's 4,600, 200 wanted")
-	require.Equal(t, 1, searchDaysFirst(711669, days(365), top, 200), "a common word: one day")
-	require.Equal(t, 1, searchDaysFirst(711669, days(365), top, 31), "a page newest first")
-	require.Equal(t, 0, searchDaysFirst(500, days(365), top, 200), "a rare word: more than 128 days, the spans")
-	require.Equal(t, 0, searchDaysFirst(4600, time.Time{}, top, 200), "no history")
-	require.Equal(t, 0, searchDaysFirst(0, days(365), top, 200), "no estimate")
+	span := func(d time.Duration) time.Duration { return d.Round(time.Minute) }
+	require.Equal(t, 761*time.Hour+44*time.Minute, span(searchDaysFirst(4600, days(365), top, 200)), "a middling word: a year's 4,600, 200 wanted: 31.7 days")
+	require.Equal(t, 4*time.Hour+55*time.Minute, span(searchDaysFirst(711669, days(365), top, 200)), "a common word: 4.9 hours")
+	require.Equal(t, 46*time.Minute, span(searchDaysFirst(711669, days(365), top, 31)), "a page newest first")
+	require.Equal(t, time.Minute, searchDaysFirst(1e9, days(365), top, 31), "at least a minute")
+	require.Zero(t, searchDaysFirst(500, days(365), top, 200), "a rare word: more than 128 days, the spans")
+	require.Zero(t, searchDaysFirst(4600, time.Time{}, top, 200), "no history")
+	require.Zero(t, searchDaysFirst(0, days(365), top, 200), "no estimate")
 }
 
-// TestSearchDayList pins the days read for a count ending at top's UTC day (20,784 for
-// 2026-11-27), with the next day for a clock a little ahead.
+// TestSearchDayList pins the UTC days a span names (20,784 for 2026-11-27), with the next day
+// for a clock a little ahead.
 func TestSearchDayList(t *testing.T) {
 	t.Parallel()
 	top := time.Date(2026, 11, 27, 23, 59, 0, 0, time.FixedZone("EST", -5*3600))
-	require.Equal(t, []int32{20786, 20785, 20784}, searchDayList(top, 2), "23:59 EST is 04:59 UTC of the 28th")
-	require.Equal(t, []int32{20785, 20784}, searchDayList(time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC), 1))
+	require.Equal(t, []int32{20786, 20785}, searchDayList(top.Add(-time.Hour), top), "23:59 EST is 04:59 UTC of the 28th")
+	require.Equal(t, []int32{20786, 20785, 20784}, searchDayList(top.Add(-5*time.Hour), top), "18:59 EST is 23:59 UTC of the 27th")
+	midnight := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	require.Equal(t, []int32{20785, 20784, 20783}, searchDayList(midnight.Add(-time.Minute), midnight))
 }
 
 // TestSearchSpanShortByTime pins the estimate by time: matches spread evenly over the scope's
