@@ -155,6 +155,18 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 			return SearchPage{}, err
 		}
 	}
+	// A dense query whose first days by day hold fewer rows than the walk would read skips the
+	// walk (searchWalkFirst): two common words together are dense enough to walk thousands of
+	// rows and sparse enough to find their candidates in a few days' entries.
+	var est *searchScopeEstimate
+	if shape == searchWalkSome && !isForced {
+		if est, err = tx.searchScope(ctx, p); err != nil {
+			return SearchPage{}, err
+		}
+		if !searchWalkFirst(budget, est, top, need) {
+			shape = searchByDays
+		}
+	}
 	guest := member.Role == RoleGuest
 	var found searchFound
 	done := false
@@ -174,10 +186,12 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 	// A walk that fell short (a flood of messages without the words on top) and a query too
 	// sparse to walk read the day index (searchByDays), for as many days as the words' rate
 	// needs; short of the candidates there, the full-text index by spans, past the days read.
-	var est *searchScopeEstimate
 	var read time.Duration
 	if !done && err == nil && (shape == searchWalkSome || shape == searchByDays) {
-		if est, err = tx.searchScope(ctx, p); err == nil && est.indexable {
+		if est == nil {
+			est, err = tx.searchScope(ctx, p)
+		}
+		if err == nil && est.indexable {
 			first := forced.days
 			if first == 0 {
 				first = searchDaysFirst(est.matches, est.oldest, top, need)

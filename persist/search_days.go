@@ -36,6 +36,19 @@ func searchDaysFirst(matches float64, oldest, top time.Time, need int) time.Dura
 	return max(span, time.Minute)
 }
 
+// searchWalkFirst reports whether a dense query walks its budget of newest rows before it reads
+// by day: when the walk is at most twice the rows the first read by day is expected to take
+// (the scope's estimated matches in the days of its first span, at least a day's), a row
+// walked costing about half a row read through an index and sorted.
+func searchWalkFirst(budget int, est *searchScopeEstimate, top time.Time, need int) bool {
+	first := searchDaysFirst(est.matches, est.oldest, top, need)
+	if !est.indexable || first == 0 {
+		return true
+	}
+	days := max(first, 24*time.Hour)
+	return float64(budget) <= 2*est.matches*float64(days)/float64(top.Sub(est.oldest))
+}
+
 // searchDayList is the days search_days's keys name from since's to top's, newest first, and
 // the day after top's: a message stamped by a clock a little ahead is found as the walk and the
 // spans find it.

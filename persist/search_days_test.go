@@ -31,8 +31,11 @@ func TestSearchByDaysQueries(t *testing.T) {
 	elsewhere := persisttest.Channel(t, store, persist.ActorFor(owner), other.ID, "general")
 	post := searchPoster(t, store)
 	in := persist.Place{ChannelID: general.ID}
+	random := persisttest.Channel(t, store, persist.ActorFor(owner), w.ID, "random")
+	alone := persisttest.DM(t, store, w.ID, owner.ID)
 
 	phrase := post(owner, in, "the deploy failed again")
+	firstNote := post(owner, persist.Place{DMID: alone}, "notes to self")
 	clock.Advance(time.Hour) // the next UTC day
 	reversed := post(owner, in, "failed to deploy")
 	clock.Advance(time.Minute)
@@ -43,6 +46,10 @@ func TestSearchByDaysQueries(t *testing.T) {
 	twice := post(owner, in, "deploy failed twice")
 	clock.Advance(time.Minute)
 	again := post(owner, in, "rollback planned again")
+	clock.Advance(time.Minute)
+	noted := post(owner, persist.Place{DMID: alone}, "rollback notes")
+	clock.Advance(time.Minute)
+	elsewhereInW := post(owner, persist.Place{ChannelID: random.ID}, "rollback elsewhere")
 	post(owner, persist.Place{ChannelID: elsewhere.ID}, "the deploy failed in another workspace")
 	clock.Advance(9 * 24 * time.Hour)
 	edited := post(owner, in, "a rollback, no release")
@@ -63,8 +70,8 @@ func TestSearchByDaysQueries(t *testing.T) {
 	}{
 		{`"deploy failed"`, []string{phrase, twice}},
 		{`deploy -tapir`, []string{phrase, reversed, twice, edited}},
-		{`rollback`, []string{ahead, again, planned}},
-		{`-deploy`, []string{plain, ahead, again, planned}},
+		{`rollback`, []string{ahead, again, planned, noted, elsewhereInW}},
+		{`-deploy`, []string{plain, ahead, again, planned, noted, elsewhereInW, firstNote}},
 		{`tapir or release or twice`, []string{withTapir, twice, edited}},
 	} {
 		for _, shape := range []string{"walk", "index", "days", "days-wide", "walk-short"} {
@@ -74,7 +81,7 @@ func TestSearchByDaysQueries(t *testing.T) {
 				p := persist.SearchParams{WorkspaceID: w.ID, Query: tc.query, Sort: sort, Limit: 1}
 				var got []string
 				for pages := 0; ; pages++ {
-					require.Less(t, pages, 5, "%s, %s, %s: pages end", tc.query, shape, sort)
+					require.Less(t, pages, 10, "%s, %s, %s: pages end", tc.query, shape, sort)
 					page, err := persist.WithTxV(sctx, store, func(tx *persist.Tx) (persist.SearchPage, error) {
 						return tx.Search(sctx, persist.ActorFor(owner), p)
 					})
@@ -97,18 +104,23 @@ func TestSearchByDaysQueries(t *testing.T) {
 	// first, its two newest matches, within the days it reads: the keys search_days gives a
 	// message and those search_days_query asks for agree, across midnight and for a message a
 	// clock ahead stamped tomorrow.
+	// A search of one channel or conversation reads its workspace's keys, then checks the place.
 	for _, tc := range []struct {
 		query string
+		in    persist.Place
 		first time.Duration
 		want  []string
 	}{
-		{`"deploy failed"`, 16 * 24 * time.Hour, []string{twice, phrase}},
-		{`deploy -tapir`, time.Hour, []string{edited, twice}},
-		{`rollback`, time.Minute, []string{ahead, again}},
-		{`tapir or release or twice`, 16 * 24 * time.Hour, []string{edited, twice}},
+		{`"deploy failed"`, persist.Place{}, 16 * 24 * time.Hour, []string{twice, phrase}},
+		{`deploy -tapir`, persist.Place{}, time.Hour, []string{edited, twice}},
+		{`rollback`, persist.Place{}, time.Minute, []string{ahead, elsewhereInW}},
+		{`tapir or release or twice`, persist.Place{}, 16 * 24 * time.Hour, []string{edited, twice}},
+		{`rollback`, in, time.Minute, []string{ahead, again}},
+		{`rollback or notes`, persist.Place{DMID: alone}, time.Hour, []string{noted, firstNote}},
 	} {
 		ids, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) ([]string, error) {
-			ids, done, err := tx.SearchByDays(ctx, persist.ActorFor(owner), persist.SearchParams{WorkspaceID: w.ID, Query: tc.query, Sort: persist.SearchSortNewest, Limit: 1}, tc.first)
+			p := persist.SearchParams{WorkspaceID: w.ID, Query: tc.query, Sort: persist.SearchSortNewest, Limit: 1, ChannelID: tc.in.ChannelID, DMID: tc.in.DMID}
+			ids, done, err := tx.SearchByDays(ctx, persist.ActorFor(owner), p, tc.first)
 			if err == nil && !done {
 				return ids, fmt.Errorf("short: %v", ids)
 			}

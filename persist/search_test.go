@@ -95,6 +95,24 @@ func TestSearchDaysFirst(t *testing.T) {
 	require.Zero(t, searchDaysFirst(0, days(365), top, 200), "no estimate")
 }
 
+// TestSearchWalkFirst pins when a dense query walks before it reads by day, with the bench's
+// estimates over a year: a common word walks its 587 rows (its first day holds 1,950 matches),
+// two words read their first 4 days (400 matches) rather than walk 11,429 rows.
+func TestSearchWalkFirst(t *testing.T) {
+	t.Parallel()
+	top := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	year := &searchScopeEstimate{oldest: top.Add(-365 * 24 * time.Hour), indexable: true}
+	common, two := *year, *year
+	common.matches, two.matches = 711669, 36534
+	require.True(t, searchWalkFirst(587, &common, top, 200), "a common word")
+	require.False(t, searchWalkFirst(11429, &two, top, 200), "two words")
+	require.True(t, searchWalkFirst(800, &two, top, 200), "a walk of twice the days' rows")
+	require.False(t, searchWalkFirst(801, &two, top, 200), "a walk of more")
+	negated := two
+	negated.indexable = false
+	require.True(t, searchWalkFirst(11429, &negated, top, 200), "no reading by day")
+}
+
 // TestSearchDayList pins the UTC days a span names (20,784 for 2026-11-27), with the next day
 // for a clock a little ahead.
 func TestSearchDayList(t *testing.T) {
