@@ -290,6 +290,19 @@ func TestFollow(t *testing.T) {
 	})
 }
 
+// TestFollowerLooksAgainSoonAfterAnEarlyAdvisory: nats-server announces a new stream before
+// it can be looked up, and announces it once; a follower woken by the announcement that finds
+// nothing looks again within tens of milliseconds, not after its grown back-off (up to Retry),
+// while a look the timer prompted keeps backing off and a look that consumed starts over.
+func TestFollowerLooksAgainSoonAfterAnEarlyAdvisory(t *testing.T) {
+	t.Parallel()
+	grown := 800 * time.Millisecond
+	require.LessOrEqual(t, streams.NextLook(grown, time.Hour, false, true), 25*time.Millisecond)
+	require.Greater(t, streams.NextLook(grown, time.Hour, false, false), grown)
+	require.Equal(t, time.Second, streams.NextLook(grown, time.Second, false, false), "never past Retry")
+	require.Zero(t, streams.NextLook(grown, time.Hour, true, false))
+}
+
 func TestEventIDs(t *testing.T) {
 	t.Parallel()
 	_, err := streams.Event{Cursor: 7, Envelope: []byte(`{"id":`)}.IDs()
