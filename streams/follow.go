@@ -59,6 +59,10 @@ type FollowConfig struct {
 	// event, with the first cursor it may deliver (for Start.AtEnd: the stream's end at that
 	// moment, plus one). It must not block.
 	OnLive func(first int64)
+	// OnMissing, when set, is called each time a look finds no stream, in the follower's
+	// goroutine, before it waits to look again. It may read the database, and must not block
+	// for long.
+	OnMissing func(ctx context.Context)
 	// Handle receives the events, one at a time in stream order. Required.
 	Handle func(ctx context.Context, m Msg)
 	// Logger receives problems that Follow retries. Default slog.Default().
@@ -231,6 +235,9 @@ func (f *follower) consumeUntilLost(ctx context.Context) (consumed, gone bool) {
 		gone = errors.Is(err, jetstream.ErrStreamNotFound)
 		if !gone && ctx.Err() == nil {
 			f.logger.Warn("follower cannot start its consumer", "error", err)
+		}
+		if gone && f.cfg.OnMissing != nil && ctx.Err() == nil {
+			f.cfg.OnMissing(ctx)
 		}
 		return false, gone
 	}
