@@ -9,8 +9,9 @@ type MessageChanged struct {
 	Events  []Event
 }
 
-// MessageUpdate replaces the body of the actor's own message and appends message.updated. The
-// same body again changes nothing. Editing needs the place's change guard (not archived, not
+// MessageUpdate replaces the body of the actor's own message and appends message.updated; the
+// people it newly @mentions follow its thread (threadFollowEdit). The same body again changes
+// nothing. Editing needs the place's change guard (not archived, not
 // timed out or blocked). Codes: invalid_request, not_found, forbidden (not the author, guards),
 // message_deleted.
 func (tx *Tx) MessageUpdate(ctx context.Context, actor Actor, id, body string) (MessageChanged, error) {
@@ -30,6 +31,11 @@ func (tx *Tx) MessageUpdate(ctx context.Context, actor Actor, id, body string) (
 	if m.Body != body {
 		if _, err := tx.exec(ctx, `UPDATE messages SET body = $3, edited_at = $4 WHERE workspace_id = $1 AND id = $2`,
 			m.WorkspaceID, m.ID, body, tx.now); err != nil {
+			return MessageChanged{}, err
+		}
+		edited := m
+		edited.Body = body
+		if err := tx.threadFollowEdit(ctx, edited, m.Body); err != nil {
 			return MessageChanged{}, err
 		}
 	}

@@ -100,6 +100,49 @@ func (tx *Tx) threadFollow(ctx context.Context, root Message, replierID string, 
 	return err
 }
 
+// threadFollowEdit makes the people an edit newly @mentions by handle followers of the edited
+// message's thread, in the edit's transaction, as a reply mentioning them would: a reply's
+// thread, or a root's once it has replies (until then its first reply reads the root's
+// mentions). A newcomer's position is 0, the thread unread to them, as for someone a reply
+// mentions. A mention the edit removes unfollows no one: they may have replied or been mentioned
+// elsewhere in the thread, and following is never taken back.
+func (tx *Tx) threadFollowEdit(ctx context.Context, m Message, oldBody string) error {
+	old := MentionedHandles(oldBody, MaxThreadMentions)
+	var added []string
+	for _, h := range MentionedHandles(m.Body, MaxThreadMentions) {
+		if !slices.Contains(old, h) {
+			added = append(added, h)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	rootID := m.ID
+	if !m.IsRoot() {
+		rootID = m.ThreadRootID
+	}
+	// FOR SHARE waits for a reply in flight (its upsert holds the row) and holds off the next, so
+	// the rows written here take the thread's last sequence and every later reply moves them on.
+	var last int64
+	var at time.Time
+	err := tx.queryRow(ctx, `SELECT last_thread_seq, last_reply_at FROM thread_states
+		WHERE workspace_id = $1 AND root_message_id = $2 FOR SHARE`, m.WorkspaceID, rootID).Scan(&last, &at)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = tx.exec(ctx, `INSERT INTO thread_follows AS f (root_message_id, user_id, workspace_id, following,
+			last_seq, activity_at, last_read_seq)
+		SELECT $1, u.id, $2, true, $3, $4, 0
+		FROM users u JOIN workspace_members wm ON wm.workspace_id = $2 AND wm.user_id = u.id
+		WHERE u.handle = ANY($5::text[]) AND u.deleted_at IS NULL
+		ON CONFLICT (root_message_id, user_id) DO UPDATE SET following = true`,
+		rootID, m.WorkspaceID, last, at, added)
+	return err
+}
+
 // ThreadReadMark records that the actor has read the thread of rootID up to reply seq (a
 // thread_seq). Positions only move forward and never pass the thread's last reply; marking a
 // thread one does not follow keeps the position without following it. Reading needs no write

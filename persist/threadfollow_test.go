@@ -83,3 +83,82 @@ func TestThreadFollowBackfill(t *testing.T) {
 	}, got, "not the outsider (no member), not the bystander, not an address")
 	_ = outsider
 }
+
+// TestThreadFollowEditBesideAReply: an edit that adds a mention to a reply while another reply
+// to the thread is being written waits for that reply, so the new follower's row counts it too
+// (without waiting, the row would keep the thread's earlier last reply and miss one unread).
+func TestThreadFollowEditBesideAReply(t *testing.T) {
+	t.Parallel()
+	store := persisttest.NewStore(t)
+	ctx := context.Background()
+	owner := persisttest.User(t, store, nil)
+	ws := persisttest.Workspace(t, store, owner.ID)
+	ch := persisttest.Channel(t, store, persist.ActorFor(owner), ws.ID, "general")
+	late := persisttest.User(t, store, &persisttest.UserOpts{Handle: persisttest.Ptr("late_one")})
+	persisttest.Member(t, store, ws.ID, late.ID, persist.RoleMember)
+	root, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.MessageCreated, error) {
+		return tx.MessageCreate(ctx, persist.ActorFor(owner), persist.Place{ChannelID: ch.ID}, persist.MessageCreateParams{Body: "plan?"})
+	})
+	require.NoError(t, err)
+	reply := func(tx *persist.Tx, body string) error {
+		_, err := tx.ThreadReplyCreate(ctx, persist.ActorFor(owner), root.Message.ID, persist.MessageCreateParams{Body: body})
+		return err
+	}
+	first, err := persist.WithTxV(ctx, store, func(tx *persist.Tx) (persist.ReplyCreated, error) {
+		return tx.ThreadReplyCreate(ctx, persist.ActorFor(owner), root.Message.ID, persist.MessageCreateParams{Body: "first"})
+	})
+	require.NoError(t, err)
+
+	// The second reply is written and held uncommitted while the edit runs.
+	written, release, replied := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		held := false
+		replied <- store.WithTx(ctx, func(tx *persist.Tx) error {
+			if err := reply(tx, "second"); err != nil || held {
+				return err
+			}
+			held = true
+			close(written)
+			<-release
+			return nil
+		})
+	}()
+	<-written
+	edited := make(chan error, 1)
+	go func() {
+		edited <- store.WithTx(ctx, func(tx *persist.Tx) error {
+			_, err := tx.MessageUpdate(ctx, persist.ActorFor(owner), first.Message.ID, "first, cc @late_one")
+			return err
+		})
+	}()
+	conn, err := pgx.Connect(ctx, persisttest.StoreURL(t, store))
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	// Let the reply commit once the edit has finished without it or is waiting for it.
+	editDone := false
+	for !editDone {
+		select {
+		case err := <-edited:
+			require.NoError(t, err)
+			editDone = true
+			continue
+		default:
+		}
+		var waiting int
+		require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting))
+		if waiting > 0 {
+			break
+		}
+	}
+	close(release)
+	require.NoError(t, <-replied)
+	if !editDone {
+		require.NoError(t, <-edited)
+	}
+	var following bool
+	var lastSeq, lastRead int64
+	require.NoError(t, conn.QueryRow(ctx, `SELECT following, last_seq, last_read_seq FROM thread_follows
+		WHERE root_message_id = $1 AND user_id = $2`, root.Message.ID, late.ID).Scan(&following, &lastSeq, &lastRead))
+	require.Equal(t, []any{true, int64(2), int64(0)}, []any{following, lastSeq, lastRead}, "following, both replies unread")
+}

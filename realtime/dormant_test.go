@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/natterchat/natter/persist"
+	"github.com/natterchat/natter/persist/persisttest"
 	"github.com/natterchat/natter/streams"
 )
 
@@ -152,4 +153,45 @@ func TestFeedTakesPreviewsOnlyInTurn(t *testing.T) {
 		require.NotEqual(t, "evt_forged", ev.ID)
 		require.Contains(t, string(ev.Payload), body)
 	}
+}
+
+// TestDormantWorkspaceIsLiveBeforeItsNextEvent: in a workspace whose stream the relay retired,
+// sockets go live at once, not at the workspace's next event: a person coming online is seen
+// (presence is ephemeral: it never wakes the stream), and the next event then reaches the
+// sockets once, in order. A workspace that never had an event is live the same way.
+func TestDormantWorkspaceIsLiveBeforeItsNextEvent(t *testing.T) {
+	t.Parallel()
+	e := newEnvWithRelay(t, 1, func(c *Config) {
+		presenceConfig(c)
+		c.FeedLinger = 100 * time.Millisecond
+	}, func(c *streams.RelayConfig) { c.RetireAfter = 300 * time.Millisecond })
+	require.Equal(t, int64(2), e.add(t, "one"))
+	streamRetired(t, e, 2)
+
+	w := e.watch(t, e.owner) // after cursor 1
+	expectCursors(t, w, 2)
+	nextPresence(t, w, e.owner.ID, true)
+	member := e.dial(t, e.session(t, e.member), "2")
+	nextPresence(t, w, e.member.ID, true)
+	require.Equal(t, int64(3), e.add(t, "awake"))
+	expectCursors(t, w, 3)
+	expectCursors(t, member, 3)
+	require.Equal(t, int64(4), e.add(t, "in the stream"))
+	expectCursors(t, w, 4)
+	expectCursors(t, member, 4)
+
+	// A workspace without a single event: no stream was ever created.
+	fresh := persisttest.Workspace(t, e.store, e.owner.ID)
+	persisttest.Member(t, e.store, fresh.ID, e.member.ID, persist.RoleMember)
+	e.ws = fresh
+	owner := e.session(t, e.owner)
+	e.mu.Lock()
+	j := e.joins[owner]
+	j.Presence = true
+	e.joins[owner] = j
+	e.mu.Unlock()
+	w2 := e.dial(t, owner, "")
+	nextPresence(t, w2, e.owner.ID, true)
+	e.dial(t, e.session(t, e.member), "")
+	nextPresence(t, w2, e.member.ID, true)
 }

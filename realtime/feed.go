@@ -177,7 +177,7 @@ func (f *feed) tryStart() {
 		defer close(done)
 		f.lookUpFacts("", "") // the guest channel, before the first event needs it
 		err := streams.Follow(ctx, streams.FollowConfig{NATS: h.cfg.NATS, WorkspaceID: f.workspaceID,
-			Logger: h.logger, Start: f.start, OnLive: f.onLive, Handle: f.onEvent})
+			Logger: h.logger, Start: f.start, OnLive: f.onLive, OnMissing: f.liveWithoutStream, Handle: f.onEvent})
 		if err != nil {
 			h.logger.Error("feed cannot follow the stream", "workspace_id", f.workspaceID, "error", err)
 		}
@@ -210,6 +210,32 @@ func (f *feed) onLive(first int64) {
 	for _, s := range waiting {
 		s.feedStarted()
 	}
+}
+
+// liveWithoutStream starts live delivery of a workspace that has no stream (the relay retired
+// it, or no event was ever relayed) after the workspace's relayed cursor: Postgres holds every
+// event up to it, and whatever follows comes as the relay's previews or in the stream once it
+// exists, where the consumer begins after the last event dispatched (start). Without it the
+// sockets of a dormant workspace stayed in catch-up until its next event, and its ephemeral
+// events (typing, presence) waited with them. A relayed cursor read stale is no loss: the
+// stream holds what was relayed since, and the consumer reads it from there.
+func (f *feed) liveWithoutStream(ctx context.Context) {
+	if f.liveStart() != 0 {
+		return
+	}
+	st, err := persist.ReadV(ctx, f.hub.store, func(tx *persist.Reader) (persist.RelayState, error) {
+		return tx.RelayStateGet(ctx, f.workspaceID)
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			f.hub.logger.Warn("feed cannot read its workspace's relayed cursor", "workspace_id", f.workspaceID, "error", err)
+		}
+		return
+	}
+	// Under dispatchMu: a preview dispatched meanwhile started live delivery already.
+	f.dispatchMu.Lock()
+	defer f.dispatchMu.Unlock()
+	f.onLive(st.Relayed + 1)
 }
 
 func (f *feed) stop() {

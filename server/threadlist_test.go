@@ -97,6 +97,42 @@ func TestThreadList(t *testing.T) {
 		require.Nil(t, page.NextCursor)
 	})
 
+	// An edit that adds an @mention makes the person follow the thread, as a reply with it does;
+	// one that removes it unfollows no one.
+	t.Run("AnEditThatAddsAMention", func(t *testing.T) {
+		t.Parallel()
+		c := newChat(t, h)
+		suffix := c.ws.ID[len(c.ws.ID)-6:]
+		late, opener, quiet := c.join(t, persist.RoleMember), c.join(t, persist.RoleMember), c.join(t, persist.RoleMember)
+		c.withHandle(t, late, "late-"+suffix)
+		c.withHandle(t, opener, "opener-"+suffix)
+		c.withHandle(t, quiet, "quiet-"+suffix)
+		general := channelMessages(c.general.ID)
+
+		root := c.say(t, c.alice, general, "release notes?")
+		c.reply(t, c.owner, root.ID, "drafting")
+		reply := c.reply(t, c.mod, root.ID, "who reviews?")
+		c.edit(t, c.mod, reply.ID, "who reviews? @Late-"+suffix)
+		require.Equal(t, map[string]int64{root.ID: 2}, rootsOf(c.threadsOf(t, late.Token, nil)),
+			"mentioned by editing a reply: following, every reply unread")
+
+		require.EqualValues(t, 1, c.markThread(t, opener, root.ID, 1).LastReadSeq)
+		c.edit(t, c.alice, root.ID, "release notes? @opener-"+suffix)
+		require.Equal(t, map[string]int64{root.ID: 1}, rootsOf(c.threadsOf(t, opener.Token, nil)),
+			"mentioned by editing the root: following, from where they had read")
+
+		c.edit(t, c.mod, reply.ID, "who reviews? nobody yet")
+		c.reply(t, c.owner, root.ID, "three")
+		require.Equal(t, map[string]int64{root.ID: 3}, rootsOf(c.threadsOf(t, late.Token, nil)),
+			"removing the mention unfollows no one; later replies count")
+
+		lone := c.say(t, c.alice, general, "no replies yet")
+		c.edit(t, c.alice, lone.ID, "no replies yet @quiet-"+suffix)
+		require.Empty(t, c.threadsOf(t, quiet.Token, nil).Threads, "a root without replies is no thread yet")
+		c.reply(t, c.owner, lone.ID, "first")
+		require.Equal(t, map[string]int64{lone.ID: 1}, rootsOf(c.threadsOf(t, quiet.Token, nil)))
+	})
+
 	t.Run("UnreadCountAndMarkingRead", func(t *testing.T) {
 		t.Parallel()
 		c := newChat(t, h)

@@ -22,8 +22,9 @@ type DiscoverConfig struct {
 	// Store vouches for the workspaces: a stream's name or an advisory is only a hint. Required.
 	Store *persist.Store
 	// Found is called, from one goroutine, for every workspace whose stream exists at each
-	// rescan, and for each stream created: the same workspace is reported many times, and the
-	// caller keeps what it already follows. It must not block for long. Required.
+	// rescan, and for each stream created, at once and again a moment later (advisoryEcho): the
+	// same workspace is reported many times, and the caller keeps what it already follows. It
+	// must not block for long. Required.
 	Found func(workspaceID string)
 	// Rescan is how often the stream list is read again, the safety net for a lost
 	// stream-created advisory. Default 30s.
@@ -31,6 +32,14 @@ type DiscoverConfig struct {
 	// Logger receives listing failures. Default slog.Default().
 	Logger *slog.Logger
 }
+
+// advisoryEcho is how long after a stream-created advisory its workspace is reported again:
+// nats-server sends the advisory before the stream can be looked up (it registers the stream
+// with the account afterwards), so a follower started at once may find no stream and, leaving
+// with it (WhileStreamExists), not look again before the next rescan (push and email re-list
+// every 2 s). A follower already
+// following keeps the second report for after its stream is gone, where it costs one look.
+const advisoryEcho = 250 * time.Millisecond
 
 // discoverBatch bounds the workspaces checked against Postgres in one query, and the
 // stream-created advisories waiting to be checked.
@@ -105,6 +114,12 @@ func Discover(ctx context.Context, cfg DiscoverConfig) error {
 	}
 	scan := time.NewTimer(0)
 	defer scan.Stop()
+	// echoes are the names heard of in advisories since the echo timer started, reported again
+	// when it fires (advisoryEcho).
+	echoes := map[string]bool{}
+	echo := time.NewTimer(advisoryEcho)
+	echo.Stop()
+	defer echo.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -120,6 +135,17 @@ func Discover(ctx context.Context, cfg DiscoverConfig) error {
 				}
 			}
 			found(names)
+			if len(echoes) == 0 {
+				echo.Reset(advisoryEcho)
+			}
+			for _, name := range names {
+				if len(echoes) < discoverBatch {
+					echoes[name] = true
+				}
+			}
+		case <-echo.C:
+			found(slices.Collect(maps.Keys(echoes)))
+			clear(echoes)
 		case <-scan.C:
 			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			list := js.StreamNames(lctx)

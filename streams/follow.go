@@ -59,6 +59,10 @@ type FollowConfig struct {
 	// event, with the first cursor it may deliver (for Start.AtEnd: the stream's end at that
 	// moment, plus one). It must not block.
 	OnLive func(first int64)
+	// OnMissing, when set, is called each time a look finds no stream, in the follower's
+	// goroutine, before it waits to look again. It may read the database, and must not block
+	// for long.
+	OnMissing func(ctx context.Context)
 	// Handle receives the events, one at a time in stream order. Required.
 	Handle func(ctx context.Context, m Msg)
 	// Logger receives problems that Follow retries. Default slog.Default().
@@ -182,21 +186,19 @@ func (f *follower) run(ctx context.Context) {
 	defer wait.Stop()
 	delay := time.Duration(0)
 	for {
+		advised := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-created:
+			advised = true
 		case <-wait.C:
 		}
 		consumed, gone := f.consumeUntilLost(ctx)
 		if gone && f.cfg.WhileStreamExists {
 			return
 		}
-		if consumed {
-			delay = 0
-		} else {
-			delay = min(max(2*delay, 25*time.Millisecond), f.cfg.Retry)
-		}
+		delay = nextLook(delay, f.cfg.Retry, consumed, advised)
 		if !wait.Stop() {
 			select {
 			case <-wait.C:
@@ -205,6 +207,23 @@ func (f *follower) run(ctx context.Context) {
 		}
 		wait.Reset(delay)
 	}
+}
+
+// nextLook is the wait before the follower looks for its stream again, after a wait of delay:
+// none after consuming, and after a failed look twice the last wait (from 25 ms up to retry).
+// A look the stream-created advisory prompted starts again from 25 ms when it found nothing:
+// the server announces a stream before it can be looked up (nats-server registers it with
+// the account after the advisory), and no second advisory comes. Doubling there made a
+// follower miss its stream for up to retry, long enough, under load, for the relay to retire
+// an idle stream it had just created, with the events published into it meanwhile.
+func nextLook(delay, retry time.Duration, consumed, advised bool) time.Duration {
+	if consumed {
+		return 0
+	}
+	if advised {
+		delay = 0
+	}
+	return min(max(2*delay, 25*time.Millisecond), retry)
 }
 
 // consumeUntilLost starts the consumer and handles events until ctx ends or the consumer is
@@ -216,6 +235,9 @@ func (f *follower) consumeUntilLost(ctx context.Context) (consumed, gone bool) {
 		gone = errors.Is(err, jetstream.ErrStreamNotFound)
 		if !gone && ctx.Err() == nil {
 			f.logger.Warn("follower cannot start its consumer", "error", err)
+		}
+		if gone && f.cfg.OnMissing != nil && ctx.Err() == nil {
+			f.cfg.OnMissing(ctx)
 		}
 		return false, gone
 	}

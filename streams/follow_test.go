@@ -290,6 +290,19 @@ func TestFollow(t *testing.T) {
 	})
 }
 
+// TestFollowerLooksAgainSoonAfterAnEarlyAdvisory: nats-server announces a new stream before
+// it can be looked up, and announces it once; a follower woken by the announcement that finds
+// nothing looks again within tens of milliseconds, not after its grown back-off (up to Retry),
+// while a look the timer prompted keeps backing off and a look that consumed starts over.
+func TestFollowerLooksAgainSoonAfterAnEarlyAdvisory(t *testing.T) {
+	t.Parallel()
+	grown := 800 * time.Millisecond
+	require.LessOrEqual(t, streams.NextLook(grown, time.Hour, false, true), 25*time.Millisecond)
+	require.Greater(t, streams.NextLook(grown, time.Hour, false, false), grown)
+	require.Equal(t, time.Second, streams.NextLook(grown, time.Second, false, false), "never past Retry")
+	require.Zero(t, streams.NextLook(grown, time.Hour, true, false))
+}
+
 func TestEventIDs(t *testing.T) {
 	t.Parallel()
 	_, err := streams.Event{Cursor: 7, Envelope: []byte(`{"id":`)}.IDs()
@@ -331,5 +344,34 @@ func TestDiscover(t *testing.T) {
 	require.Equal(t, later.ws, receive(t, found), "a stream created afterwards, heard at once (the rescan is an hour away)")
 	cancel()
 	require.NoError(t, <-done)
-	require.Empty(t, found, "each workspace once, and no other stream")
+	close(found)
+	for ws := range found {
+		require.Equal(t, later.ws, ws, "each workspace once (a created one may be echoed), and no other stream")
+	}
+}
+
+// TestDiscoverEchoesAnAdvisory: nats-server announces a new stream before it can be looked up,
+// so a follower started on the announcement may find nothing and leave; the workspace is
+// reported again a moment later, without waiting for the rescan.
+func TestDiscoverEchoesAnAdvisory(t *testing.T) {
+	t.Parallel()
+	b := followSetup(t)
+	store := persisttest.NewStore(t)
+	owner := persisttest.User(t, store, nil)
+	b.ws = persisttest.Workspace(t, store, owner.ID).ID
+	b.createStream(t) // reported by the first scan: Discover is listening by then
+	found := make(chan string, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- streams.Discover(ctx, streams.DiscoverConfig{NATS: b.nc, Store: store, Rescan: time.Hour,
+			Found: func(ws string) { found <- ws }})
+	}()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	require.Equal(t, b.ws, receive(t, found))
+	// The announcement of a stream that cannot be looked up yet (published here by hand).
+	woken := persisttest.Workspace(t, store, owner.ID).ID
+	require.NoError(t, b.nc.Publish("$JS.EVENT.ADVISORY.STREAM.CREATED."+streams.StreamName(woken), nil))
+	require.Equal(t, woken, receive(t, found))
+	require.Equal(t, woken, receive(t, found), "reported again, an hour before the rescan")
 }

@@ -131,6 +131,7 @@ func botAndToken(t *testing.T, e *env, tab context.Context) person {
 	press(t, tab, `.panel form[aria-label="Create a bot"]`, "Create bot")
 	card := `document.querySelector('.panel .bot-card')`
 	waitFor(t, tab, "the bot's card", card+`?.querySelector('.author')?.textContent === 'Deploy bot'`)
+	waitFor(t, tab, "the bot's presence dot, no socket yet", dotWord(card+`.querySelector('.bot-head .pdot')`)+` === 'Offline'`)
 	if got := eval[string](t, tab, card+`.querySelector('.tag').textContent`); got != "service bot" {
 		t.Fatalf("the owner's bot is tagged %q, want a service bot", got)
 	}

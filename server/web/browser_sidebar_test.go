@@ -84,10 +84,10 @@ func TestBrowserSidebarBadges(t *testing.T) {
 			// Its details list Ben with his dot, which follows him too.
 			do(t, tab, "the channel's details", mouseClick(`.conv-header button[aria-label="Channel details"]`))
 			benInDetails := `document.querySelector('.panel .about-members li[data-user="` + ben.user.ID + `"]')`
-			waitFor(t, tab, "ben online in the details", benInDetails+`?.querySelector('.presence-dot.online[aria-label=Online]')`)
+			waitFor(t, tab, "ben online in the details", dotWord(benInDetails+`?.querySelector('.pdot')`)+` === 'Online'`)
 			_ = sock.Close()
 			waitFor(t, tab, "ben offline, in the sidebar and the details", dmRow+`?.querySelector('.presence-dot:not(.online)[aria-label=Offline]') && `+
-				benInDetails+`?.querySelector('.presence-dot:not(.online)[aria-label=Offline]')`)
+				dotWord(benInDetails+`?.querySelector('.pdot')`)+` === 'Offline'`)
 
 			open(t)
 			waitFor(t, tab, "no badge after the next reload", chRow+` && !`+chRow+`.querySelector('.badge, .count') && `+dmRow+`?.querySelector('.badge')`)

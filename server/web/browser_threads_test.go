@@ -11,11 +11,11 @@ import (
 // thread Ana is in raises the badge of "Threads" in the sidebar while her page is open; the view
 // lists the thread with its root, its latest replies and how many are new; another reply redraws
 // it live; "Open thread" opens it in the thread panel, which marks it read on the server, and
-// the badge goes.
+// the badge goes. Ben then edits his reply in another thread to add @ana: the badge comes back.
 func TestBrowserThreads(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ana, ben := e.person(t, "Ana Lima"), e.person(t, "Ben Okafor")
+	ana, ben := e.handled(t, "Ana Lima", "ana"), e.person(t, "Ben Okafor")
 	ws := e.workspace(t, ana, "Acme")
 	e.addMember(t, ws.ID, ben.user.ID)
 	general := e.channel(t, ana, ws.ID, "general")
@@ -92,6 +92,14 @@ func TestBrowserThreads(t *testing.T) {
 			if page.UnreadThreads != 0 || len(page.Threads) == 0 || page.Threads[0].UnreadCount != 0 {
 				t.Fatalf("after opening, the server says %+v", page)
 			}
+
+			// Ben's edit adding @ana to his reply in a thread she is not in makes her follow it.
+			var other, answer struct{ Message struct{ ID string } }
+			e.api(t, ben, "POST", "/api/channels/"+ch.ID+"/messages", map[string]string{"body": "Who checks the numbers?"}, &other)
+			e.api(t, ben, "POST", "/api/messages/"+other.Message.ID+"/thread/replies", map[string]string{"body": "Not me"}, &answer)
+			e.api(t, ben, "PATCH", "/api/messages/"+answer.Message.ID, map[string]string{"body": "Not me: @ana?"}, nil)
+			waitFor(t, tab, "the Threads badge for the thread the edit put her in", threadsLink+`?.querySelector('.badge')?.textContent === '1'`)
+			e.api(t, ana, "POST", "/api/messages/"+other.Message.ID+"/thread/read", map[string]int{"seq": 1}, nil) // the next size starts clean
 		})
 	}
 }

@@ -97,7 +97,24 @@ test('a read message, one of my own, a reply and the open place move nothing', a
   apply(ev('message.updated', msg(2, '@ana while she looks')));
   await settle();
   assert.equal(badge(), 1);
-  assert.deepEqual(asked, []);
+  assert.deepEqual(asked.filter((p) => !p.includes('/threads')), []);
+});
+
+test("an edit adding the reader's handle in a thread counts the Threads badge again, once", async () => {
+  const threads = () => asked.filter((p) => p === `/api/workspaces/${WS}/threads?limit=1`).length;
+  const reply = (body, extra = {}) => msg(7, body, { channel_seq: null, parent_message_id: 'msg_2', ...extra });
+  apply(ev('message.created', reply('who reviews?')));
+  apply(ev('message.updated', reply('who reviews? @ana')));
+  apply(ev('message.updated', reply('who reviews? @ana'))); // replayed: it mentioned her already
+  apply(ev('message.updated', reply('who reviews? @Ana, please')));
+  await settle();
+  assert.equal(threads(), 1, 'a reply that now names her');
+  apply(ev('message.updated', msg(2, 'plan? @ana', { thread_state: { reply_count: 3 } })));
+  apply(ev('message.updated', msg(3, 'no replies @ana')));
+  apply(ev('message.updated', msg(8, 'a thread @channel', { thread_state: { reply_count: 1 } })));
+  apply(ev('message.updated', reply('mine @ana', { id: 'msg_9', author_id: ME })));
+  await settle();
+  assert.equal(threads(), 2, 'a root with replies; not one without, not a broadcast (no follower), not my own');
 });
 
 test('a conversation counts every message: an edit changes nothing, a deletion uncounts one', async () => {

@@ -46,13 +46,13 @@ test('one event carrying several people changes each of them, the newest version
   assert.equal(isOnline('usr_ana'), false, "another workspace's change");
 });
 
-test("messages' authors: the sheet gives a dot to those online, and to them only", () => {
+test("dots: the sheet marks those online, and them only", () => {
   frame();
   const sheet = document.adoptedStyleSheets.at(-1);
-  assert.equal(sheet.text, '.who-usr_ben::after,.who-usr_dev::after{content:""}');
+  assert.equal(sheet.text, '.who-usr_ben,.who-usr_dev{--on:"";--off:none}');
   apply(event(change('usr_ben', false, 13)));
   frame();
-  assert.equal(sheet.text, '.who-usr_dev::after{content:""}', 'a change restyles; the sheet is the same one');
+  assert.equal(sheet.text, '.who-usr_dev{--on:"";--off:none}', 'a change restyles; the sheet is the same one');
   assert.equal(document.adoptedStyleSheets.length, 1);
 });
 

@@ -107,6 +107,13 @@ export function avatar(user, size = 'md') {
 }
 const failedAvatars = new Set();
 
+// pdot: people's presence dot (a group's: any online), coloured by lazy/presence.js's sheet.
+let seen = null;
+export function pdot(ids, group = false) {
+  (seen ||= import('./lazy/presence.js')).then((m) => m.load()).catch(() => { seen = null; });
+  return h('span', { class: `pdot${group ? ' group' : ''} ${ids.map((id) => `who-${id}`).join(' ')}` });
+}
+
 // displayName is what a person is called in the interface.
 export function displayName(user) {
   if (!user) return 'Someone';

@@ -8,12 +8,18 @@
 // to lose, or it was deleted (the unread count too); a bot editing old messages that mention no
 // one costs no listing. In a conversation every message by the other people counts, so there an
 // edit changes nothing and a deletion uncounts one. A message the reader has read changes nothing.
-import { state, badged, isViewing } from '../store.js';
+//
+// The Threads badge too: an edit that adds the reader's @handle to a thread's root or reply makes
+// them follow the thread (docs/messages.md, "Threads one is in"), so the server counts it again.
+import { state, badged, isViewing, mentionsMe } from '../store.js';
 import { loadChannels, setBadge } from '../actions.js';
+import { countThreads } from '../panels.js';
 
 /** @param {NatterEvent} ev */
 export function recount(ev) {
   const m = ev.payload && ev.payload.message;
+  if (m && !m.deleted_at && m.author_id !== (state.me && state.me.id) && (m.parent_message_id || (m.thread_state || ev.was?.thread_state || {}).reply_count)
+    && mentionsMe(m.body, false) && !(ev.was && mentionsMe(ev.was.body, false))) countThreads();
   const p = m && (state.channels.get(m.channel_id) || state.dms.get(m.direct_conversation_id));
   if (!p || !(m.channel_seq > (p.last_read_seq || 0)) || m.author_id === (state.me && state.me.id) || isViewing(p.id)) return;
   const was = ev.was || (p.members && {});

@@ -5,23 +5,13 @@
 // mute, leave or join, its members) and the add-people dialog of an empty channel's "Invite
 // people". Stars, mutes and left channels live on the server, so they follow the person to every
 // device. The API decides who may; a refusal is shown with its own sentence.
-import { h, replace, icon, avatar, displayName } from '../dom.js';
+import { h, replace, icon, displayName } from '../dom.js';
+import { withPdot } from './presence.js';
 import * as api from '../api.js';
 import { state, touch } from '../store.js';
 import * as actions from '../actions.js';
 import { registerPanel } from '../views/registry.js';
 import { isManager } from '../views/moderation/common.js';
-import { ensure, dot, styles } from './presence.js';
-
-// person is a list's picture of someone with their presence dot (presence.js, loaded once).
-const person = (u) => h('span', { class: 'avatar-wrap', dataset: { card: u.id } }, avatar(u, 'sm'), dot(u.id));
-// redot redraws the dots of a panel's rows when only presence changed: fetching the list again
-// would replace it under the pointer.
-function redot(body, topics, fresh) {
-  if (fresh || topics.size !== 1 || !topics.has('presence')) return false;
-  for (const li of body.querySelectorAll('li[data-user]')) li.querySelector('.presence-dot')?.replaceWith(dot(li.dataset.user || ''));
-  return true;
-}
 
 // setChannelStanding merges what an answer says of a channel (the person's standing: joined,
 // starred, notification_level) into the store, keeping the read state it does not carry.
@@ -150,7 +140,6 @@ async function renderAbout(body, channelId) {
   const c = state.channels.get(channelId);
   if (!c) { replace(body, h('p', { class: 'muted pad' }, 'This channel is gone.')); return; }
   let page = null;
-  ensure().catch(() => {}); styles();
   try { page = await actions.channelMembers(channelId); } catch (e) { note.error = note.error || e.message; }
   if (!state.panel || state.panel.kind !== 'channel-about' || state.panel.channelId !== channelId) return;
   const joined = c.joined !== false;
@@ -166,15 +155,14 @@ async function renderAbout(body, channelId) {
       joined ? btn('Leave', 'danger leave', () => leave(c.id), `You left #${c.name}.`) : btn('Join', 'primary', () => join(c.id), `You joined #${c.name}.`)),
     ...outcome(),
     page ? h('ul', { class: 'people about-members', role: 'list' }, ...(page.members || []).map((m) => h('li', { dataset: { user: m.user.id } },
-      person(m.user), h('span', { class: 'who' }, h('span', { class: 'author' }, displayName(m.user))),
+      withPdot(m.user), h('span', { class: 'who' }, h('span', { class: 'author' }, displayName(m.user))),
       m.user.kind === 'bot' ? h('span', { class: 'tag' }, 'bot') : null))) : null);
 }
 
 registerPanel('channel-about', {
   title: 'Channel details',
-  topics: ['channel-about', 'presence'],
-  render(body, panel, { fresh, topics }) {
-    if (redot(body, topics, fresh)) return;
+  topics: ['channel-about'],
+  render(body, panel, { fresh }) {
     if (fresh) note = { said: '', error: '' };
     renderAbout(body, panel.channelId);
   },
@@ -190,7 +178,6 @@ async function renderAdd(body, channelId) {
   const seq = ++adding.seq;
   let people;
   let inIt;
-  ensure().catch(() => {}); styles();
   try {
     [people, inIt] = await Promise.all([actions.members(adding.q), api.get(`/api/channels/${channelId}/members${api.q({ q: adding.q, limit: 100 })}`)]);
   } catch (e) {
@@ -199,7 +186,7 @@ async function renderAdd(body, channelId) {
   }
   if (seq !== adding.seq || !state.panel || state.panel.kind !== 'add-members') return;
   const ins = new Set((inIt.members || []).map((m) => m.user.id));
-  const row = (m) => h('li', { dataset: { user: m.user.id } }, person(m.user),
+  const row = (m) => h('li', { dataset: { user: m.user.id } }, withPdot(m.user),
     h('span', { class: 'who' }, h('span', { class: 'author' }, displayName(m.user)), m.user.handle ? h('span', { class: 'muted' }, ` @${m.user.handle}`) : null),
     ins.has(m.user.id) ? h('span', { class: 'tag' }, 'in channel')
       : h('button', { type: 'button', class: 'btn small primary', 'aria-label': `Add ${displayName(m.user)}`,
@@ -214,9 +201,8 @@ async function renderAdd(body, channelId) {
 
 registerPanel('add-members', {
   title: 'Add people',
-  topics: ['add-members', 'presence'],
-  render(body, panel, { fresh, topics }) {
-    if (redot(body, topics, fresh)) return;
+  topics: ['add-members'],
+  render(body, panel, { fresh }) {
     if (fresh) {
       note = { said: '', error: '' };
       adding.q = '';

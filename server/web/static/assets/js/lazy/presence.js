@@ -6,7 +6,7 @@
 // reconnects, events may have been missed, so the set is loaded again. Views redraw on the store
 // topic 'presence'.
 import * as api from '../api.js';
-import { h } from '../dom.js';
+import { h, avatar, pdot } from '../dom.js';
 import { state, on, subscribe, touch } from '../store.js';
 
 let people = new Map(); // user id → { online, version }
@@ -43,6 +43,9 @@ export function styles() {
   return sheet;
 }
 
+// load is what dom.js's pdot asks for: the styles (once) and the workspace's online set.
+export const load = () => { styles(); return ensure(); };
+
 export const isOnline = (userId) => !!(people.get(userId) || {}).online;
 
 // dot is a person's presence marker: green when online, with the word for screen readers.
@@ -68,18 +71,21 @@ export function seen(d) {
   const them = others(d), n = them.filter((u) => isOnline(u.id)).length;
   return { on: n > 0, label: n ? `${n} of ${them.length} online` : 'Nobody online' };
 }
+// withPdot is a list's small picture of a person with their dot (dom.js's pdot), opening their card.
+export const withPdot = (u) => h('span', { class: 'avatar-wrap', dataset: { card: u.id } }, avatar(u, 'sm'), pdot([u.id]));
 // withDot puts a conversation's dot on its picture (the sidebar, the quick switcher).
 export const withDot = (pic, d) => h('span', { class: 'avatar-wrap' }, pic, mark(seen(d)));
 
-// Message authors' dots are a style, not a part of their rows: a row's picture sits in
-// `.who-<author id>` (views/row.js) and this sheet gives the online people's a dot (people.css),
-// so a presence change restyles the list and redraws no message.
-let authors = null;
+// Dots are a style, not a part of what shows them: a message's picture sits in `.who-<author
+// id>` (views/row.js), a list's or a header's dot is dom.js's pdot, and this one sheet sets
+// --on and --off on the online people's, which people.css turns into a dot and its word; so a
+// presence change restyles and redraws no row.
+let online = null;
 subscribe((topics) => {
   if (!topics.has('presence')) return;
-  if (!authors) document.adoptedStyleSheets = [...document.adoptedStyleSheets, authors = new CSSStyleSheet()];
-  const on = [...people].filter(([, p]) => p.online).map(([id]) => `.who-${CSS.escape(id)}::after`);
-  authors.replaceSync(on.length ? `${on.join()}{content:""}` : '');
+  if (!online) document.adoptedStyleSheets = [...document.adoptedStyleSheets, online = new CSSStyleSheet()];
+  const on = [...people].filter(([, p]) => p.online).map(([id]) => `.who-${CSS.escape(id)}`);
+  online.replaceSync(on.length ? `${on.join()}{--on:"";--off:none}` : '');
 });
 
 // One person's change, or several people's in one event ({changes: [...]}: the server sends

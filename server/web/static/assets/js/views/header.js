@@ -1,7 +1,7 @@
 // @ts-check
 // views/header.js: the open place's name and title, the member count, and the buttons of the
 // side panels (pins, search, people).
-import { h, replace, icon } from '../dom.js';
+import { h, replace, icon, pdot } from '../dom.js';
 import { state } from '../store.js';
 import * as actions from '../actions.js';
 import { dmName } from './sidebar.js';
@@ -47,7 +47,10 @@ export class Header {
           onclick: () => import('../lazy/channels.js').then((m) => m.toggleStar(v.id)) }, icon('star')));
     } else {
       const d = state.dms.get(v.id) || {};
-      replace(this.title, h('h1', null, dmName(d)), h('p', { class: 'topic' }, 'Direct message'));
+      // The others' dot (one's own in a note to self).
+      const ids = (d.members || []).map((u) => u.id), them = ids.filter((id) => id !== (state.me && state.me.id));
+      replace(this.title, h('h1', null, ids.length ? pdot(them.length ? them : ids, them.length > 1) : null, dmName(d)),
+        h('p', { class: 'topic' }, 'Direct message'));
     }
     const tool = (name, label, panel) => h('button', { class: `icon-btn${state.panel && state.panel.kind === panel.kind ? ' on' : ''}`,
       title: label, 'aria-label': label, onclick: () => actions.openPanel(state.panel && state.panel.kind === panel.kind ? null : panel) }, icon(name));

@@ -3,13 +3,13 @@
 // members, to add someone, remove them or leave; and, for the owner and moderators, the
 // workspace's private channels with their member counts, to archive one without reading it.
 // The API decides who may; a refusal is shown with its own sentence.
-import { h, replace, icon, avatar, displayName } from '../dom.js';
+import { h, replace, icon, displayName } from '../dom.js';
+import { withPdot } from '../lazy/presence.js';
 import { state, touch } from '../store.js';
 import * as api from '../api.js';
 import * as actions from '../actions.js';
 import { registerPanel } from './registry.js';
 import { isManager } from './moderation/common.js';
-import { ensure, dot, styles } from '../lazy/presence.js';
 
 // note is the outcome of the last action of the members panel, kept across its redraws;
 // picked is the person chosen in its "Add someone" list and not yet added, so that a redraw
@@ -33,8 +33,8 @@ async function act(fn, said) {
   touch('channel-members');
 }
 
-// drawn counts the members panel's draws: a presence change and an add can both start one, and
-// the answers may come back in either order, so only the latest may draw.
+// drawn counts the members panel's draws: an add and a removal can both start one, and the
+// answers may come back in either order, so only the latest may draw.
 let drawn = 0;
 
 async function renderMembers(body, channelId) {
@@ -44,8 +44,7 @@ async function renderMembers(body, channelId) {
   let page;
   let directory;
   try {
-    styles();
-    [page, directory] = await Promise.all([actions.channelMembers(channelId), actions.members(''), ensure().catch(() => {})]);
+    [page, directory] = await Promise.all([actions.channelMembers(channelId), actions.members('')]);
   } catch (e) {
     if (draw === drawn) replace(body, h('p', { class: 'error pad', role: 'alert' }, e.message));
     return;
@@ -67,7 +66,7 @@ async function renderMembers(body, channelId) {
       if (who) act(async () => { await actions.addChannelMember(channelId, who.user.id); picked = ''; }, `${displayName(who.user)} was added.`);
     } }, pick, h('button', { type: 'submit', class: 'btn primary' }, 'Add'));
   const row = (m) => h('li', { class: 'channel-member', dataset: { user: m.user.id } },
-    h('span', { class: 'avatar-wrap', dataset: { card: m.user.id } }, avatar(m.user, 'sm'), dot(m.user.id)),
+    withPdot(m.user),
     h('span', { class: 'who', role: 'button', tabIndex: 0, dataset: { card: m.user.id } }, h('span', { class: 'author' }, displayName(m.user)), m.user.kind === 'bot' ? h('span', { class: 'tag' }, 'bot') : null),
     m.user.id === me
       ? h('button', { type: 'button', class: 'btn small danger leave', onclick: () => act(() => actions.removeChannelMember(channelId, me), 'You left.') }, 'Leave')
@@ -85,19 +84,11 @@ async function renderMembers(body, channelId) {
 
 registerPanel('channel-members', {
   title: 'Channel members',
-  topics: ['channel-members', 'presence'],
-  render(body, panel, { fresh, topics }) {
+  topics: ['channel-members'],
+  render(body, panel, { fresh }) {
     if (fresh) {
       note = { said: '', error: '' };
       picked = '';
-    }
-    // Someone coming online changes a dot, not the list: fetching the list again and
-    // replacing it would close an open "Add someone" list under the pointer.
-    if (!fresh && topics.size === 1 && topics.has('presence')) {
-      for (const li of body.querySelectorAll('li.channel-member')) {
-        li.querySelector('.presence-dot')?.replaceWith(dot(li.dataset.user || ''));
-      }
-      return;
     }
     renderMembers(body, panel.channelId);
   },

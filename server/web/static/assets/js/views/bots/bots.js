@@ -3,7 +3,8 @@
 // (redacted: name, scopes, when made and last used, revoked or not) with Revoke; a new token or
 // setup code is shown once, with a Copy button, and is gone from the page when its box is
 // closed. Who may do what is the API's to say (SPEC §Bots rule 6): a refusal shows its sentence.
-import { h, replace, avatar, displayName } from '../../dom.js';
+import { h, replace, displayName } from '../../dom.js';
+import { withPdot } from '../../lazy/presence.js';
 import { state } from '../../store.js';
 import * as api from '../../api.js';
 import * as actions from '../../actions.js';
@@ -70,7 +71,7 @@ function createForm(body) {
 function card(body, bot, tokens) {
   const live = tokens.filter((t) => !t.revoked_at);
   return h('li', { class: 'bot-card', dataset: { bot: bot.id } },
-    h('div', { class: 'bot-head' }, avatar(bot, 'sm'),
+    h('div', { class: 'bot-head' }, withPdot(bot),
       h('span', { class: 'who' }, h('span', { class: 'author' }, displayName(bot)), bot.handle ? h('span', { class: 'muted' }, ` @${bot.handle}`) : null),
       h('span', { class: 'tag bot' }, bot.owner_user_id ? 'user bot' : 'service bot')),
     tokens.length ? h('ul', { class: 'tokens', role: 'list', 'aria-label': `Tokens of ${displayName(bot)}` }, ...tokens.map((t) => tokenRow(body, t)))

@@ -6,7 +6,8 @@
 // a refusal shows its own sentence on the person's row and nothing changes. Only the rows near
 // the panel's viewport are drawn (views/windowed.js), and a person's controls are built when
 // their row is opened: a page of 100 people is a dozen or two rows of a few elements (issue 24).
-import { h, replace, avatar, displayName } from '../../dom.js';
+import { h, replace, displayName } from '../../dom.js';
+import { withPdot } from '../../lazy/presence.js';
 import * as api from '../../api.js';
 import { state, touch, rememberUser } from '../../store.js';
 import { registerPanel } from '../registry.js';
@@ -116,7 +117,7 @@ function controls(m) {
 function row(m) {
   const id = m.user.id;
   const said = describe(m);
-  const head = [avatar(m.user, 'sm'),
+  const head = [withPdot(m.user),
     h('span', { class: 'who' }, h('span', { class: 'author' }, displayName(m.user)), m.user.handle ? h('span', { class: 'muted' }, ` @${m.user.handle}`) : null,
       said ? h('span', { class: `mod-state${m.blocked_at || running(m.timeout_until) ? ' warn' : ''}` }, said) : null,
       m.moderation_note ? h('span', { class: 'mod-note-text muted' }, `Note: ${m.moderation_note}`) : null),

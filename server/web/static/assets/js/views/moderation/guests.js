@@ -2,7 +2,8 @@
 // views/moderation/guests.js: the guests' waiting room as owners and moderators see it: every
 // guest with the posts they have left today (three a day), and "Make member" to let them out
 // of #guest. In #guest itself a line above the composer points managers here.
-import { h, replace, avatar, displayName } from '../../dom.js';
+import { h, replace, displayName } from '../../dom.js';
+import { withPdot } from '../../lazy/presence.js';
 import * as api from '../../api.js';
 import { state, touch, rememberUser } from '../../store.js';
 import { registerPanel } from '../registry.js';
@@ -44,7 +45,7 @@ function render(body) {
     ...said,
     view.loaded && !view.guests.length ? h('p', { class: 'muted pad guests-empty' }, 'Nobody is waiting.') : null,
     h('ul', { class: 'people guest-list', role: 'list' }, ...view.guests.map((m) => h('li', { dataset: { user: m.user.id } },
-      avatar(m.user, 'sm'),
+      withPdot(m.user),
       h('span', { class: 'who' }, h('span', { class: 'author' }, displayName(m.user)), h('span', { class: 'mod-state' }, describe(m)),
         view.notes.has(m.user.id) ? outcome(view.notes.get(m.user.id)) : null),
       h('button', { class: 'btn small primary', onclick: () => promote(m) }, 'Make member')))));
