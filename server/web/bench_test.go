@@ -45,32 +45,7 @@ func BenchmarkClient(b *testing.B) {
 		measurePaint(b, br, e, ana, "-beside-100k-unread")
 
 		// A burst of 1,000 messages from a bot, posted by 4 connections at once.
-		tab := br.tab(b, ana)
-		do(b, tab, "open general", chromedp.Navigate(e.URL+"/"))
-		waitFor(b, tab, "live", `document.querySelector('.me .dot.online')`)
-		eval[bool](b, tab, `(window.longTasks = [], new PerformanceObserver(l => window.longTasks.push(...l.getEntries().map(e => e.duration))).observe({type: 'longtask'}), true)`)
-		start := time.Now()
-		var wg sync.WaitGroup
-		for w := range 4 {
-			wg.Go(func() {
-				for i := w; i < 1000; i += 4 {
-					e.api(b, person{token: bot.Token}, "POST", "/api/channels/"+general.Channel.ID+"/messages",
-						map[string]string{"body": fmt.Sprintf("burst %d: build finished, all checks green", i)}, nil)
-				}
-			})
-		}
-		wg.Wait()
-		posted := time.Since(start)
-		var latest struct{ Messages []persist.Message }
-		e.api(b, ana, "GET", "/api/channels/"+general.Channel.ID+"/messages?mode=latest&limit=1", nil, &latest)
-		waitFor(b, tab, "the burst rendered", hasBody(latest.Messages[0].Body))
-		longest := eval[float64](b, tab, `Math.max(0, ...window.longTasks)`)
-		count := eval[float64](b, tab, `window.longTasks.length`)
-		b.ReportMetric(longest, "ms-longest-task-in-burst")
-		b.ReportMetric(eval[float64](b, tab, `natterStats.slowestFlush`), "ms-slowest-render-flush")
-		b.ReportMetric(eval[float64](b, tab, `natterStats.flushes`), "render-flushes")
-		b.ReportMetric(count, "long-tasks-in-burst")
-		b.ReportMetric(posted.Seconds(), "s-to-post-burst")
+		tab := measureBurst(b, br, e, ana, bot.Token, general.Channel.ID)
 
 		// Scroll back through 100,000 messages, then weigh the heap.
 		do(b, tab, "open the long channel", chromedp.Navigate(e.URL+"/"))
@@ -97,6 +72,59 @@ func BenchmarkClient(b *testing.B) {
 		b.ReportMetric(pages, "scroll-steps")
 		b.ReportMetric(jsHeapMB(b, tab), "MB-js-heap-after-100k")
 		b.ReportMetric(eval[float64](b, tab, `document.getElementsByTagName('*').length`), "dom-elements-after-100k")
+	}
+}
+
+// measureBurst opens the channel, has a bot post 1,000 messages into it over 4 connections at
+// once, and reports the long tasks while they arrive (PerformanceObserver 'longtask') and the
+// store's flushes; it returns the tab, the channel open.
+func measureBurst(b *testing.B, br *browser, e *env, ana person, botToken, channelID string) context.Context {
+	tab := br.tab(b, ana)
+	do(b, tab, "open general", chromedp.Navigate(e.URL+"/"))
+	waitFor(b, tab, "live", `document.querySelector('.me .dot.online')`)
+	eval[bool](b, tab, `(window.longTasks = [], new PerformanceObserver(l => window.longTasks.push(...l.getEntries().map(e => e.duration))).observe({type: 'longtask'}), true)`)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := w; i < 1000; i += 4 {
+				e.api(b, person{token: botToken}, "POST", "/api/channels/"+channelID+"/messages",
+					map[string]string{"body": fmt.Sprintf("burst %d: build finished, all checks green", i)}, nil)
+			}
+		})
+	}
+	wg.Wait()
+	posted := time.Since(start)
+	var latest struct{ Messages []persist.Message }
+	e.api(b, ana, "GET", "/api/channels/"+channelID+"/messages?mode=latest&limit=1", nil, &latest)
+	waitFor(b, tab, "the burst rendered", hasBody(latest.Messages[0].Body))
+	b.ReportMetric(eval[float64](b, tab, `Math.max(0, ...window.longTasks)`), "ms-longest-task-in-burst")
+	b.ReportMetric(eval[float64](b, tab, `natterStats.slowestFlush`), "ms-slowest-render-flush")
+	b.ReportMetric(eval[float64](b, tab, `natterStats.flushes`), "render-flushes")
+	b.ReportMetric(eval[float64](b, tab, `window.longTasks.length`), "long-tasks-in-burst")
+	b.ReportMetric(posted.Seconds(), "s-to-post-burst")
+	b.Logf("long tasks in the burst (ms): %s", eval[string](b, tab, `JSON.stringify(window.longTasks.map(Math.round))`))
+	return tab
+}
+
+// BenchmarkClientBurst is the burst part of BenchmarkClient alone (the same workspace, without
+// the 100,000-message channel), quick enough to compare a change before and after:
+// go test ./server/web -run '^$' -bench ClientBurst -benchtime 1x
+func BenchmarkClientBurst(b *testing.B) {
+	e := newEnv(b)
+	ana := e.person(b, "Ana Lima")
+	var ws struct{ Workspace persist.Workspace }
+	e.api(b, ana, "POST", "/api/workspaces", map[string]string{"name": "Bench"}, &ws)
+	var general, long struct{ Channel persist.Channel }
+	e.api(b, ana, "POST", "/api/workspaces/"+ws.Workspace.ID+"/channels", map[string]string{"name": "general"}, &general)
+	e.api(b, ana, "POST", "/api/workspaces/"+ws.Workspace.ID+"/channels", map[string]string{"name": "long"}, &long)
+	for i := range 100 {
+		e.post(b, ana, general.Channel.ID, fmt.Sprintf("Message %d with a little **markdown** and a link https://example.com/%d", i, i))
+	}
+	_, bot := persisttest.Bot(b, e.store, ana.user, ws.Workspace.ID, nil)
+	br := newBrowser(b, e)
+	for b.Loop() {
+		measureBurst(b, br, e, ana, bot.Token, general.Channel.ID)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"embed"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -29,18 +30,19 @@ var static embed.FS
 var Version string
 
 // contentSecurityPolicy is sent with every response of the client: scripts and styles only from
-// this origin (no inline script or style element), connections only to this origin (the API and
+// this origin (no inline style element; one inline script, the page's early.js, allowed by the
+// hash of its text, so no other inline script runs), connections only to this origin (the API and
 // its WebSocket), images from this origin only (uploads, pictures; https avatars of other hosts
 // only when the operator turns remote avatars on), workers from this origin (the push service
 // worker, the previews' parsers), frames only of this origin (a PDF upload in the browser's
 // viewer; an HTML preview is a sandboxed srcdoc frame), the page itself framed by nobody, no
 // plugins. An image from another host tells that host who looks at whom, so it is opt-in.
-func contentSecurityPolicy(remoteAvatars bool) string {
+func contentSecurityPolicy(remoteAvatars bool, scriptHash string) string {
 	img := "img-src 'self' data: blob:; "
 	if remoteAvatars {
 		img = "img-src 'self' data: blob: https:; "
 	}
-	return "default-src 'none'; script-src 'self'; style-src 'self'; " + img +
+	return "default-src 'none'; script-src 'self' '" + scriptHash + "'; style-src 'self'; " + img +
 		"connect-src 'self'; font-src 'self'; manifest-src 'self'; worker-src 'self'; frame-src 'self'; " +
 		"base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'"
 }
@@ -53,6 +55,11 @@ const serviceWorker = "/assets/js/lazy/sw.js"
 // the page's preload list. A module reached only by import() (a panel's code, a preview's parser)
 // is fetched when a view needs it, so a first visit does not pay for it.
 const entryModule = "/assets/js/main.js"
+
+// earlyScript is the classic script the page carries inline: it starts the first view's API
+// reads before any module has arrived (a module, even preloaded, runs only once the page's
+// graph has loaded).
+const earlyScript = "/assets/js/early.js"
 
 // staticImport matches the static import and re-export statements of a module; import() calls
 // are not matched (no "from" clause, a parenthesis before the specifier).
@@ -100,6 +107,9 @@ type bundle struct {
 	assets  map[string]*asset // read only once built: Handlers share it
 	preload []string
 	digest  string
+	early   string // earlyScript's text, inline in the page
+	// earlyHash is the CSP source allowing that text: 'sha256-…' of its exact bytes.
+	earlyHash string
 }
 
 var loadBundle = sync.OnceValues(func() (*bundle, error) {
@@ -135,7 +145,15 @@ var loadBundle = sync.OnceValues(func() (*bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bundle{assets: h.assets, preload: preload, digest: hex.EncodeToString(sum.Sum(nil))[:12]}, nil
+	early := string(h.assets[earlyScript].body)
+	// Inside a script element the HTML parser ends the script at "</script" and treats "<!--"
+	// specially; neither may appear in the text.
+	if low := strings.ToLower(early); strings.Contains(low, "</script") || strings.Contains(low, "<!--") {
+		return nil, fmt.Errorf("web: %s cannot be inlined: it contains </script or <!--", earlyScript)
+	}
+	d := sha256.Sum256([]byte(early))
+	return &bundle{assets: h.assets, preload: preload, digest: hex.EncodeToString(sum.Sum(nil))[:12],
+		early: early, earlyHash: "sha256-" + base64.StdEncoding.EncodeToString(d[:])}, nil
 })
 
 // New renders the page for cfg over the embedded files (loaded once per process).
@@ -147,7 +165,7 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{assets: b.assets}
 	preload := b.preload
 	h.version = cfg.Version
-	h.csp = contentSecurityPolicy(cfg.RemoteAvatars)
+	h.csp = contentSecurityPolicy(cfg.RemoteAvatars, b.earlyHash)
 	if h.version == "" {
 		h.version = Version
 	}
@@ -168,7 +186,9 @@ func New(cfg Config) (*Handler, error) {
 		return nil, err
 	}
 	var page bytes.Buffer
-	if err := tpl.Execute(&page, map[string]any{"Version": h.version, "Methods": string(methods), "Preload": preload}); err != nil {
+	// template.JS: the script's text goes in as it is, byte for byte what the CSP's hash covers.
+	data := map[string]any{"Version": h.version, "Methods": string(methods), "Preload": preload, "Early": template.JS(b.early)}
+	if err := tpl.Execute(&page, data); err != nil {
 		return nil, fmt.Errorf("web: render page: %w", err)
 	}
 	h.page = newAsset(page.Bytes(), "text/html; charset=utf-8")

@@ -38,3 +38,20 @@ interface PanelSpec {
   render(body: HTMLElement, panel: any, how: { fresh: boolean; topics: Set<Topic> }): void;
   lazy?: boolean;
 }
+
+// What the page's inline script (assets/js/early.js) leaves for the modules; boot.js hands it on.
+interface PlaceView { kind: string; id: string }
+interface NatterBoot {
+  prefetch(path: string, read?: boolean): Promise<any> | null;
+  takeEarly(path: string): Promise<Response> | null;
+  q(params: Record<string, any>): string;
+  workspacePaths: { tail(wsId: string): string; channels(wsId: string): string; dms(wsId: string): string };
+  pickWorkspace(list: any[]): { ws: any; byRoute: boolean };
+  openingPlace(wsId: string, route: string | null | undefined, channels: Map<string, any>, dms: Map<string, any> | null): string | undefined;
+  defaultPlace(wsId: string, channels: Map<string, any>, dms: Map<string, any>): string | undefined;
+  placePath(view: PlaceView): string;
+  pagePath(view: PlaceView, params: Record<string, any>): string;
+  firstPage(place: any): { around_seq?: number; mode?: string };
+}
+// eslint-disable-next-line no-var
+declare var natterBoot: NatterBoot;

@@ -3,9 +3,9 @@
 import * as api from './api.js';
 import { state, touch, upsertMessage, rememberUser, apply, on } from './store.js';
 import { Socket } from './socket.js';
-import { openPlace, viewOf, pickDefaultPlace } from './reading.js';
+import { openPlace, viewOf } from './reading.js';
 import { resendWaiting } from './send.js';
-import { workspacePaths } from './boot.js';
+import { workspacePaths, openingPlace } from './boot.js';
 
 let socket = null;
 
@@ -31,11 +31,9 @@ export async function openWorkspace(wsId, target, route) {
   // waiting for the conversations; a conversation (or a place not found yet) waits for them.
   const dms = loadDMs().catch(() => {}); // without them the sidebar lacks conversations, no more
   const [tail] = await Promise.all([api.get(workspacePaths.tail(wsId)), loadChannels()]);
-  const find = () => route && [...state.channels.values(), ...state.dms.values()].find((p) => p.route_id === route);
-  const wanted = target || localStorage.getItem(`natter.place.${wsId}`);
-  if ((route && !find()) || (wanted && !state.channels.has(wanted))) await dms;
-  const routed = find();
-  const first = target || (routed && routed.id) || pickDefaultPlace();
+  if (target && !state.channels.has(target)) await dms;
+  let first = target || openingPlace(wsId, route, state.channels, null);
+  if (first === undefined) { await dms; first = openingPlace(wsId, route, state.channels, state.dms); }
   if (first && !state.view) await openPlace(viewOf(first)); // a place picked while it loaded wins
   connect(tail.tail_cursor || '');
 }

@@ -1,7 +1,7 @@
 // @ts-check
 // api.js is the one place the client calls the API: JSON in and out, the session cookie, and
 // the CSRF header on every unsafe call (boot.js only starts the first view's GETs early).
-import { takeEarly } from './boot.js';
+import { takeEarly, q } from './boot.js';
 
 // ApiError is an answer the server gave: status, machine code and a sentence for a person.
 export class ApiError extends Error {
@@ -68,13 +68,8 @@ export const post = (path, body, opts) => call('POST', path, body === undefined 
 export const patch = (path, body) => call('PATCH', path, body);
 export const del = (path) => call('DELETE', path);
 
-// q builds a query string from the defined values of params.
-export function q(params) {
-  const u = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') u.set(k, String(v));
-  const s = u.toString();
-  return s ? `?${s}` : '';
-}
+// q builds a query string from the defined values of params (boot.js's, the early reads' too).
+export { q };
 
 // upload sends one file with progress (fetch cannot report upload progress); nonce makes a
 // retry return the original upload instead of a second one.

@@ -5,25 +5,15 @@
 import * as api from './api.js';
 import { state, touch, conv, upsertMessage } from './store.js';
 import { restoreUnsent } from './send.js';
-import { byName } from './dom.js';
-
-const PAGE = 100; // the API's default page of root messages
+import { defaultPlace, placePath, pagePath, firstPage } from './boot.js';
 
 export const viewOf = (placeId) => (state.dms.has(placeId) ? { kind: 'dm', id: placeId } : { kind: 'channel', id: placeId });
 
 // pickDefaultPlace is the place last open in this workspace, else #general, else the first by
-// name (channels left aside). It sorts nothing unless it must: it is on the way to the first
-// paint, and a page's first collation loads the locale's data.
-export function pickDefaultPlace() {
-  const saved = localStorage.getItem(`natter.place.${state.wsId}`);
-  const last = state.channels.get(saved || '');
-  if (last && last.joined !== false || saved && state.dms.has(saved)) return saved;
-  const chans = [...state.channels.values()].filter((c) => !c.archived && c.joined !== false);
-  const general = chans.find((c) => c.name === 'general');
-  return (general || chans.reduce((a, c) => (a && byName(a.name, c.name) <= 0 ? a : c), null) || {}).id;
-}
+// name (boot.js's defaultPlace: the page's inline script opens the same one early).
+export const pickDefaultPlace = () => defaultPlace(state.wsId, state.channels, state.dms);
 
-export const placePath = (view) => (view.kind === 'dm' ? `/api/dms/${view.id}` : `/api/channels/${view.id}`);
+export { placePath };
 // openPlace shows a channel or conversation: at the first unread message, or at the bottom.
 export async function openPlace(view, aroundSeq) {
   state.view = view;
@@ -38,13 +28,13 @@ export async function openPlace(view, aroundSeq) {
   history.replaceState(null, '', routeOf(view));
   // Every opening draws the "New messages" line at the first unread message (none when all is
   // read), loading around it when the window in memory does not hold it.
-  const unread = place.unread_count > 0 && place.last_read_seq ? place.last_read_seq + 1 : null;
+  const first = firstPage(place);
+  const unread = first.around_seq || null;
   c.firstUnreadSeq = unread;
   c.newCount = unread ? place.unread_count : 0;
   const held = unread && c.loaded && c.ids.some((id) => state.messages.get(id)?.channel_seq === unread);
   if (!c.loaded || aroundSeq || (unread && !held)) {
-    const around = aroundSeq || unread;
-    await loadPage(view, around ? { around_seq: around } : { mode: 'latest' }, true);
+    await loadPage(view, aroundSeq ? { around_seq: aroundSeq } : first, true);
   }
   if (aroundSeq || unread) {
     c.focus = aroundSeq ? { seq: aroundSeq, highlight: true } : { seq: unread };
@@ -67,7 +57,7 @@ export async function loadPage(view, params, reset = false) {
   if (c.busy) return;
   c.busy = true;
   try {
-    const res = await api.get(`${placePath(view)}/messages${api.q({ limit: PAGE, ...params })}`);
+    const res = await api.get(pagePath(view, params));
     const ids = (res.messages || []).map((m) => upsertMessage(m, true).id);
     if (reset) {
       c.ids = ids;

@@ -166,7 +166,8 @@ export function mentionsMe(body, broadcasts = true) {
   const me = state.me;
   const names = broadcasts ? ['here', 'channel', 'everyone'] : [];
   if (me && me.handle) names.push(me.handle.replace(/[^\w-]/g, ''));
-  if (!me || !body || !names.length) return false;
+  // Most messages name nobody: no expression is built for them (a burst's rows, each frame).
+  if (!me || !body || !names.length || !body.includes('@')) return false;
   return new RegExp(`(?<![\\w@-])@(${names.join('|')})(?![\\w@-])`, 'i').test(body);
 }
 

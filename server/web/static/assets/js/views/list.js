@@ -14,6 +14,7 @@ import { rove } from './msgkeys.js';
 const ESTIMATE = 64; // px, the height assumed for a row not yet measured
 const OVERSCAN = 900; // px of rows kept above and below the viewport
 const GROUP_MS = 5 * 60 * 1000;
+const DRAW_MS = 12; // of a frame's 50 ms before it is a long task: layout and paint follow
 
 export class MessageList {
   constructor() {
@@ -32,6 +33,7 @@ export class MessageList {
     this.nodes = new Map(); // id → { el, key }
     this.placeId = null;
     this.stick = true;
+    this.more = 0; // the frame that draws the rows a frame left for later
     this.el.addEventListener('scroll', () => {
       if (this.scrollQueued) return;
       this.scrollQueued = true;
@@ -115,7 +117,11 @@ export class MessageList {
     while (first < list.length && offsets[first + 1] < viewTop - OVERSCAN) first++;
     let last = first;
     while (last < list.length && offsets[last] < viewTop + el.clientHeight + OVERSCAN) last++;
-    this.draw(list, first, last, c);
+    // Rows above the viewport may wait for the next frame; so may the rows on it while a place
+    // already drawn sticks to the newest message (a burst), never at a place's first drawing.
+    let onScreen = first;
+    while (onScreen < last && offsets[onScreen + 1] <= viewTop) onScreen++;
+    first = this.draw(list, first, last, c, this.stick && this.nodes.size && !c.focus ? last : onScreen);
     rove(this.el);
     // The first rows drawn are the channel's first paint; docs/performance.md measures it.
     if (!this.painted && last > first) { this.painted = true; performance.mark('natter-channel-painted'); }
@@ -179,9 +185,14 @@ export class MessageList {
     this.render();
   }
 
-  draw(list, first, last, c) {
+  // draw puts rows first..last-1 in the DOM, from the bottom up, and returns the first row drawn:
+  // building rows above budgetFrom stops once the frame has built four and spent DRAW_MS on
+  // rows (a burst's frame would otherwise build every row that arrived since the last one), and
+  // the rest are drawn in the frames that follow.
+  draw(list, first, last, c, budgetFrom) {
     const keep = new Set();
-    let before = null;
+    let before = null, top = first, made = 0;
+    const until = performance.now() + DRAW_MS;
     for (let i = last - 1; i >= first; i--) {
       const m = list[i];
       const prev = list[i - 1];
@@ -192,6 +203,8 @@ export class MessageList {
       const key = `${grouped}|${day}|${unreadLine}|${state.editing === m.id}|${m.failed}|${m.waiting}|${m.progress}|${isOpened(m.id)}|${rowPartsKey(m)}`;
       let n = this.nodes.get(m.id);
       if (!n || n.msg !== m || n.key !== key) {
+        if (i < budgetFrom && made >= 4 && performance.now() > until) { top = i + 1; break; }
+        made++;
         const el = renderRow(m, { grouped, day, unreadLine });
         if (n) n.el.replaceWith(el);
         n = { el, msg: m, key };
@@ -203,6 +216,8 @@ export class MessageList {
       before = n.el;
     }
     for (const [id, n] of this.nodes) if (!keep.has(id)) { n.el.remove(); this.nodes.delete(id); }
+    if (top > first && !this.more) this.more = requestAnimationFrame(() => { this.more = 0; this.render(true); });
+    return top;
   }
 }
 
