@@ -28,17 +28,20 @@ func TestApply(t *testing.T) {
 	require.ErrorContains(t, err, "changed after it was applied")
 }
 
-// TestSearchIndexPendingListBounded: the message search index moves its pending entries into the
-// index in small steps (0014), so no single post pays for moving 4 MB of them.
+// TestSearchIndexPendingListBounded: the message search indexes (by word, 0014, and by day,
+// 0036) move their pending entries into the index in small steps, so no single post pays for
+// moving 4 MB of them.
 func TestSearchIndexPendingListBounded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, persisttest.URL(t))
 	require.NoError(t, err)
 	defer pool.Close()
-	var options []string
-	require.NoError(t, pool.QueryRow(ctx, `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE relname = 'messages_search_idx'`).Scan(&options))
-	require.Contains(t, options, "gin_pending_list_limit=256")
+	for _, index := range []string{"messages_search_idx", "messages_search_days_idx"} {
+		var options []string
+		require.NoError(t, pool.QueryRow(ctx, `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE relname = $1`, index).Scan(&options))
+		require.Contains(t, options, "gin_pending_list_limit=256", index)
+	}
 }
 
 // TestApplyRefusesANewerSchema: a binary older than the database (a downgrade) refuses, naming

@@ -2,6 +2,7 @@ package persist
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -42,10 +43,12 @@ func CountSettings(ctx context.Context, tx *Reader, key string) (int, error) {
 }
 
 // SearchShapes name each way Search reads, for tests that hold each to the same results.
-// "walk-short" walks too few rows to find every match, then reads the index by spans.
+// "walk-short" walks too few rows to find every match, then reads the indexes; "days" reads
+// the index by day from one hour, widening, then the spans; "days-wide" reads searchDaysMax.
 var SearchShapes = map[string]any{"index": searchForced{shape: searchIndex},
 	"index-every-span": searchForced{shape: searchIndexEverySpan}, "walk": searchForced{shape: searchWalkAll},
-	"walk-some": searchForced{shape: searchWalkSome}, "walk-short": searchForced{shape: searchWalkSome, budget: 3}}
+	"walk-some": searchForced{shape: searchWalkSome}, "walk-short": searchForced{shape: searchWalkSome, budget: 3},
+	"days": searchForced{shape: searchByDays, days: time.Hour}, "days-wide": searchForced{shape: searchByDays, days: searchDaysMax}}
 
 // WithSearchShape makes Search read in the given shape (a value of SearchShapes).
 func WithSearchShape(ctx context.Context, shape any) context.Context {
@@ -55,4 +58,30 @@ func WithSearchShape(ctx context.Context, shape any) context.Context {
 // EmailSelects is emailSelects, the rule of missed-activity email for one reader.
 func EmailSelects(m Message, handle string, follows bool) bool {
 	return emailSelects(m, handle, follows)
+}
+
+// SearchByDays runs only the day index's reads of a search, from a first span: the ids of the
+// page they found (newest first for sort=newest) and whether that was all the search needs.
+func (tx *Tx) SearchByDays(ctx context.Context, actor Actor, p SearchParams, first time.Duration) ([]string, bool, error) {
+	p, err := searchValidate(p)
+	if err != nil {
+		return nil, false, err
+	}
+	need := RelevanceWindow
+	if p.Sort == SearchSortNewest {
+		need = p.Limit + 1
+	}
+	found, done, _, err := tx.searchByDays(ctx, actor, false, p, nil, tx.now, need, first)
+	var ids []string
+	for _, r := range found.results {
+		ids = append(ids, r.ID)
+	}
+	return ids, done, err
+}
+
+// Setting is the value of a server setting in one of the store's connections.
+func Setting(ctx context.Context, tx *Reader, name string) (string, error) {
+	var v string
+	err := tx.queryRow(ctx, `SELECT current_setting($1)`, name).Scan(&v)
+	return v, err
 }

@@ -127,9 +127,10 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 		after = &c
 	}
 	// The newest candidates start at now (a first page), at the cursor (sort=newest) or at the
-	// first page's newest match (relevance). A search first reads the last week before that,
-	// then wider spans until it has its candidates: for a word that is neither common nor rare,
-	// only the matches of a recent span are read from the table, not every match of the history.
+	// first page's newest match (relevance). A search reads the days before that its words'
+	// rate needs (searchByDays), then wider spans until it has its candidates: for a word that
+	// is neither common nor rare, only the matches of recent days are read from the table, not
+	// every match of the history.
 	top, need := tx.now, RelevanceWindow
 	if p.Sort == SearchSortNewest {
 		need = p.Limit + 1
@@ -143,8 +144,8 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 	// A small workspace is walked newest first in one statement, spans aside: the full-text
 	// index holds every workspace's messages, so reading it for a word common elsewhere would
 	// cost the other workspaces' matches, where the walk costs at most the workspace's own rows.
-	// In a large one, a query whose matches are dense enough is walked too, over as many rows as
-	// the index would cost (searchWalkBound): the full-text index would read every match of a
+	// In a large one, a query whose matches are dense enough is walked too, over twice the rows
+	// its density predicts (searchWalkBound): the full-text index would read every match of a
 	// common word in the history, and its block range intersection (migration 0025) makes the
 	// planner prefer it to the walk (docs/performance.md, "Search: bounded work per query").
 	forced, isForced := ctx.Value(searchShapeKey{}).(searchForced)
@@ -154,28 +155,59 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 			return SearchPage{}, err
 		}
 	}
+	// A dense query whose first days by day hold fewer rows than the walk would read skips the
+	// walk (searchWalkFirst): two common words together are dense enough to walk thousands of
+	// rows and sparse enough to find their candidates in a few days' entries.
+	var est *searchScopeEstimate
+	if shape == searchWalkSome && !isForced {
+		if est, err = tx.searchScope(ctx, p); err != nil {
+			return SearchPage{}, err
+		}
+		if !searchWalkFirst(budget, est, top, need) {
+			shape = searchByDays
+		}
+	}
+	guest := member.Role == RoleGuest
 	var found searchFound
-	walked := false
+	done := false
 	switch shape {
 	case searchWalkAll:
-		found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, time.Time{}, -1)
-		walked = true
+		found, err = tx.searchRun(ctx, actor, guest, p, after, searchRead{walk: -1})
+		done = true
 	case searchWalkSome:
 		if budget == 0 {
 			budget = searchWalkCap
 		}
-		found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, time.Time{}, budget)
+		found, err = tx.searchRun(ctx, actor, guest, p, after, searchRead{walk: budget})
 		// A test that chose this shape without a budget reads what the walk found, on a
 		// workspace too small to fill its candidates.
-		walked = err == nil && (found.candidates >= need || forced == searchForced{shape: searchWalkSome})
+		done = err == nil && (found.candidates >= need || forced == searchForced{shape: searchWalkSome})
 	}
-	var est *searchScopeEstimate
+	// A walk that fell short (a flood of messages without the words on top) and a query too
+	// sparse to walk read the day index (searchByDays), for as many days as the words' rate
+	// needs; short of the candidates there, the full-text index by spans, past the days read.
+	var read time.Duration
+	if !done && err == nil && (shape == searchWalkSome || shape == searchByDays) {
+		if est == nil {
+			est, err = tx.searchScope(ctx, p)
+		}
+		if err == nil && est.indexable {
+			first := forced.days
+			if first == 0 {
+				first = searchDaysFirst(est.matches, est.oldest, top, need)
+			}
+			found, done, read, err = tx.searchByDays(ctx, actor, guest, p, after, top, need, first)
+		}
+	}
 	for _, span := range searchSpans {
-		if walked || err != nil {
+		if done || err != nil {
 			break
 		}
 		var since time.Time
 		if span > 0 {
+			if span <= read {
+				continue
+			}
 			since = top.Add(-span)
 			// A span expected to hold fewer than the candidates is not read (searchSpanShort):
 			// the next, wider one holds the same newest matches and more, so the results are
@@ -195,7 +227,7 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 				}
 			}
 		}
-		if found, err = tx.searchRun(ctx, actor, member.Role == RoleGuest, p, after, since, 0); err != nil || found.candidates >= need {
+		if found, err = tx.searchRun(ctx, actor, guest, p, after, searchRead{since: since}); err != nil || found.candidates >= need {
 			break
 		}
 	}

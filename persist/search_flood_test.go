@@ -17,7 +17,8 @@ import (
 // whose newest messages (a bot's stream) hold none of the searched word, above half a year of
 // history that does. Every way a search reads (the index by spans, with and without the span
 // estimates; the walk of the whole scope; the bounded walk, long enough or falling short inside
-// the flood and then reading the index) finds every match the reader may see, each once: sort=
+// the flood and then reading the indexes; the day index from one hour, widening, then the spans,
+// and from its most days) finds every match the reader may see, each once: sort=
 // newest in newest-first order, relevance in the same order whichever shape read it; pages of
 // two reach the oldest match, and messages posted between pages change none of them. The
 // newest matches are in a private channel the reader is not in and in a conversation of
@@ -71,7 +72,7 @@ func TestSearchUnderAFlood(t *testing.T) {
 	newestFirst := slices.Clone(want)
 	slices.Reverse(newestFirst)
 	var relevance []string // as the first shape read it; every other must agree
-	for _, shape := range []string{"index-every-span", "index", "walk", "walk-some", "walk-short"} {
+	for _, shape := range []string{"index-every-span", "index", "walk", "walk-some", "walk-short", "days", "days-wide"} {
 		for _, sort := range []string{persist.SearchSortNewest, persist.SearchSortRelevance} {
 			sctx := persist.WithSearchShape(ctx, persist.SearchShapes[shape])
 			p := persist.SearchParams{WorkspaceID: w.ID, Query: "tapir", Sort: sort, Limit: 2}

@@ -17,11 +17,19 @@ type searchFound struct {
 	topID      string
 }
 
-// searchRun runs one statement of a search: walk < 0 walks the workspace's (or the place's)
-// messages newest first until it has the candidates, walk > 0 does so over at most walk rows,
-// and 0 reads the full-text index for the messages since since (zero: all).
-func (tx *Tx) searchRun(ctx context.Context, actor Actor, guest bool, p SearchParams, after *searchCursor, since time.Time, walk int) (searchFound, error) {
-	sql, args := searchStatement(actor, guest, p, after, since, walk)
+// searchRead is what one statement of a search reads: with walk < 0 the workspace's (or the
+// place's) messages newest first until it has the candidates, with walk > 0 the same over at
+// most walk rows, with days the day index's entries of those days (searchByDays), and
+// otherwise the full-text index for the messages since since (zero: all).
+type searchRead struct {
+	since time.Time
+	walk  int
+	days  []int32
+}
+
+// searchRun runs one statement of a search.
+func (tx *Tx) searchRun(ctx context.Context, actor Actor, guest bool, p SearchParams, after *searchCursor, r searchRead) (searchFound, error) {
+	sql, args := searchStatement(actor, guest, p, after, r)
 	// Each search is planned for its own words (an unnamed statement, never a generic plan):
 	// the plan that suits a common word (the newest messages, until the page is full) is the
 	// wrong one for a rare word (the full-text index), and only the words tell them apart.
@@ -54,7 +62,7 @@ func (tx *Tx) searchRun(ctx context.Context, actor Actor, guest bool, p SearchPa
 // Guests read only the guest channel, and private channels only their members (the rules of
 // ChannelForRead); direct conversations are read by their members, and by bot tokens only with dms:read (the rule of DMForRead); a
 // narrowed search was checked by the place's own read guard.
-func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCursor, since time.Time, walk int) (string, []any) {
+func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCursor, r searchRead) (string, []any) {
 	args := []any{p.WorkspaceID, p.Query, p.Limit + 1, markStart + markStop,
 		`StartSel="` + markStart + `", StopSel="` + markStop + `", MaxWords=35, MinWords=15, ShortWord=2`}
 	arg := func(v any) string {
@@ -78,8 +86,8 @@ func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCurso
 		window = `(m.created_at, m.id) <= (` + arg(after.TopAt) + `, ` + arg(after.TopID) + `)`
 		keyset = `(s.rank, s.created_at, s.id) < (` + arg(after.Rank) + `::real, ` + arg(after.At) + `, ` + arg(after.ID) + `)`
 	}
-	if !since.IsZero() {
-		window += ` AND m.created_at >= ` + arg(since)
+	if !r.since.IsZero() {
+		window += ` AND m.created_at >= ` + arg(r.since)
 	}
 	// ts_match_vq is what @@ calls; written as a function the planner cannot serve it from the
 	// full-text index, so the statement walks the newest messages (see searchSmallWorkspace).
@@ -87,12 +95,23 @@ func searchStatement(actor Actor, guest bool, p SearchParams, after *searchCurso
 	where := `m.workspace_id = $1 AND m.deleted_at IS NULL AND m.search @@ websearch_to_tsquery('english', $2)` +
 		scope + ` AND ` + window
 	switch {
-	case walk < 0:
+	case r.walk < 0:
 		where = `m.workspace_id = $1 AND m.deleted_at IS NULL AND ts_match_vq(m.search, websearch_to_tsquery('english', $2))` +
 			scope + ` AND ` + window
-	case walk > 0:
+	case r.walk > 0:
 		from = `(SELECT * FROM messages m WHERE m.workspace_id = $1 AND m.deleted_at IS NULL` + scope + ` AND ` + window + `
-				ORDER BY m.created_at DESC, m.id DESC LIMIT ` + strconv.Itoa(walk) + `) m`
+				ORDER BY m.created_at DESC, m.id DESC LIMIT ` + strconv.Itoa(r.walk) + `) m`
+		where = `ts_match_vq(m.search, websearch_to_tsquery('english', $2))`
+	case len(r.days) > 0:
+		// Fenced (OFFSET 0) and without the order, so the planner reads the day index's entries
+		// for the days and then their rows: given the order and the limit, it walks the newest
+		// messages instead, through every row of a flood and every day a sparse word needs.
+		// The words are checked on the row by ts_match_vq, which the planner cannot serve from
+		// messages_search_idx: reading that index too would cost a common word's entries in
+		// the whole history, the cost the days avoid.
+		from = `(SELECT * FROM messages m WHERE m.workspace_id = $1 AND m.deleted_at IS NULL
+				AND search_days(m.workspace_id, m.created_at, m.search) @@ search_days_query($1, ` + arg(r.days) + `::integer[], websearch_to_tsquery('english', $2))` +
+			scope + ` AND ` + window + ` OFFSET 0) m`
 		where = `ts_match_vq(m.search, websearch_to_tsquery('english', $2))`
 	}
 	return `WITH s AS (

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,6 +79,13 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("parse database url: %w", redactURLError(err))
 	}
 	pc.MaxConns = cfg.MaxConns
+	// No statement here runs long enough to repay compiling it, and a statement the planner
+	// overestimates past jit_above_cost spent 30-70 ms compiling 4 ms of work (a search by
+	// days, docs/performance.md "Search by day"). A URL that sets jit (`?jit=on`, or in its
+	// options) keeps its own.
+	if _, set := pc.ConnConfig.RuntimeParams["jit"]; !set && !strings.Contains(pc.ConnConfig.RuntimeParams["options"], "jit") {
+		pc.ConnConfig.RuntimeParams["jit"] = "off"
+	}
 	// Timestamps leave the database in UTC whatever the process's zone, so JSON shows them so.
 	pc.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
 		c.TypeMap().RegisterType(&pgtype.Type{Name: "timestamptz", OID: pgtype.TimestamptzOID,

@@ -59,7 +59,7 @@ func TestDormantWorkspaceWakesForItsSockets(t *testing.T) {
 	streamRetired(t, e, 4)
 	require.Equal(t, 0, feedCount(h))
 
-	fresh := e.dial(t, token, "4") // its feed waits for the stream
+	fresh := e.dial(t, token, "4") // live after cursor 4 (relayed), with no stream yet
 	require.Equal(t, int64(5), e.add(t, "wake up"))
 	expectCursors(t, fresh, 5)
 

@@ -314,6 +314,19 @@ func TestEventIDs(t *testing.T) {
 	require.Equal(t, streams.EnvelopeIDs{ID: "evt_1", MessageID: "msg_1"}, ids)
 }
 
+// discover runs Discover on b's NATS with a rescan an hour away, reporting on found; stop ends
+// it and waits for it.
+func discover(t *testing.T, b *followBundle, store *persist.Store) (found chan string, stop func()) {
+	found = make(chan string, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- streams.Discover(ctx, streams.DiscoverConfig{NATS: b.nc, Store: store, Rescan: time.Hour,
+			Found: func(ws string) { found <- ws }})
+	}()
+	return found, func() { cancel(); require.NoError(t, <-done) }
+}
+
 func TestDiscover(t *testing.T) {
 	t.Parallel()
 	b := followSetup(t)
@@ -326,13 +339,7 @@ func TestDiscover(t *testing.T) {
 	require.NoError(t, err)
 	ghost := &followBundle{nc: b.nc, js: b.js, ws: persist.NewID("wsp_", time.Now())}
 	ghost.createStream(t) // a stream no workspace in Postgres stands behind
-	found := make(chan string, 10)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- streams.Discover(ctx, streams.DiscoverConfig{NATS: b.nc, Store: store, Rescan: time.Hour,
-			Found: func(ws string) { found <- ws }})
-	}()
+	found, stop := discover(t, b, store)
 	require.Equal(t, b.ws, receive(t, found), "an existing stream")
 	// Forged stream-created advisories (anyone who may publish on NATS can send them) for
 	// workspaces Postgres does not know start nothing.
@@ -342,8 +349,7 @@ func TestDiscover(t *testing.T) {
 	later := &followBundle{nc: b.nc, js: b.js, ws: persisttest.Workspace(t, store, owner.ID).ID}
 	later.createStream(t)
 	require.Equal(t, later.ws, receive(t, found), "a stream created afterwards, heard at once (the rescan is an hour away)")
-	cancel()
-	require.NoError(t, <-done)
+	stop()
 	close(found)
 	for ws := range found {
 		require.Equal(t, later.ws, ws, "each workspace once (a created one may be echoed), and no other stream")
@@ -360,14 +366,8 @@ func TestDiscoverEchoesAnAdvisory(t *testing.T) {
 	owner := persisttest.User(t, store, nil)
 	b.ws = persisttest.Workspace(t, store, owner.ID).ID
 	b.createStream(t) // reported by the first scan: Discover is listening by then
-	found := make(chan string, 10)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- streams.Discover(ctx, streams.DiscoverConfig{NATS: b.nc, Store: store, Rescan: time.Hour,
-			Found: func(ws string) { found <- ws }})
-	}()
-	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	found, stop := discover(t, b, store)
+	t.Cleanup(stop)
 	require.Equal(t, b.ws, receive(t, found))
 	// The announcement of a stream that cannot be looked up yet (published here by hand).
 	woken := persisttest.Workspace(t, store, owner.ID).ID

@@ -96,10 +96,12 @@ function draw(member) {
 async function message() {
   const id = card.userId;
   closeCard();
+  // Where a panel covers the conversation, it gives way to it; not one opened after the
+  // conversation was drawn, while its messages still loaded.
+  const covering = matchMedia('(max-width: 800px)').matches ? state.panel : null;
   try {
     await actions.openDM(state.me && id === state.me.id ? [] : [id]);
-    // Where a panel covers the conversation, it gives way to it.
-    if (matchMedia('(max-width: 800px)').matches) actions.openPanel(null);
+    if (covering && state.panel === covering) actions.openPanel(null);
   } catch (e) { actions.toast(e.message); }
 }
 
