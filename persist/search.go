@@ -196,7 +196,20 @@ func (tx *Tx) Search(ctx context.Context, actor Actor, p SearchParams) (SearchPa
 			if first == 0 {
 				first = searchDaysFirst(est.matches, est.oldest, top, need)
 			}
-			found, done, read, err = tx.searchByDays(ctx, actor, guest, p, after, top, need, first)
+			// A dense query whose first days are crowded with its matches walks on instead,
+			// through a flood if there is one, then reads the spans (searchDaysCrowded).
+			crowded := false
+			if shape == searchWalkSome && !isForced && first > 0 {
+				crowded, err = tx.searchDaysCrowded(ctx, p, searchDayList(top.Add(-first), top))
+			}
+			switch {
+			case err != nil:
+			case crowded:
+				found, err = tx.searchRun(ctx, actor, guest, p, after, searchRead{walk: searchWalkCap})
+				done = err == nil && found.candidates >= need
+			default:
+				found, done, read, err = tx.searchByDays(ctx, actor, guest, p, after, top, need, first)
+			}
 		}
 	}
 	for _, span := range searchSpans {

@@ -49,6 +49,23 @@ func searchWalkFirst(budget int, est *searchScopeEstimate, top time.Time, need i
 	return float64(budget) <= 2*est.matches*float64(days)/float64(top.Sub(est.oldest))
 }
 
+// searchDaysCrowded reports whether the first read by day of a dense query would take more rows
+// than walking on through a flood (searchWalkCap rows), a row read through the index and sorted
+// costing about three walked: by the planner's estimate of the days' entries, which ANALYZE's
+// statistics of the busiest keys (a common word's days) make close. A workspace writing tens of
+// thousands of messages a day holds that many matches of a common word in today's entries
+// alone: 50,000 of them took 67 ms to read by day, where the walk crosses a flood and finds its
+// candidates at once below it (docs/performance.md, "Search by day").
+func (tx *Tx) searchDaysCrowded(ctx context.Context, p SearchParams, days []int32) (bool, error) {
+	rows, err := tx.searchEstimate(ctx, `SELECT 1 FROM messages m
+		WHERE search_days(m.workspace_id, m.created_at, m.search) @@ search_days_query($1, $2::integer[], websearch_to_tsquery('english', $3::text))`,
+		p.WorkspaceID, days, p.Query)
+	return searchDaysCrowdedRows(rows), err
+}
+
+// searchDaysCrowdedRows is searchDaysCrowded's rule for the estimated rows of a read by day.
+func searchDaysCrowdedRows(rows float64) bool { return 3*rows > searchWalkCap }
+
 // searchDayList is the days search_days's keys name from since's to top's, newest first, and
 // the day after top's: a message stamped by a clock a little ahead is found as the walk and the
 // spans find it.

@@ -113,6 +113,16 @@ func TestSearchWalkFirst(t *testing.T) {
 	require.True(t, searchWalkFirst(11429, &negated, top, 200), "no reading by day")
 }
 
+// TestSearchDaysCrowded pins when a dense query's first days hold too many of its matches to
+// read by day: more than a third of the 50,000 rows the walk may cross instead.
+func TestSearchDaysCrowded(t *testing.T) {
+	t.Parallel()
+	require.False(t, searchDaysCrowdedRows(1500), "a day of a common word in a year of 1,000,000 messages")
+	require.False(t, searchDaysCrowdedRows(16666))
+	require.True(t, searchDaysCrowdedRows(16667))
+	require.True(t, searchDaysCrowdedRows(50000), "a busy workspace's day")
+}
+
 // TestSearchDayList pins the UTC days a span names (20,784 for 2026-11-27), with the next day
 // for a clock a little ahead.
 func TestSearchDayList(t *testing.T) {
