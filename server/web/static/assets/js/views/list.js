@@ -34,6 +34,8 @@ export class MessageList {
     this.placeId = null;
     this.stick = true;
     this.more = 0; // the frame that draws the rows a frame left for later
+    this.frameAt = -1; // the frame whose row budget runs out at this.until
+    this.until = 0;
     this.el.addEventListener('scroll', () => {
       if (this.scrollQueued) return;
       this.scrollQueued = true;
@@ -192,7 +194,10 @@ export class MessageList {
   draw(list, first, last, c, budgetFrom) {
     const keep = new Set();
     let before = null, top = first, made = 0;
-    const until = performance.now() + DRAW_MS;
+    // One budget per frame, however many renders it runs (the store's flush, a scroll, rows
+    // left from the frame before): the document timeline's time is the frame's.
+    const frame = Number(document.timeline.currentTime);
+    if (this.frameAt !== frame) { this.frameAt = frame; this.until = performance.now() + DRAW_MS; }
     for (let i = last - 1; i >= first; i--) {
       const m = list[i];
       const prev = list[i - 1];
@@ -203,7 +208,7 @@ export class MessageList {
       const key = `${grouped}|${day}|${unreadLine}|${state.editing === m.id}|${m.failed}|${m.waiting}|${m.progress}|${isOpened(m.id)}|${rowPartsKey(m)}`;
       let n = this.nodes.get(m.id);
       if (!n || n.msg !== m || n.key !== key) {
-        if (i < budgetFrom && made >= 4 && performance.now() > until) { top = i + 1; break; }
+        if (i < budgetFrom && made >= 4 && performance.now() > this.until) { top = i + 1; break; }
         made++;
         const el = renderRow(m, { grouped, day, unreadLine });
         if (n) n.el.replaceWith(el);
@@ -215,7 +220,15 @@ export class MessageList {
       if (n.el.parentNode !== this.rows || n.el.nextSibling !== before) this.rows.insertBefore(n.el, before);
       before = n.el;
     }
-    for (const [id, n] of this.nodes) if (!keep.has(id)) { n.el.remove(); this.nodes.delete(id); }
+    // Rows of the window above where this frame stopped leave the page but are kept, to come
+    // back unchanged in the next frame rather than be built again.
+    const spare = new Set();
+    for (let i = first; i < top; i++) spare.add(list[i].id);
+    for (const [id, n] of this.nodes) {
+      if (keep.has(id)) continue;
+      n.el.remove();
+      if (!spare.has(id)) this.nodes.delete(id);
+    }
     if (top > first && !this.more) this.more = requestAnimationFrame(() => { this.more = 0; this.render(true); });
     return top;
   }

@@ -128,17 +128,34 @@ function editor(m) {
   return h('div', { class: 'editing' }, box, h('p', { class: 'hint' }, 'Enter to save · Esc to cancel'));
 }
 
+// toolbar: each row's actions. A row has one of a few sets of buttons; each set is built once
+// and cloned (building six buttons and their SVGs for every row was most of a row's cost, which a
+// burst of messages pays for each one), and one listener per row answers its buttons.
+const bars = new Map(); // the set's names → the toolbar to clone
+const ACTIONS = [['react', 'smile', 'Add reaction'], ['thread', 'thread', 'Reply in thread'], ['quote', 'quote', 'Quote'],
+  ['pin', 'pin', 'Pin or unpin'], ['edit', 'edit', 'Edit'], ['delete', 'trash', 'Delete']];
 function toolbar(m, mine, inThread) {
-  const act = (name, label, fn) => h('button', { class: 'icon-btn', title: label, 'aria-label': label, onclick: (e) => { e.stopPropagation(); fn(e); } }, icon(name));
-  const bar = h('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Message actions' });
-  bar.append(...[
-    act('smile', 'Add reaction', (e) => picker(e.currentTarget, (c) => actions.toggleReaction(m.id, c).catch((err) => actions.toast(err.message)))),
-    !inThread && !m.parent_message_id ? act('thread', 'Reply in thread', () => actions.openPanel({ kind: 'thread', rootId: m.id })) : null,
-    act('quote', 'Quote', () => setQuote(m)),
-    m.channel_id && !m.parent_message_id ? act('pin', 'Pin or unpin', () => actions.togglePin(m).catch((e) => actions.toast(e.message))) : null,
-    mine ? act('edit', 'Edit', () => setEditing(m.id)) : null,
-    mine ? act('trash', 'Delete', (e) => confirmDelete(e.currentTarget, m)) : null,
-  ].filter(Boolean));
+  const root = !m.parent_message_id;
+  const has = { react: true, thread: !inThread && root, quote: true, pin: !!m.channel_id && root, edit: mine, delete: mine };
+  const key = ACTIONS.filter(([name]) => has[name]).map(([name]) => name).join();
+  if (!bars.has(key)) {
+    bars.set(key, h('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Message actions' }, ...ACTIONS.filter(([name]) => has[name])
+      .map(([name, pic, label]) => h('button', { class: 'icon-btn', title: label, 'aria-label': label, dataset: { act: name } }, icon(pic)))));
+  }
+  const bar = /** @type {HTMLElement} */ (bars.get(key).cloneNode(true));
+  bar.addEventListener('click', (e) => {
+    const b = /** @type {HTMLElement} */ (e.target).closest('button[data-act]');
+    if (!b || !bar.contains(b)) return;
+    e.stopPropagation();
+    ({
+      react: () => picker(b, (c) => actions.toggleReaction(m.id, c).catch((err) => actions.toast(err.message))),
+      thread: () => actions.openPanel({ kind: 'thread', rootId: m.id }),
+      quote: () => setQuote(m),
+      pin: () => actions.togglePin(m).catch((err) => actions.toast(err.message)),
+      edit: () => setEditing(m.id),
+      delete: () => confirmDelete(b, m),
+    })[b.dataset.act]();
+  });
   return bar;
 }
 
