@@ -13,6 +13,7 @@ import { rove } from './msgkeys.js';
 
 const ESTIMATE = 64; // px, the height assumed for a row not yet measured
 const OVERSCAN = 900; // px of rows kept above and below the viewport
+const STICK_OVERSCAN = 300; // px kept above it while the list follows the newest message
 const GROUP_MS = 5 * 60 * 1000;
 const DRAW_MS = 12; // of a frame's 50 ms before it is a long task: layout and paint follow
 
@@ -116,7 +117,10 @@ export class MessageList {
       if (i >= 0) viewTop = Math.max(0, offsets[i] - el.clientHeight / 3);
     }
     let first = 0;
-    while (first < list.length && offsets[first + 1] < viewTop - OVERSCAN) first++;
+    // Following the newest message, less is kept above the viewport: a burst then does not keep
+    // drawing rows nobody looks at (a scroll up draws them, as any scroll does).
+    const above = this.stick && !c.focus ? STICK_OVERSCAN : OVERSCAN;
+    while (first < list.length && offsets[first + 1] < viewTop - above) first++;
     let last = first;
     while (last < list.length && offsets[last] < viewTop + el.clientHeight + OVERSCAN) last++;
     // Rows above the viewport may wait for the next frame; so may the rows on it while a place
