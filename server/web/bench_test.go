@@ -23,29 +23,19 @@ import (
 // longest task while a 1,000-message burst from bots arrives, and the JS heap after scrolling
 // back through 100,000 messages. Run it once: go test ./server/web -run '^$' -bench Client -benchtime 1x
 func BenchmarkClient(b *testing.B) {
-	e := newEnv(b)
-	ana := e.person(b, "Ana Lima")
-	var ws struct{ Workspace persist.Workspace }
-	e.api(b, ana, "POST", "/api/workspaces", map[string]string{"name": "Bench"}, &ws)
-	var general, long struct{ Channel persist.Channel }
-	e.api(b, ana, "POST", "/api/workspaces/"+ws.Workspace.ID+"/channels", map[string]string{"name": "general"}, &general)
-	e.api(b, ana, "POST", "/api/workspaces/"+ws.Workspace.ID+"/channels", map[string]string{"name": "long"}, &long)
-	for i := range 100 {
-		e.post(b, ana, general.Channel.ID, fmt.Sprintf("Message %d with a little **markdown** and a link https://example.com/%d", i, i))
-	}
-	_, bot := persisttest.Bot(b, e.store, ana.user, ws.Workspace.ID, nil)
-	br := newBrowser(b, e)
+	c := newClientBench(b)
+	e, ana, br := c.e, c.ana, c.br
 
 	for b.Loop() {
 		// Transfer and first paint: a fresh browser context each time, so nothing is cached.
 		measurePaint(b, br, e, ana, "")
 		// The same with a channel of 100,000 messages this person has never read beside it: the
 		// channel listing counts unread messages, and that count is not capped.
-		seedHistory(b, e, ws.Workspace.ID, long.Channel.ID, ana.user.ID, 100_000)
+		seedHistory(b, e, c.workspace, c.long, ana.user.ID, 100_000)
 		measurePaint(b, br, e, ana, "-beside-100k-unread")
 
 		// A burst of 1,000 messages from a bot, posted by 4 connections at once.
-		tab := measureBurst(b, br, e, ana, bot.Token, general.Channel.ID)
+		tab := measureBurst(b, br, e, ana, c.botToken, c.general)
 
 		// Scroll back through 100,000 messages, then weigh the heap.
 		do(b, tab, "open the long channel", chromedp.Navigate(e.URL+"/"))
@@ -73,6 +63,33 @@ func BenchmarkClient(b *testing.B) {
 		b.ReportMetric(jsHeapMB(b, tab), "MB-js-heap-after-100k")
 		b.ReportMetric(eval[float64](b, tab, `document.getElementsByTagName('*').length`), "dom-elements-after-100k")
 	}
+}
+
+// clientBench is the client benchmarks' workspace: Ana's, with #general holding 100 messages,
+// an empty #long, a bot of hers, and a browser.
+type clientBench struct {
+	e                        *env
+	ana                      person
+	workspace, general, long string
+	botToken                 string
+	br                       *browser
+}
+
+func newClientBench(b *testing.B) clientBench {
+	e := newEnv(b)
+	ana := e.person(b, "Ana Lima")
+	var ws struct{ Workspace persist.Workspace }
+	e.api(b, ana, "POST", "/api/workspaces", map[string]string{"name": "Bench"}, &ws)
+	var general, long struct{ Channel persist.Channel }
+	e.api(b, ana, "POST", "/api/workspaces/"+ws.Workspace.ID+"/channels", map[string]string{"name": "general"}, &general)
+	e.api(b, ana, "POST", "/api/workspaces/"+ws.Workspace.ID+"/channels", map[string]string{"name": "long"}, &long)
+	for i := range 100 {
+		e.post(b, ana, general.Channel.ID, fmt.Sprintf("Message %d with a little **markdown** and a link https://example.com/%d", i, i))
+	}
+	_, bot := persisttest.Bot(b, e.store, ana.user, ws.Workspace.ID, nil)
+	br := newBrowser(b, e)
+	return clientBench{e: e, ana: ana, workspace: ws.Workspace.ID, general: general.Channel.ID, long: long.Channel.ID,
+		botToken: bot.Token, br: br}
 }
 
 // measureBurst opens the channel, has a bot post 1,000 messages into it over 4 connections at
@@ -111,20 +128,9 @@ func measureBurst(b *testing.B, br *browser, e *env, ana person, botToken, chann
 // the 100,000-message channel), quick enough to compare a change before and after:
 // go test ./server/web -run '^$' -bench ClientBurst -benchtime 1x
 func BenchmarkClientBurst(b *testing.B) {
-	e := newEnv(b)
-	ana := e.person(b, "Ana Lima")
-	var ws struct{ Workspace persist.Workspace }
-	e.api(b, ana, "POST", "/api/workspaces", map[string]string{"name": "Bench"}, &ws)
-	var general, long struct{ Channel persist.Channel }
-	e.api(b, ana, "POST", "/api/workspaces/"+ws.Workspace.ID+"/channels", map[string]string{"name": "general"}, &general)
-	e.api(b, ana, "POST", "/api/workspaces/"+ws.Workspace.ID+"/channels", map[string]string{"name": "long"}, &long)
-	for i := range 100 {
-		e.post(b, ana, general.Channel.ID, fmt.Sprintf("Message %d with a little **markdown** and a link https://example.com/%d", i, i))
-	}
-	_, bot := persisttest.Bot(b, e.store, ana.user, ws.Workspace.ID, nil)
-	br := newBrowser(b, e)
+	c := newClientBench(b)
 	for b.Loop() {
-		measureBurst(b, br, e, ana, bot.Token, general.Channel.ID)
+		measureBurst(b, c.br, c.e, c.ana, c.botToken, c.general)
 	}
 }
 
